@@ -1,0 +1,140 @@
+//! What a run produces: the summary (serialised to `summary.json`) and long-format time series
+//! (one row per flow per bin, one row per link per bin) as named columns.
+
+use serde::Serialize;
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Percentiles {
+    pub min: f64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct MeanP95 {
+    pub mean: f64,
+    pub p95: f64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowSummary {
+    pub id: String,
+    pub cca: String,
+    /// Unique application bytes delivered, over the flow's active time, Mbit/s.
+    pub goodput_mbps: f64,
+    /// Wire bytes arriving at the receiver (retransmissions and headers included), Mbit/s.
+    pub throughput_mbps: f64,
+    /// Packets declared lost / packets sent.
+    pub loss_rate: f64,
+    pub retransmits: u64,
+    pub packets_sent: u64,
+    pub bytes_delivered: u64,
+    pub rtt_ms: Percentiles,
+    /// Queueing delay of this flow's data packets, summed over the links of its path.
+    pub queue_delay_ms: MeanP95,
+    /// Flow completion time (sized flows; web flows: mean over completed transfers).
+    pub fct_s: Option<f64>,
+    /// Transfers completed (sized and web flows).
+    pub transfers_completed: u64,
+    /// Seconds the flow was active (start to stop, completion or the end of the run).
+    pub active_s: f64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LinkSummary {
+    pub id: String,
+    /// Mean capacity over the run, Mbit/s.
+    pub capacity_mbps: f64,
+    /// Bytes sent / bytes the capacity allowed.
+    pub utilization: f64,
+    pub drops: u64,
+    pub queue_delay_ms: MeanP95,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Summary {
+    pub name: String,
+    pub seed: u64,
+    pub duration_s: f64,
+    /// Wall-clock seconds of the run (the one field that differs between identical runs).
+    pub wall_s: f64,
+    /// Simulator events processed.
+    pub events: u64,
+    /// Data packets delivered to receivers.
+    pub delivered_packets: u64,
+    pub flows: Vec<FlowSummary>,
+    pub links: Vec<LinkSummary>,
+    /// Jain's fairness index over the flows' goodputs.
+    pub jain_index: f64,
+}
+
+/// One column of a long-format table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Column {
+    F64(Vec<Option<f64>>),
+    Str(Vec<String>),
+}
+
+/// A long-format table: equal-length named columns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    pub rows: usize,
+    pub columns: Vec<(String, Column)>,
+}
+
+impl Table {
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)
+    }
+
+    /// A numeric column as plain values (nulls as NaN), for tests and analysis.
+    pub fn f64s(&self, name: &str) -> Option<Vec<f64>> {
+        match self.column(name)? {
+            Column::F64(v) => Some(v.iter().map(|x| x.unwrap_or(f64::NAN)).collect()),
+            Column::Str(_) => None,
+        }
+    }
+
+    pub fn strs(&self, name: &str) -> Option<&[String]> {
+        match self.column(name)? {
+            Column::Str(v) => Some(v),
+            Column::F64(_) => None,
+        }
+    }
+}
+
+/// Everything a run returns.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    /// The scenario with every default filled in, as TOML.
+    pub resolved_toml: String,
+    pub summary: Summary,
+    /// Columns: t_s, flow, goodput_mbps, throughput_mbps, rtt_ms, cwnd_bytes, inflight_bytes,
+    /// pacing_rate_mbps, cc_state, and cc_<name> for each telemetry value.
+    pub flows: Table,
+    /// Columns: t_s, link, capacity_mbps, queue_bytes, queue_delay_ms, drops.
+    pub links: Table,
+}
+
+/// Jain's fairness index (Σx)² / (n·Σx²); 1 for a single flow or all-zero input.
+pub fn jain_index(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let s: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    if s2 == 0.0 {
+        1.0
+    } else {
+        s * s / (n * s2)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn jain() {
+        assert_eq!(super::jain_index(&[5.0, 5.0]), 1.0);
+        assert!((super::jain_index(&[10.0, 0.0]) - 0.5).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,571 @@
+//! Scenario files: parsing (TOML or JSON), validation with errors that name the file and the key,
+//! and resolution into the model the engine runs.
+
+pub mod quantity;
+pub mod spec;
+
+use crate::trace;
+use polycc::registry::Registry;
+use polycc::units::{Duration, Rate};
+use polycc::CcContext;
+use quantity::Size;
+use spec::*;
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A bad scenario: which file, which key, what is wrong and what is allowed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioError {
+    pub origin: String,
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() || self.path == "." {
+            write!(f, "{}: {}", self.origin, self.message)
+        } else {
+            write!(f, "{}: {}: {}", self.origin, self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// Where a scenario came from: a name for messages and a directory for relative trace paths.
+#[derive(Clone, Debug)]
+pub struct Origin {
+    pub name: String,
+    pub base_dir: PathBuf,
+}
+
+impl Origin {
+    pub fn file(path: &Path) -> Self {
+        Origin {
+            name: path.display().to_string(),
+            base_dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        }
+    }
+    fn err(&self, path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            origin: self.name.clone(),
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+pub fn parse_toml(text: &str, origin: &Origin) -> Result<Scenario, ScenarioError> {
+    let de = toml::Deserializer::new(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let mut msg = inner.message().to_string();
+        if let Some(span) = inner.span() {
+            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            msg = format!("{msg} (line {line})");
+        }
+        origin.err(path, untagged_hint(msg))
+    })
+}
+
+pub fn parse_json(text: &str, origin: &Origin) -> Result<Scenario, ScenarioError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        origin.err(
+            e.path().to_string(),
+            untagged_hint(e.into_inner().to_string()),
+        )
+    })
+}
+
+// serde's message for an untagged enum says nothing useful; say what the forms are.
+fn untagged_hint(msg: String) -> String {
+    if msg.contains("data did not match any variant of untagged enum") {
+        let what = if msg.contains("CcSpec") {
+            "expected a CCA name (\"cubic\") or a table with `name` (e.g. { name = \"cubic\", beta = 0.7 })"
+        } else if msg.contains("TrafficSpec") {
+            "expected \"bulk\" or a table with kind = bulk | sized | web | cbr | poisson and its keys (sized: size; web: size, interval, arrivals; cbr/poisson: rate)"
+        } else if msg.contains("AckPolicy") {
+            "expected \"every\", \"delayed\" or { every = 2, max_delay = \"25ms\" }"
+        } else if msg.contains("TraceSpec") {
+            "expected a trace file path or { synth = \"random_walk\", start, min, max, step, interval }"
+        } else {
+            "value has none of the allowed forms"
+        };
+        return what.to_string();
+    }
+    msg
+}
+
+/// One direction of a link, ready to simulate.
+#[derive(Clone, Debug)]
+pub struct LinkDirModel {
+    pub capacity: Capacity,
+    pub queue: QueueSpec,
+    /// Queue capacity in bytes (packet counts converted with the full packet size) and packets.
+    pub queue_limit_bytes: Option<u64>,
+    pub queue_limit_packets: Option<u64>,
+    pub loss: f64,
+    pub jitter: Option<Duration>,
+    pub ack_aggregation: Option<Duration>,
+}
+
+#[derive(Clone, Debug)]
+pub struct LinkModel {
+    pub id: String,
+    pub delay: Duration,
+    pub forward: LinkDirModel,
+    /// `None`: an uncongested, lossless reverse direction.
+    pub reverse: Option<LinkDirModel>,
+    /// Loss probability of packets crossing the reverse direction (ACKs and reverse data).
+    pub reverse_loss: f64,
+    pub reverse_jitter: Option<Duration>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Traffic {
+    Bulk,
+    Sized {
+        bytes: u64,
+    },
+    Web {
+        bytes: u64,
+        interval: Duration,
+        poisson: bool,
+    },
+    Cbr {
+        rate: Rate,
+    },
+    Poisson {
+        rate: Rate,
+    },
+}
+
+impl Traffic {
+    /// Unresponsive sources bypass congestion control.
+    pub fn is_unresponsive(&self) -> bool {
+        matches!(self, Traffic::Cbr { .. } | Traffic::Poisson { .. })
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct FlowModel {
+    pub id: String,
+    pub cca: polycc::CcSpec,
+    pub rtt: Duration,
+    pub start: Duration,
+    pub stop: Option<Duration>,
+    pub traffic: Traffic,
+    /// Indices into `Model::links`, in traversal order of the data.
+    pub path: Vec<usize>,
+    pub reverse: bool,
+    pub ack_every: u32,
+    pub max_ack_delay: Duration,
+    pub pacing: bool,
+}
+
+/// A validated scenario.
+#[derive(Clone, Debug)]
+pub struct Model {
+    pub scenario: Scenario,
+    pub duration: Duration,
+    pub bin: Duration,
+    pub links: Vec<LinkModel>,
+    pub flows: Vec<FlowModel>,
+}
+
+impl Model {
+    pub fn packet_bytes(&self) -> u64 {
+        self.scenario.mss + self.scenario.header_bytes
+    }
+}
+
+fn check_prob(origin: &Origin, path: &str, p: f64) -> Result<(), ScenarioError> {
+    if (0.0..=1.0).contains(&p) {
+        Ok(())
+    } else {
+        Err(origin.err(
+            path,
+            format!("{p} is not a probability; allowed: 0.0 to 1.0"),
+        ))
+    }
+}
+
+fn bytes_of(size: &Size, full_packet: u64, bdp_bytes: u64) -> u64 {
+    match *size {
+        Size::Bytes(b) => b,
+        Size::Packets(n) => n * full_packet,
+        Size::Bdp(k) => (k * bdp_bytes as f64).round() as u64,
+    }
+}
+
+/// Validates a parsed scenario and builds the engine's model. Controllers are built once here so
+/// that an unknown name or bad parameter is reported before anything runs.
+pub fn resolve(sc: Scenario, origin: &Origin, registry: &Registry) -> Result<Model, ScenarioError> {
+    if sc.name.trim().is_empty() {
+        return Err(origin.err("name", "must not be empty"));
+    }
+    let duration = sc.duration.value;
+    if duration.is_zero() {
+        return Err(origin.err("duration", "must be positive"));
+    }
+    let bin = sc.bin.value;
+    if bin.is_zero() || bin > duration {
+        return Err(origin.err("bin", "must be positive and at most the duration"));
+    }
+    if sc.mss < 100 || sc.mss > 65_000 {
+        return Err(origin.err("mss", format!("{} is outside 100 ..= 65000 bytes", sc.mss)));
+    }
+    if sc.links.is_empty() {
+        return Err(origin.err("links", "at least one [[links]] entry is needed"));
+    }
+    if sc.flows.is_empty() {
+        return Err(origin.err("flows", "at least one [[flows]] entry is needed"));
+    }
+    let full_packet = sc.mss + sc.header_bytes;
+
+    let mut link_index = HashMap::new();
+    for (i, l) in sc.links.iter().enumerate() {
+        if link_index.insert(l.id.clone(), i).is_some() {
+            return Err(origin.err(
+                format!("links[{i}].id"),
+                format!("duplicate link id {:?}", l.id),
+            ));
+        }
+    }
+
+    // Flows first: a buffer in bdp needs the RTTs of the flows crossing the link.
+    let mut flows = Vec::new();
+    let mut max_rtt_on_link = vec![Duration::ZERO; sc.links.len()];
+    let mut ids = HashMap::new();
+    for (i, f) in sc.flows.iter().enumerate() {
+        let at = |k: &str| format!("flows[{i}].{k}");
+        if f.rtt.value.is_zero() {
+            return Err(origin.err(at("rtt"), "must be positive"));
+        }
+        if f.count == 0 {
+            return Err(origin.err(at("count"), "must be at least 1"));
+        }
+        if let Some(stop) = &f.stop {
+            if stop.value <= f.start.value {
+                return Err(origin.err(at("stop"), "must be after start"));
+            }
+        }
+        let path = match &f.path {
+            None => vec![0],
+            Some(p) if p.is_empty() => {
+                return Err(origin.err(at("path"), "must name at least one link"))
+            }
+            Some(p) => p
+                .iter()
+                .enumerate()
+                .map(|(j, id)| {
+                    link_index.get(id).copied().ok_or_else(|| {
+                        let known: Vec<_> = sc.links.iter().map(|l| l.id.as_str()).collect();
+                        origin.err(
+                            format!("flows[{i}].path[{j}]"),
+                            format!("unknown link {id:?}; known: {}", known.join(", ")),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        };
+        for &l in &path {
+            max_rtt_on_link[l] = max_rtt_on_link[l].max(f.rtt.value + sc.links[l].delay.value * 2);
+        }
+        let traffic = resolve_traffic(&f.traffic, full_packet, sc.mss)
+            .map_err(|m| origin.err(at("traffic"), m))?;
+        let (ack_every, max_ack_delay) = match &f.ack {
+            AckPolicy::Named(n) if n == "every" => (1, Duration::ZERO),
+            AckPolicy::Named(n) if n == "delayed" => {
+                let d = DelayedAck::default();
+                (d.every, d.max_delay.value)
+            }
+            AckPolicy::Named(n) => {
+                return Err(origin.err(at("ack"), format!("unknown ACK policy {n:?}; allowed: \"every\", \"delayed\" or {{ every = N, max_delay = \"25ms\" }}")))
+            }
+            AckPolicy::Delayed(d) => {
+                if d.every == 0 {
+                    return Err(origin.err(at("ack.every"), "must be at least 1"));
+                }
+                (d.every, d.max_delay.value)
+            }
+        };
+        if !traffic.is_unresponsive() {
+            registry
+                .build(&f.cca, &CcContext::new(sc.mss))
+                .map_err(|e| origin.err(at("cca"), e.to_string()))?;
+        }
+        for k in 0..f.count {
+            let id = if f.count == 1 {
+                f.id.clone()
+            } else {
+                format!("{}-{}", f.id, k + 1)
+            };
+            if ids.insert(id.clone(), i).is_some() {
+                return Err(origin.err(at("id"), format!("duplicate flow id {id:?}")));
+            }
+            flows.push(FlowModel {
+                id,
+                cca: f.cca.clone(),
+                rtt: f.rtt.value,
+                start: f.start.value,
+                stop: f.stop.as_ref().map(|s| s.value),
+                traffic: traffic.clone(),
+                path: path.clone(),
+                reverse: f.reverse,
+                ack_every,
+                max_ack_delay,
+                pacing: f.pacing,
+            });
+        }
+    }
+
+    let mut links = Vec::new();
+    for (i, l) in sc.links.iter().enumerate() {
+        let at = |k: &str| format!("links[{i}].{k}");
+        let given = [l.rate.is_some(), l.schedule.is_some(), l.trace.is_some()]
+            .iter()
+            .filter(|b| **b)
+            .count();
+        if given != 1 {
+            return Err(origin.err(
+                format!("links[{i}]"),
+                "give exactly one of `rate`, `schedule`, `trace`",
+            ));
+        }
+        let capacity = if let Some(r) = &l.rate {
+            if r.value.as_bps() == 0 {
+                return Err(origin.err(at("rate"), "must be positive"));
+            }
+            Capacity::Constant(r.value)
+        } else if let Some(points) = &l.schedule {
+            if points.is_empty() {
+                return Err(origin.err(at("schedule"), "needs at least one { at, rate } point"));
+            }
+            let mut prev = None;
+            let mut out = Vec::new();
+            for (j, p) in points.iter().enumerate() {
+                if prev.is_some_and(|t| p.at.value <= t) {
+                    return Err(origin.err(
+                        format!("links[{i}].schedule[{j}].at"),
+                        "points must be in increasing time order",
+                    ));
+                }
+                if j == 0 && p.ramp {
+                    return Err(origin.err(
+                        format!("links[{i}].schedule[{j}].ramp"),
+                        "the first point cannot ramp",
+                    ));
+                }
+                prev = Some(p.at.value);
+                out.push((p.at.value, p.rate.value, p.ramp));
+            }
+            if !out[0].0.is_zero() {
+                return Err(origin.err(
+                    format!("links[{i}].schedule[0].at"),
+                    "the first point must be at \"0s\"",
+                ));
+            }
+            if out.iter().all(|p| p.1.as_bps() == 0) {
+                return Err(origin.err(at("schedule"), "capacity is zero throughout"));
+            }
+            Capacity::Schedule(out)
+        } else {
+            match l.trace.as_ref().expect("one of three") {
+                TraceSpec::File(p) => {
+                    let path = origin.base_dir.join(p);
+                    let (opps, period) =
+                        trace::load_mahimahi(&path).map_err(|m| origin.err(at("trace"), m))?;
+                    Capacity::Trace {
+                        opportunities_ms: opps,
+                        period_ms: period,
+                        bytes_per_opportunity: trace::MAHIMAHI_OPPORTUNITY_BYTES,
+                    }
+                }
+                TraceSpec::Synth(s) => {
+                    let (opps, period) = trace::synthesize(
+                        s,
+                        sc.seed ^ (i as u64).wrapping_mul(0x9E37_79B9),
+                        duration,
+                    )
+                    .map_err(|m| origin.err(at("trace"), m))?;
+                    Capacity::Trace {
+                        opportunities_ms: opps,
+                        period_ms: period,
+                        bytes_per_opportunity: trace::MAHIMAHI_OPPORTUNITY_BYTES,
+                    }
+                }
+            }
+        };
+        check_prob(origin, &at("loss"), l.loss)?;
+        check_prob(origin, &at("ack_loss"), l.ack_loss)?;
+        let nominal_rate = nominal_rate(&capacity);
+        let forward = dir_model(
+            origin,
+            &at("queue"),
+            capacity,
+            &l.queue,
+            nominal_rate,
+            max_rtt_on_link[i],
+            full_packet,
+        )?;
+        let jitter = l.jitter.as_ref();
+        let fwd_jitter = jitter
+            .filter(|j| j.direction != Direction::Ack)
+            .map(|j| j.max.value);
+        let rev_jitter = jitter
+            .filter(|j| j.direction != Direction::Data)
+            .map(|j| j.max.value);
+        let reverse = match &l.reverse_rate {
+            None => None,
+            Some(r) if r.value.as_bps() == 0 => {
+                return Err(origin.err(at("reverse_rate"), "must be positive"))
+            }
+            Some(r) => Some(dir_model(
+                origin,
+                &at("reverse_queue"),
+                Capacity::Constant(r.value),
+                &l.reverse_queue,
+                r.value,
+                max_rtt_on_link[i],
+                full_packet,
+            )?),
+        };
+        links.push(LinkModel {
+            id: l.id.clone(),
+            delay: l.delay.value,
+            forward: LinkDirModel {
+                loss: l.loss,
+                jitter: fwd_jitter,
+                ack_aggregation: None,
+                ..forward
+            },
+            reverse: reverse.map(|r| LinkDirModel {
+                loss: l.ack_loss,
+                jitter: rev_jitter,
+                ..r
+            }),
+            reverse_loss: l.ack_loss,
+            reverse_jitter: rev_jitter,
+        });
+        // ACK aggregation happens where ACKs leave the reverse path, recorded on the link.
+        if let Some(a) = &l.ack_aggregation {
+            if a.interval.value.is_zero() {
+                return Err(origin.err(at("ack_aggregation.interval"), "must be positive"));
+            }
+            links[i].forward.ack_aggregation = Some(a.interval.value);
+        }
+    }
+
+    Ok(Model {
+        duration,
+        bin,
+        links,
+        flows,
+        scenario: sc,
+    })
+}
+
+/// The capacity a BDP-sized buffer refers to: the constant rate, the schedule's first rate, or a
+/// trace's mean rate.
+pub fn nominal_rate(c: &Capacity) -> Rate {
+    match c {
+        Capacity::Constant(r) => *r,
+        Capacity::Schedule(points) => points[0].1,
+        Capacity::Trace {
+            opportunities_ms,
+            period_ms,
+            bytes_per_opportunity,
+        } => Rate::from_bytes_over(
+            opportunities_ms.len() as u64 * bytes_per_opportunity,
+            Duration::from_millis((*period_ms).max(1)),
+        ),
+    }
+}
+
+fn dir_model(
+    origin: &Origin,
+    at: &str,
+    capacity: Capacity,
+    q: &QueueSpec,
+    rate: Rate,
+    max_rtt: Duration,
+    full_packet: u64,
+) -> Result<LinkDirModel, ScenarioError> {
+    let bdp_rtt = q.bdp_rtt.as_ref().map(|d| d.value).unwrap_or(max_rtt);
+    let bdp = rate.bytes_in(bdp_rtt);
+    let (limit_bytes, limit_packets) = match q.size.value {
+        Size::Packets(n) => (None, Some(n)),
+        ref s => (Some(bytes_of(s, full_packet, bdp)), None),
+    };
+    if limit_bytes == Some(0) || limit_packets == Some(0) {
+        return Err(origin.err(
+            format!("{at}.size"),
+            "a queue must hold at least one packet",
+        ));
+    }
+    if q.kind == QueueKind::FqCodel && q.quantum == 0 {
+        return Err(origin.err(format!("{at}.quantum"), "must be positive"));
+    }
+    if q.kind != QueueKind::Droptail && (q.target.value.is_zero() || q.interval.value.is_zero()) {
+        return Err(origin.err(
+            format!("{at}.target"),
+            "CoDel target and interval must be positive",
+        ));
+    }
+    Ok(LinkDirModel {
+        capacity,
+        queue: q.clone(),
+        queue_limit_bytes: limit_bytes,
+        queue_limit_packets: limit_packets,
+        loss: 0.0,
+        jitter: None,
+        ack_aggregation: None,
+    })
+}
+
+fn resolve_traffic(t: &TrafficSpec, full_packet: u64, mss: u64) -> Result<Traffic, String> {
+    let size_bytes = |s: &quantity::SizeQ| -> Result<u64, String> {
+        match s.value {
+            Size::Bytes(0) | Size::Packets(0) => Err("size must be positive".into()),
+            Size::Bytes(b) => Ok(b),
+            Size::Packets(n) => Ok(n * mss),
+            Size::Bdp(_) => Err("a transfer size cannot be given in bdp".into()),
+        }
+    };
+    let _ = full_packet;
+    Ok(match t {
+        TrafficSpec::Named(n) if n == "bulk" => Traffic::Bulk,
+        TrafficSpec::Named(n) => {
+            return Err(format!("unknown traffic {n:?}; allowed: \"bulk\" or a table with kind = bulk | sized | web | cbr | poisson"))
+        }
+        TrafficSpec::Table(TrafficTable::Bulk) => Traffic::Bulk,
+        TrafficSpec::Table(TrafficTable::Sized { size }) => Traffic::Sized { bytes: size_bytes(size)? },
+        TrafficSpec::Table(TrafficTable::Web { size, interval, arrivals }) => {
+            if interval.value.is_zero() {
+                return Err("web interval must be positive".into());
+            }
+            Traffic::Web { bytes: size_bytes(size)?, interval: interval.value, poisson: *arrivals == Arrivals::Poisson }
+        }
+        TrafficSpec::Table(TrafficTable::Cbr { rate }) | TrafficSpec::Table(TrafficTable::Poisson { rate })
+            if rate.value.as_bps() == 0 =>
+        {
+            return Err("rate must be positive".into())
+        }
+        TrafficSpec::Table(TrafficTable::Cbr { rate }) => Traffic::Cbr { rate: rate.value },
+        TrafficSpec::Table(TrafficTable::Poisson { rate }) => Traffic::Poisson { rate: rate.value },
+    })
+}
+
+/// Parses and validates a scenario file.
+pub fn load_file(path: &Path, registry: &Registry) -> Result<Model, ScenarioError> {
+    let origin = Origin::file(path);
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| origin.err("", format!("cannot read the scenario: {e}")))?;
+    let sc = parse_toml(&text, &origin)?;
+    resolve(sc, &origin, registry)
+}

@@ -1,0 +1,369 @@
+//! The scenario file schema. Every struct denies unknown keys so a typo is reported with the
+//! allowed names; defaults are filled here so the resolved scenario shows every value used.
+
+use super::quantity::{DurationQ, RateQ, SizeQ};
+use polycc::registry::CcSpec;
+use polycc::units::{Duration, Rate};
+use serde::{Deserialize, Serialize};
+
+fn d(text: &str) -> DurationQ {
+    DurationQ::parse(text).expect("valid default")
+}
+
+/// Default maximum segment size (payload bytes per packet), as ns-3 and Linux over Ethernet.
+pub const DEFAULT_MSS: u64 = 1448;
+/// Default per-packet header bytes, so a full packet is 1500 bytes on the wire.
+pub const DEFAULT_HEADER_BYTES: u64 = 52;
+/// Default size of an ACK packet on the wire.
+pub const DEFAULT_ACK_BYTES: u64 = 64;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default = "default_duration")]
+    pub duration: DurationQ,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Width of the time-series bins.
+    #[serde(default = "default_bin")]
+    pub bin: DurationQ,
+    /// Payload bytes per full packet.
+    #[serde(default = "default_mss")]
+    pub mss: u64,
+    /// Header bytes added to every data packet on the wire.
+    #[serde(default = "default_header")]
+    pub header_bytes: u64,
+    /// Size of an ACK on the wire.
+    #[serde(default = "default_ack_bytes")]
+    pub ack_bytes: u64,
+    pub links: Vec<LinkSpec>,
+    pub flows: Vec<FlowSpec>,
+}
+
+fn default_duration() -> DurationQ {
+    d("60s")
+}
+fn default_seed() -> u64 {
+    1
+}
+fn default_bin() -> DurationQ {
+    d("100ms")
+}
+fn default_mss() -> u64 {
+    DEFAULT_MSS
+}
+fn default_header() -> u64 {
+    DEFAULT_HEADER_BYTES
+}
+fn default_ack_bytes() -> u64 {
+    DEFAULT_ACK_BYTES
+}
+
+/// One bottleneck link; data flows along `flows[].path` in the forward direction, ACKs return on
+/// the reverse direction.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub id: String,
+    /// Constant capacity. Exactly one of `rate`, `schedule`, `trace` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateQ>,
+    /// Capacity over time: steps, or linear ramps when a point has `ramp = true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Vec<SchedulePoint>>,
+    /// Trace-driven capacity: a mahimahi file, or a synthesised trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSpec>,
+    #[serde(default)]
+    pub queue: QueueSpec,
+    /// Random loss probability for data packets entering the link.
+    #[serde(default)]
+    pub loss: f64,
+    /// Random loss probability for ACKs crossing the link's reverse direction.
+    #[serde(default)]
+    pub ack_loss: f64,
+    /// One-way propagation delay of the link itself, added to each flow's base RTT in both
+    /// directions.
+    #[serde(default = "zero_duration")]
+    pub delay: DurationQ,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<JitterSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_aggregation: Option<AckAggregationSpec>,
+    /// Capacity of the reverse direction (ACKs and reverse flows). Unlimited when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_rate: Option<RateQ>,
+    /// Queue of the reverse direction; only used when `reverse_rate` is set.
+    #[serde(default)]
+    pub reverse_queue: QueueSpec,
+}
+
+fn zero_duration() -> DurationQ {
+    DurationQ::from_value(Duration::ZERO)
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulePoint {
+    pub at: DurationQ,
+    pub rate: RateQ,
+    /// Ramp linearly from the previous point's rate to this one (reached at `at`).
+    #[serde(default)]
+    pub ramp: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TraceSpec {
+    /// Path of a mahimahi trace, relative to the scenario file.
+    File(String),
+    Synth(SynthTrace),
+}
+
+/// A trace generated from the seed: a bounded random walk of the capacity.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SynthTrace {
+    /// Only "random_walk".
+    pub synth: String,
+    pub start: RateQ,
+    pub min: RateQ,
+    pub max: RateQ,
+    /// Largest change per step.
+    pub step: RateQ,
+    pub interval: DurationQ,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueKind {
+    Droptail,
+    Codel,
+    FqCodel,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueSpec {
+    #[serde(default = "default_queue_kind")]
+    pub kind: QueueKind,
+    /// Capacity: packets, bytes, or multiples of the BDP (link rate × `bdp_rtt`).
+    #[serde(default = "default_queue_size")]
+    pub size: SizeQ,
+    /// RTT used for a size in bdp; default: the largest base RTT of the flows on the link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bdp_rtt: Option<DurationQ>,
+    /// CoDel target sojourn time (RFC 8289 §4.4: 5 ms).
+    #[serde(default = "default_codel_target")]
+    pub target: DurationQ,
+    /// CoDel interval (RFC 8289 §4.3: 100 ms).
+    #[serde(default = "default_codel_interval")]
+    pub interval: DurationQ,
+    /// FQ-CoDel byte quantum per round (RFC 8290 §4: 1514 bytes).
+    #[serde(default = "default_quantum")]
+    pub quantum: u64,
+}
+
+impl Default for QueueSpec {
+    fn default() -> Self {
+        QueueSpec {
+            kind: default_queue_kind(),
+            size: default_queue_size(),
+            bdp_rtt: None,
+            target: default_codel_target(),
+            interval: default_codel_interval(),
+            quantum: default_quantum(),
+        }
+    }
+}
+
+fn default_queue_kind() -> QueueKind {
+    QueueKind::Droptail
+}
+fn default_queue_size() -> SizeQ {
+    SizeQ::packets(1000)
+}
+fn default_codel_target() -> DurationQ {
+    d("5ms")
+}
+fn default_codel_interval() -> DurationQ {
+    d("100ms")
+}
+fn default_quantum() -> u64 {
+    1514
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    Data,
+    Ack,
+    Both,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JitterSpec {
+    /// Each packet gets an extra delay drawn from U[0, max]; FIFO order is kept.
+    pub max: DurationQ,
+    #[serde(default = "default_jitter_direction")]
+    pub direction: Direction,
+}
+
+fn default_jitter_direction() -> Direction {
+    Direction::Data
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AckAggregationSpec {
+    /// ACKs are held and released together at every multiple of this interval.
+    pub interval: DurationQ,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub id: String,
+    #[serde(default = "default_cca")]
+    pub cca: CcSpec,
+    /// Base (propagation) RTT of this flow, excluding the links' own `delay`.
+    pub rtt: DurationQ,
+    #[serde(default = "zero_duration")]
+    pub start: DurationQ,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<DurationQ>,
+    #[serde(default)]
+    pub traffic: TrafficSpec,
+    /// Links crossed in order; default: the first link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<Vec<String>>,
+    /// Data travels the links' reverse direction (reverse cross traffic).
+    #[serde(default)]
+    pub reverse: bool,
+    #[serde(default)]
+    pub ack: AckPolicy,
+    /// Pace packets (at the CCA's rate, or cwnd/srtt scaled as Linux does when it gives none).
+    #[serde(default = "default_true")]
+    pub pacing: bool,
+    /// Number of identical flows this entry stands for; ids get "-1", "-2", ... suffixes.
+    #[serde(default = "default_count")]
+    pub count: u32,
+}
+
+fn default_cca() -> CcSpec {
+    CcSpec::named("cubic")
+}
+fn default_true() -> bool {
+    true
+}
+fn default_count() -> u32 {
+    1
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum TrafficSpec {
+    /// "bulk": always has data to send.
+    Named(String),
+    Table(TrafficTable),
+}
+
+impl Default for TrafficSpec {
+    fn default() -> Self {
+        TrafficSpec::Named("bulk".into())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TrafficTable {
+    Bulk,
+    /// One transfer of `size`; the flow completion time is reported.
+    Sized {
+        size: SizeQ,
+    },
+    /// Repeated transfers of `size` (web-like), one every `interval` on average.
+    Web {
+        size: SizeQ,
+        interval: DurationQ,
+        #[serde(default = "default_arrivals")]
+        arrivals: Arrivals,
+    },
+    /// Unresponsive constant bit rate (no congestion control, no retransmission).
+    Cbr {
+        rate: RateQ,
+    },
+    /// Unresponsive Poisson packet arrivals of full-size packets at mean `rate`.
+    Poisson {
+        rate: RateQ,
+    },
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrivals {
+    Poisson,
+    Periodic,
+}
+
+fn default_arrivals() -> Arrivals {
+    Arrivals::Poisson
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum AckPolicy {
+    /// "every" (an ACK per packet) or "delayed" (defaults below).
+    Named(String),
+    Delayed(DelayedAck),
+}
+
+impl Default for AckPolicy {
+    fn default() -> Self {
+        AckPolicy::Named("every".into())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DelayedAck {
+    /// ACK every this many packets (RFC 9000 §13.2.2 and RFC 5681: 2).
+    #[serde(default = "default_ack_every")]
+    pub every: u32,
+    /// Longest an ACK is held (RFC 9000 §18.2 max_ack_delay default: 25 ms).
+    #[serde(default = "default_max_ack_delay")]
+    pub max_delay: DurationQ,
+}
+
+fn default_ack_every() -> u32 {
+    2
+}
+fn default_max_ack_delay() -> DurationQ {
+    d("25ms")
+}
+
+impl Default for DelayedAck {
+    fn default() -> Self {
+        DelayedAck {
+            every: default_ack_every(),
+            max_delay: default_max_ack_delay(),
+        }
+    }
+}
+
+/// Link capacity after validation.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Capacity {
+    Constant(Rate),
+    Schedule(Vec<(Duration, Rate, bool)>),
+    /// Delivery opportunities in ms offsets; the trace loops with period `period_ms`.
+    Trace {
+        opportunities_ms: Vec<u64>,
+        period_ms: u64,
+        bytes_per_opportunity: u64,
+    },
+}

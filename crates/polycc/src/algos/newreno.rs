@@ -1,0 +1,161 @@
+//! NewReno as RFC 9002 §7 (QUIC) with RFC 6582's one-reduction-per-recovery rule: slow start,
+//! byte-counting congestion avoidance, halving on loss, persistent congestion to the minimum.
+
+use crate::cc::{Calibration, CcContext, CongestionControl, Telemetry, MIN_WINDOW_PACKETS};
+use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::signals::{AckEvent, LossEvent};
+use crate::units::{Bytes, Time};
+use serde::Deserialize;
+
+pub const SUMMARY: &str = "NewReno (RFC 9002 §7, RFC 6582): AIMD with slow start";
+
+/// RFC 9002 §7.3.2 kLossReductionFactor.
+pub const LOSS_REDUCTION_FACTOR: f64 = 0.5;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewRenoParams {
+    #[serde(default = "default_beta")]
+    beta: f64,
+}
+
+fn default_beta() -> f64 {
+    LOSS_REDUCTION_FACTOR
+}
+
+pub fn build(
+    p: &Params,
+    ctx: &CcContext,
+    _: &Registry,
+) -> Result<Box<dyn CongestionControl>, CcError> {
+    let params: NewRenoParams = parse_params("newreno", p)?;
+    check_range("newreno", "beta", params.beta, 0.05, 0.95)?;
+    Ok(Box::new(NewReno::new(ctx, params.beta)))
+}
+
+#[derive(Clone, Debug)]
+pub struct NewReno {
+    mss: Bytes,
+    cwnd: Bytes,
+    ssthresh: Bytes,
+    beta: f64,
+    /// Packets sent before this time belong to the current recovery epoch (RFC 9002 §7.3.2).
+    recovery_start: Option<Time>,
+    /// Acked bytes not yet turned into window growth in congestion avoidance.
+    ca_credit: Bytes,
+    clamp: Option<Bytes>,
+}
+
+impl NewReno {
+    pub fn new(ctx: &CcContext, beta: f64) -> Self {
+        NewReno {
+            mss: ctx.mss,
+            cwnd: ctx.initial_cwnd,
+            ssthresh: Bytes::MAX,
+            beta,
+            recovery_start: None,
+            ca_credit: 0,
+            clamp: None,
+        }
+    }
+
+    fn min_window(&self) -> Bytes {
+        MIN_WINDOW_PACKETS * self.mss
+    }
+
+    fn apply_clamp(&mut self) {
+        if let Some(c) = self.clamp {
+            self.cwnd = self.cwnd.min(c.max(self.min_window()));
+        }
+        self.cwnd = self.cwnd.max(self.min_window());
+    }
+}
+
+impl CongestionControl for NewReno {
+    fn name(&self) -> &str {
+        "newreno"
+    }
+
+    fn on_ack(&mut self, _now: Time, ack: &AckEvent) {
+        if self
+            .recovery_start
+            .is_some_and(|r| ack.largest_acked_sent_time <= r)
+        {
+            return; // still in the recovery epoch
+        }
+        self.recovery_start = None;
+        if ack.app_limited {
+            return; // RFC 9002 §7.8: no growth while application-limited
+        }
+        if self.cwnd < self.ssthresh {
+            self.cwnd += ack.acked_bytes;
+        } else {
+            self.ca_credit += ack.acked_bytes;
+            if self.ca_credit >= self.cwnd {
+                self.ca_credit -= self.cwnd;
+                self.cwnd += self.mss;
+            }
+        }
+        self.apply_clamp();
+    }
+
+    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
+        if loss.persistent_congestion {
+            self.cwnd = self.min_window();
+            self.ssthresh = self.ssthresh.min(self.cwnd.max(self.min_window()));
+            self.recovery_start = None;
+            return;
+        }
+        if self
+            .recovery_start
+            .is_some_and(|r| loss.largest_lost_sent_time <= r)
+        {
+            return;
+        }
+        self.recovery_start = Some(now);
+        self.ssthresh = ((self.cwnd as f64 * self.beta) as Bytes).max(self.min_window());
+        self.cwnd = self.ssthresh;
+        self.ca_credit = 0;
+        self.apply_clamp();
+    }
+
+    fn cwnd(&self) -> Bytes {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> Option<Bytes> {
+        Some(self.ssthresh)
+    }
+
+    fn telemetry(&self) -> Telemetry {
+        let mut t = Telemetry::new(if self.recovery_start.is_some() {
+            "recovery"
+        } else if self.cwnd < self.ssthresh {
+            "slow_start"
+        } else {
+            "congestion_avoidance"
+        });
+        t.push(
+            "ssthresh_bytes",
+            if self.ssthresh == Bytes::MAX {
+                f64::NAN
+            } else {
+                self.ssthresh as f64
+            },
+        );
+        t
+    }
+
+    fn calibrate(&mut self, _now: Time, c: &Calibration) {
+        if let Some(clamp) = c.cwnd_clamp {
+            self.clamp = clamp;
+        }
+        if let Some(s) = c.ssthresh {
+            self.ssthresh = s.max(self.min_window());
+        }
+        if let Some(w) = c.cwnd {
+            self.cwnd = w;
+        }
+        self.apply_clamp();
+    }
+}

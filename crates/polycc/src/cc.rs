@@ -1,0 +1,175 @@
+//! The interface every congestion-control algorithm and every policy implements.
+//!
+//! A controller is a pure state machine: the transport feeds it events stamped with `now` and
+//! reads back a congestion window and, optionally, a pacing rate and a media bitrate. Policies
+//! (Janus, PolyCC fusion) implement the same trait around other controllers, so they compose.
+
+use crate::estimators::rtt::RttSnapshot;
+use crate::signals::{AckEvent, Feedback, LossEvent, SentPacket};
+use crate::units::{Bytes, Rate, Time};
+
+/// RFC 9002 §7.2 kMinimumWindow: no controller may let its window fall below 2 datagrams.
+pub const MIN_WINDOW_PACKETS: u64 = 2;
+
+/// What a controller is told when it is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CcContext {
+    /// Maximum datagram size in bytes (the unit of "one packet" for window arithmetic).
+    pub mss: Bytes,
+    /// Initial window in bytes.
+    pub initial_cwnd: Bytes,
+    /// Creation time.
+    pub now: Time,
+}
+
+impl CcContext {
+    /// RFC 9002 §7.2 initial window min(10·mss, max(14720, 2·mss)); with the Linux/ns-3 default of
+    /// 10 segments this is the same for MSS ≤ 1472.
+    pub fn new(mss: Bytes) -> Self {
+        CcContext {
+            mss,
+            initial_cwnd: initial_window(mss),
+            now: Time::ZERO,
+        }
+    }
+
+    pub fn min_window(&self) -> Bytes {
+        MIN_WINDOW_PACKETS * self.mss
+    }
+}
+
+/// RFC 9002 §7.2 initial window.
+pub fn initial_window(mss: Bytes) -> Bytes {
+    (10 * mss).min(14_720u64.max(2 * mss))
+}
+
+/// Values a policy writes into a running controller. Fields left `None` are not touched; each
+/// controller applies what its model has (a window-based CCA ignores `pacing_rate`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Calibration {
+    pub cwnd: Option<Bytes>,
+    pub ssthresh: Option<Bytes>,
+    pub pacing_rate: Option<Rate>,
+    /// Upper bound on the window until changed; `Some(None)` removes the bound.
+    pub cwnd_clamp: Option<Option<Bytes>>,
+}
+
+/// What a controller knows that the next one should inherit on a hand-over, as Linux
+/// `tcp_set_congestion_control` keeps the socket's window, RTT and rate state.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HandoverState {
+    pub cwnd: Bytes,
+    pub ssthresh: Option<Bytes>,
+    pub pacing_rate: Option<Rate>,
+    pub bandwidth_estimate: Option<Rate>,
+    pub rtt: RttSnapshot,
+    pub in_flight: Bytes,
+}
+
+/// Up to [`Telemetry::CAPACITY`] named numbers a controller exposes for recording, with a short
+/// state name. Fixed size so that sampling it never allocates.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Telemetry {
+    pub state: &'static str,
+    len: usize,
+    entries: [(&'static str, f64); Telemetry::CAPACITY],
+}
+
+impl Telemetry {
+    pub const CAPACITY: usize = 12;
+
+    pub fn new(state: &'static str) -> Self {
+        Telemetry {
+            state,
+            ..Telemetry::default()
+        }
+    }
+
+    /// Adds one value; values past the capacity are dropped (a controller's own choice of keys
+    /// is static, so tests catch an overflow).
+    pub fn push(&mut self, name: &'static str, value: f64) {
+        debug_assert!(
+            self.len < Self::CAPACITY,
+            "telemetry capacity exceeded at {name}"
+        );
+        if self.len < Self::CAPACITY {
+            self.entries[self.len] = (name, value);
+            self.len += 1;
+        }
+    }
+    pub fn entries(&self) -> &[(&'static str, f64)] {
+        &self.entries[..self.len]
+    }
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.entries()
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| *v)
+    }
+}
+
+/// The congestion-control interface. All methods take `now` from the caller; none may block.
+pub trait CongestionControl: Send {
+    /// Registry name of the algorithm.
+    fn name(&self) -> &str;
+
+    fn on_sent(&mut self, _now: Time, _sent: &SentPacket) {}
+    fn on_ack(&mut self, now: Time, ack: &AckEvent);
+    fn on_loss(&mut self, now: Time, loss: &LossEvent);
+    /// Receiver-reported arrivals; called only when [`Self::wants_feedback`] is true.
+    fn on_feedback(&mut self, _now: Time, _feedback: &Feedback<'_>) {}
+    fn wants_feedback(&self) -> bool {
+        false
+    }
+    /// Called at or after [`Self::next_timer`].
+    fn on_timer(&mut self, _now: Time) {}
+    fn next_timer(&self) -> Option<Time> {
+        None
+    }
+
+    /// Bytes that may be in flight.
+    fn cwnd(&self) -> Bytes;
+    /// Pacing rate; `None` leaves pacing to the transport (cwnd / srtt with Linux's gains).
+    fn pacing_rate(&self) -> Option<Rate> {
+        None
+    }
+    /// Media bitrate for real-time sources (PIBES, GCC); `None` for byte-stream CCAs.
+    fn target_bitrate(&self) -> Option<Rate> {
+        None
+    }
+    fn ssthresh(&self) -> Option<Bytes> {
+        None
+    }
+    /// True while the controller is in its start-up / slow-start phase.
+    fn in_slow_start(&self) -> bool {
+        self.ssthresh().is_some_and(|s| self.cwnd() < s)
+    }
+    /// Named values for time-series recording.
+    fn telemetry(&self) -> Telemetry {
+        Telemetry::default()
+    }
+
+    /// Writes values from a policy into the controller.
+    fn calibrate(&mut self, now: Time, c: &Calibration);
+    /// State to hand to a successor controller.
+    fn handover_state(&self) -> HandoverState {
+        HandoverState {
+            cwnd: self.cwnd(),
+            ssthresh: self.ssthresh(),
+            pacing_rate: self.pacing_rate(),
+            ..HandoverState::default()
+        }
+    }
+    /// Takes over a flow from a predecessor. The default keeps the window and threshold.
+    fn adopt(&mut self, now: Time, from: &HandoverState) {
+        self.calibrate(
+            now,
+            &Calibration {
+                cwnd: Some(from.cwnd),
+                ssthresh: from.ssthresh,
+                pacing_rate: from.pacing_rate,
+                cwnd_clamp: None,
+            },
+        );
+    }
+}

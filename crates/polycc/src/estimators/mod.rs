@@ -1,0 +1,5 @@
+//! Estimators shared by CCAs and transports.
+
+pub mod delivery_rate;
+pub mod rtt;
+pub mod windowed_filter;

@@ -1,0 +1,17 @@
+//! polycc core: sans-IO congestion control.
+//!
+//! No I/O, no clock, no global state: every controller is a state machine driven by the events in
+//! [`signals`] and read through the [`cc::CongestionControl`] trait. The same code runs in the
+//! simulator, in QUIC and in user-space TCP shims.
+
+pub mod algos;
+pub mod cc;
+pub mod estimators;
+pub mod registry;
+pub mod signals;
+pub mod units;
+
+pub use cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
+pub use registry::{CcError, CcSpec, Params, Registry};
+pub use signals::{AckEvent, Arrival, Feedback, LossEvent, RateSample, SentPacket};
+pub use units::{Bytes, Duration, Rate, Time};

@@ -1,0 +1,141 @@
+//! Builds controllers from a name plus optional parameters, as written in a scenario:
+//! `"cubic"` or `{ name = "cubic", beta = 0.7 }`.
+
+use crate::cc::{CcContext, CongestionControl};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Parameters of one controller: a JSON object whose keys each algorithm validates.
+pub type Params = serde_json::Map<String, serde_json::Value>;
+
+/// A controller named with its parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum CcSpec {
+    Name(String),
+    Table {
+        name: String,
+        #[serde(flatten)]
+        params: Params,
+    },
+}
+
+impl CcSpec {
+    pub fn named(name: &str) -> Self {
+        CcSpec::Name(name.to_string())
+    }
+    pub fn name(&self) -> &str {
+        match self {
+            CcSpec::Name(n) | CcSpec::Table { name: n, .. } => n,
+        }
+    }
+    pub fn params(&self) -> Params {
+        match self {
+            CcSpec::Name(_) => Params::new(),
+            CcSpec::Table { params, .. } => params.clone(),
+        }
+    }
+}
+
+impl fmt::Display for CcSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CcError {
+    #[error("unknown congestion control {name:?}; known: {known}")]
+    UnknownName { name: String, known: String },
+    #[error("bad parameters for {name:?}: {message}")]
+    BadParams { name: String, message: String },
+}
+
+/// Builds a controller from its parameters. It gets the registry so that policies can build the
+/// controllers they own.
+pub type Builder =
+    fn(&Params, &CcContext, &Registry) -> Result<Box<dyn CongestionControl>, CcError>;
+
+#[derive(Clone)]
+struct Entry {
+    builder: Builder,
+    summary: &'static str,
+}
+
+/// Name → constructor table. [`Registry::standard`] holds every algorithm of this crate; users add
+/// their own with [`Registry::register`].
+#[derive(Clone, Default)]
+pub struct Registry {
+    entries: BTreeMap<String, Entry>,
+}
+
+impl Registry {
+    pub fn empty() -> Self {
+        Registry::default()
+    }
+
+    /// Every controller and policy shipped with polycc.
+    pub fn standard() -> Self {
+        let mut r = Registry::empty();
+        crate::algos::register_all(&mut r);
+        r
+    }
+
+    /// Adds or replaces `name`.
+    pub fn register(&mut self, name: &str, summary: &'static str, builder: Builder) {
+        self.entries
+            .insert(name.to_string(), Entry { builder, summary });
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.entries.keys().map(String::as_str).collect()
+    }
+
+    pub fn summary(&self, name: &str) -> Option<&'static str> {
+        self.entries.get(name).map(|e| e.summary)
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.entries.contains_key(name)
+    }
+
+    pub fn build(
+        &self,
+        spec: &CcSpec,
+        ctx: &CcContext,
+    ) -> Result<Box<dyn CongestionControl>, CcError> {
+        let entry = self
+            .entries
+            .get(spec.name())
+            .ok_or_else(|| CcError::UnknownName {
+                name: spec.name().to_string(),
+                known: self.names().join(", "),
+            })?;
+        (entry.builder)(&spec.params(), ctx, self)
+    }
+}
+
+/// Deserialises an algorithm's parameter struct (declare it `#[serde(deny_unknown_fields)]` so a
+/// typo names the allowed keys).
+pub fn parse_params<T: DeserializeOwned>(name: &str, params: &Params) -> Result<T, CcError> {
+    serde_json::from_value(serde_json::Value::Object(params.clone())).map_err(|e| {
+        CcError::BadParams {
+            name: name.to_string(),
+            message: e.to_string(),
+        }
+    })
+}
+
+/// Rejects a value outside `[lo, hi]` with a message naming the parameter.
+pub fn check_range(name: &str, key: &str, v: f64, lo: f64, hi: f64) -> Result<(), CcError> {
+    if v.is_finite() && v >= lo && v <= hi {
+        Ok(())
+    } else {
+        Err(CcError::BadParams {
+            name: name.to_string(),
+            message: format!("{key} = {v} is outside [{lo}, {hi}]"),
+        })
+    }
+}
