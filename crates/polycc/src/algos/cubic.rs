@@ -1,0 +1,860 @@
+//! CUBIC as RFC 9438, with HyStart++ (RFC 9406) for the initial slow start.
+//!
+//! The window is kept in bytes; the cubic curve and the Reno-friendly estimate are computed in
+//! segments of the ACK's MSS, as the RFC defines them, and converted back. Growth smaller than a
+//! byte is carried over in `cwnd_frac` so that slow per-ACK increments are not lost to rounding.
+
+use crate::algos::round::RoundTracker;
+use crate::cc::{Calibration, CcContext, CongestionControl, Telemetry, MIN_WINDOW_PACKETS};
+use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::signals::{AckEvent, LossEvent, SentPacket};
+use crate::units::{Bytes, Duration, Time};
+use serde::Deserialize;
+
+pub const SUMMARY: &str = "CUBIC (RFC 9438) with HyStart++ (RFC 9406)";
+
+/// RFC 9438 §5: C = 0.4 segments/s³.
+pub const C: f64 = 0.4;
+/// RFC 9438 §4.6: β_cubic = 0.7, the fraction of the window kept on a congestion event.
+pub const BETA: f64 = 0.7;
+/// RFC 9438 §4.9 fast convergence is on by default.
+pub const FAST_CONVERGENCE: bool = true;
+/// RFC 9438 §4.2: the target may exceed cwnd by at most half a window per RTT.
+const MAX_TARGET_GROWTH: f64 = 1.5;
+
+/// RFC 9406 §4.3: lower bound of the RTT increase that ends slow start.
+pub const HYSTART_MIN_RTT_THRESH: Duration = Duration::from_millis(4);
+/// RFC 9406 §4.3: upper bound of that threshold.
+pub const HYSTART_MAX_RTT_THRESH: Duration = Duration::from_millis(16);
+/// RFC 9406 §4.3: the threshold is lastRoundMinRTT / MIN_RTT_DIVISOR, clamped by the two above.
+pub const HYSTART_MIN_RTT_DIVISOR: u64 = 8;
+/// RFC 9406 §4.3: RTT samples a round needs before its minimum is trusted.
+pub const HYSTART_N_RTT_SAMPLE: u32 = 8;
+/// RFC 9406 §4.3: Conservative Slow Start grows at 1/4 of the slow-start rate.
+pub const HYSTART_CSS_GROWTH_DIVISOR: u64 = 4;
+/// RFC 9406 §4.3: rounds of CSS before congestion avoidance.
+pub const HYSTART_CSS_ROUNDS: u32 = 5;
+// RFC 9406 §4.3 also caps per-ACK slow-start growth at L·SMSS with L = 8 for unpaced senders and
+// L = ∞ when paced. Every polycc transport paces (cc.rs: `pacing_rate() == None` means the transport
+// paces at cwnd/srtt), so no cap is applied.
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CubicParams {
+    #[serde(default = "default_beta")]
+    beta: f64,
+    #[serde(default = "default_c")]
+    c: f64,
+    #[serde(default = "default_fast_convergence")]
+    fast_convergence: bool,
+    #[serde(default = "default_hystart")]
+    hystart: bool,
+}
+
+fn default_beta() -> f64 {
+    BETA
+}
+fn default_c() -> f64 {
+    C
+}
+fn default_fast_convergence() -> bool {
+    FAST_CONVERGENCE
+}
+fn default_hystart() -> bool {
+    true
+}
+
+pub fn build(
+    p: &Params,
+    ctx: &CcContext,
+    _: &Registry,
+) -> Result<Box<dyn CongestionControl>, CcError> {
+    let params: CubicParams = parse_params("cubic", p)?;
+    check_range("cubic", "beta", params.beta, 0.05, 0.95)?;
+    check_range("cubic", "c", params.c, 0.01, 100.0)?;
+    Ok(Box::new(Cubic::new(
+        ctx,
+        CubicConfig {
+            beta: params.beta,
+            c: params.c,
+            fast_convergence: params.fast_convergence,
+            hystart: params.hystart,
+        },
+    )))
+}
+
+/// Tunables of [`Cubic`], validated by [`build`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CubicConfig {
+    pub beta: f64,
+    pub c: f64,
+    pub fast_convergence: bool,
+    pub hystart: bool,
+}
+
+impl Default for CubicConfig {
+    fn default() -> Self {
+        CubicConfig {
+            beta: BETA,
+            c: C,
+            fast_convergence: FAST_CONVERGENCE,
+            hystart: true,
+        }
+    }
+}
+
+/// HyStart++ state (RFC 9406 §4.2), alive only during the initial slow start.
+#[derive(Clone, Debug, Default)]
+struct HyStart {
+    rounds: RoundTracker,
+    last_round_min_rtt: Option<Duration>,
+    current_round_min_rtt: Option<Duration>,
+    rtt_sample_count: u32,
+    /// `Some` while in Conservative Slow Start: cssBaselineMinRtt.
+    css_baseline_min_rtt: Option<Duration>,
+    /// Round ends seen since CSS began; the partial round of the transition counts.
+    css_rounds: u32,
+}
+
+/// One congestion-avoidance stage (RFC 9438 §4.2): the curve's origin and shape.
+#[derive(Clone, Copy, Debug)]
+struct Epoch {
+    /// t_epoch, moved forward by application-limited periods so that t excludes them.
+    start: Time,
+    /// K in seconds.
+    k: f64,
+    /// W_est in bytes (the Reno-friendly estimate, RFC 9438 §4.3).
+    w_est: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Cubic {
+    cfg: CubicConfig,
+    /// MSS from the context; the minimum window is counted in it.
+    mss: Bytes,
+    cwnd: Bytes,
+    /// Growth below one byte, carried to the next ACK; in [0, 1).
+    cwnd_frac: f64,
+    ssthresh: Bytes,
+    /// W_max in bytes: the window before the last reduction (after fast convergence).
+    w_max: f64,
+    /// cwnd_prior in bytes: the window when ssthresh was last set by a congestion event.
+    cwnd_prior: f64,
+    epoch: Option<Epoch>,
+    /// The first congestion-avoidance stage after a timeout uses K = 0 and W_max = cwnd
+    /// (RFC 9438 §4.8).
+    after_timeout: bool,
+    /// Start of the application-limited period in progress, to be cut out of t.
+    app_limited_since: Option<Time>,
+    /// Packets sent before this time belong to the current recovery epoch (RFC 9002 §7.3.2).
+    recovery_start: Option<Time>,
+    /// `Some` during the initial slow start when HyStart++ is enabled.
+    hystart: Option<HyStart>,
+    clamp: Option<Bytes>,
+}
+
+impl Cubic {
+    pub fn new(ctx: &CcContext, cfg: CubicConfig) -> Self {
+        Cubic {
+            cfg,
+            mss: ctx.mss.max(1),
+            cwnd: ctx.initial_cwnd.max(MIN_WINDOW_PACKETS * ctx.mss),
+            cwnd_frac: 0.0,
+            ssthresh: Bytes::MAX,
+            w_max: 0.0,
+            cwnd_prior: 0.0,
+            epoch: None,
+            after_timeout: false,
+            app_limited_since: None,
+            recovery_start: None,
+            hystart: cfg.hystart.then(HyStart::default),
+            clamp: None,
+        }
+    }
+
+    fn min_window(&self) -> Bytes {
+        MIN_WINDOW_PACKETS * self.mss
+    }
+
+    fn apply_clamp(&mut self) {
+        if let Some(c) = self.clamp {
+            self.cwnd = self.cwnd.min(c.max(self.min_window()));
+        }
+        self.cwnd = self.cwnd.max(self.min_window());
+    }
+
+    /// α_cubic = 3(1 − β)/(1 + β) (RFC 9438 §4.3): makes the Reno-friendly estimate grow as fast
+    /// on average as Reno does with β = 0.5.
+    fn alpha_cubic(&self) -> f64 {
+        3.0 * (1.0 - self.cfg.beta) / (1.0 + self.cfg.beta)
+    }
+
+    /// Adds `bytes` (possibly fractional, never negative) to the window.
+    fn grow(&mut self, bytes: f64) {
+        let total = self.cwnd_frac + bytes.max(0.0);
+        let whole = total.floor();
+        self.cwnd = self.cwnd.saturating_add(whole as Bytes);
+        self.cwnd_frac = total - whole;
+    }
+
+    fn in_recovery(&self) -> bool {
+        self.recovery_start.is_some()
+    }
+
+    /// Leaving slow start without a loss (RFC 9438 §4.10): the next stage starts on a flat curve
+    /// at the current window.
+    fn exit_slow_start(&mut self) {
+        self.ssthresh = self.cwnd;
+        self.w_max = self.cwnd as f64;
+        self.cwnd_prior = self.cwnd as f64;
+        self.epoch = None;
+        self.hystart = None;
+    }
+
+    fn slow_start(&mut self, ack: &AckEvent) {
+        let Some(hs) = self.hystart.as_mut() else {
+            self.grow(ack.acked_bytes as f64);
+            return;
+        };
+        if hs.rounds.on_ack(ack.largest_acked) {
+            hs.last_round_min_rtt = hs.current_round_min_rtt.take();
+            hs.rtt_sample_count = 0;
+            if hs.css_baseline_min_rtt.is_some() {
+                hs.css_rounds += 1;
+                if hs.css_rounds >= HYSTART_CSS_ROUNDS {
+                    self.exit_slow_start();
+                    return;
+                }
+            }
+        }
+        let in_css = hs.css_baseline_min_rtt.is_some();
+        if let Some(rtt) = ack.min_rtt_sample {
+            hs.current_round_min_rtt = Some(hs.current_round_min_rtt.map_or(rtt, |m| m.min(rtt)));
+            hs.rtt_sample_count += 1;
+        }
+        if hs.rtt_sample_count >= HYSTART_N_RTT_SAMPLE {
+            if let (Some(cur), Some(last)) = (hs.current_round_min_rtt, hs.last_round_min_rtt) {
+                match hs.css_baseline_min_rtt {
+                    None => {
+                        let thresh = Duration(last.0 / HYSTART_MIN_RTT_DIVISOR)
+                            .clamp(HYSTART_MIN_RTT_THRESH, HYSTART_MAX_RTT_THRESH);
+                        if cur >= last + thresh {
+                            hs.css_baseline_min_rtt = Some(cur);
+                            hs.css_rounds = 0;
+                        }
+                    }
+                    // The delay fell back below where CSS began: the exit was spurious.
+                    Some(base) if cur < base => hs.css_baseline_min_rtt = None,
+                    Some(_) => {}
+                }
+            }
+        }
+        let divisor = if in_css {
+            HYSTART_CSS_GROWTH_DIVISOR
+        } else {
+            1
+        };
+        self.grow(ack.acked_bytes as f64 / divisor as f64);
+    }
+
+    fn start_epoch(&mut self, now: Time, seg: f64) {
+        let cwnd = self.cwnd as f64;
+        if self.after_timeout || self.w_max <= cwnd {
+            self.after_timeout = false;
+            self.w_max = cwnd;
+        }
+        let k = ((self.w_max - cwnd) / seg / self.cfg.c).cbrt();
+        self.epoch = Some(Epoch {
+            start: now,
+            k,
+            w_est: cwnd,
+        });
+    }
+
+    /// W_cubic(t) in segments (RFC 9438 §4.2, Figure 1).
+    fn w_cubic(&self, t: f64, k: f64, seg: f64) -> f64 {
+        self.cfg.c * (t - k).powi(3) + self.w_max / seg
+    }
+
+    fn congestion_avoidance(&mut self, now: Time, ack: &AckEvent, seg: f64) {
+        if self.epoch.is_none() {
+            self.start_epoch(now, seg);
+        }
+        let Some(mut epoch) = self.epoch else {
+            return;
+        };
+        let cwnd_seg = self.cwnd as f64 / seg;
+        let t = (now - epoch.start).as_secs_f64();
+        let rtt = ack.rtt.smoothed.as_secs_f64();
+
+        // Reno-friendly region (RFC 9438 §4.3), in bytes: W_est += α·segments_acked/cwnd·seg.
+        let alpha = if epoch.w_est >= self.cwnd_prior {
+            1.0
+        } else {
+            self.alpha_cubic()
+        };
+        epoch.w_est += alpha * ack.acked_bytes as f64 / cwnd_seg;
+        self.epoch = Some(epoch);
+
+        if self.w_cubic(t, epoch.k, seg) < epoch.w_est / seg {
+            // Never shrink on an ACK: cwnd may already sit above W_est from the cubic region.
+            let w_est = epoch.w_est.min(u64::MAX as f64) as Bytes;
+            if w_est > self.cwnd {
+                self.cwnd = w_est;
+                self.cwnd_frac = 0.0;
+            }
+        } else {
+            // Concave and convex regions (RFC 9438 §4.4, §4.5): aim at W_cubic one RTT ahead.
+            let target = self
+                .w_cubic(t + rtt, epoch.k, seg)
+                .clamp(cwnd_seg, MAX_TARGET_GROWTH * cwnd_seg);
+            self.grow((target - cwnd_seg) / cwnd_seg * ack.acked_bytes as f64);
+        }
+    }
+
+    /// Multiplicative decrease (RFC 9438 §4.6) with fast convergence (§4.7).
+    fn reduce(&mut self, now: Time) {
+        let cwnd = self.cwnd as f64;
+        self.w_max = if self.cfg.fast_convergence && cwnd < self.w_max {
+            cwnd * (1.0 + self.cfg.beta) / 2.0
+        } else {
+            cwnd
+        };
+        self.cwnd_prior = cwnd;
+        // cwnd·β rather than flight_size·β is allowed because growth stops while app-limited.
+        self.ssthresh = ((cwnd * self.cfg.beta) as Bytes).max(self.min_window());
+        self.cwnd = self.ssthresh;
+        self.cwnd_frac = 0.0;
+        self.epoch = None;
+        self.after_timeout = false;
+        self.hystart = None;
+        self.recovery_start = Some(now);
+    }
+
+    /// Persistent congestion, QUIC's equivalent of an RTO (RFC 9438 §4.8, RFC 9002 §7.6.2).
+    fn collapse(&mut self) {
+        // A reduction already made for this epoch has set ssthresh; as Linux's tcp_enter_loss,
+        // do not lower it a second time.
+        if !self.in_recovery() {
+            self.cwnd_prior = self.cwnd as f64;
+            self.ssthresh = ((self.cwnd as f64 * self.cfg.beta) as Bytes).max(self.min_window());
+        }
+        self.cwnd = self.min_window();
+        self.cwnd_frac = 0.0;
+        self.epoch = None;
+        self.after_timeout = true;
+        self.hystart = None;
+        self.recovery_start = None;
+        self.app_limited_since = None;
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn name(&self) -> &str {
+        "cubic"
+    }
+
+    fn on_sent(&mut self, _now: Time, sent: &SentPacket) {
+        if let Some(hs) = self.hystart.as_mut() {
+            hs.rounds.on_sent(sent.pn);
+        }
+    }
+
+    fn on_ack(&mut self, now: Time, ack: &AckEvent) {
+        if let Some(r) = self.recovery_start {
+            if ack.largest_acked_sent_time <= r {
+                return; // still in the recovery epoch
+            }
+            self.recovery_start = None;
+        }
+        if ack.app_limited {
+            // No growth while application-limited (RFC 9002 §7.8), and the time does not count
+            // towards t (RFC 9438 §4.2).
+            self.app_limited_since.get_or_insert(now);
+            return;
+        }
+        if let Some(since) = self.app_limited_since.take() {
+            if let Some(e) = self.epoch.as_mut() {
+                e.start += now - since;
+            }
+        }
+        let seg = if ack.mss > 0 { ack.mss } else { self.mss } as f64;
+        if self.cwnd < self.ssthresh {
+            self.slow_start(ack);
+        } else {
+            self.congestion_avoidance(now, ack, seg);
+        }
+        self.apply_clamp();
+    }
+
+    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
+        if loss.persistent_congestion {
+            self.collapse();
+        } else if self
+            .recovery_start
+            .is_some_and(|r| loss.largest_lost_sent_time <= r)
+        {
+            return; // one reduction per recovery epoch
+        } else {
+            self.reduce(now);
+        }
+        self.apply_clamp();
+    }
+
+    fn cwnd(&self) -> Bytes {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> Option<Bytes> {
+        Some(self.ssthresh)
+    }
+
+    fn telemetry(&self) -> Telemetry {
+        let css = self
+            .hystart
+            .as_ref()
+            .is_some_and(|h| h.css_baseline_min_rtt.is_some());
+        let mut t = Telemetry::new(if self.in_recovery() {
+            "recovery"
+        } else if self.cwnd < self.ssthresh {
+            if css {
+                "css"
+            } else {
+                "slow_start"
+            }
+        } else {
+            "congestion_avoidance"
+        });
+        let opt_ms = |d: Option<Duration>| d.map_or(f64::NAN, |d| d.as_millis_f64());
+        t.push(
+            "ssthresh_bytes",
+            if self.ssthresh == Bytes::MAX {
+                f64::NAN
+            } else {
+                self.ssthresh as f64
+            },
+        );
+        t.push("w_max_bytes", self.w_max);
+        t.push("cwnd_prior_bytes", self.cwnd_prior);
+        t.push("k_s", self.epoch.map_or(f64::NAN, |e| e.k));
+        t.push("w_est_bytes", self.epoch.map_or(f64::NAN, |e| e.w_est));
+        let hs = self.hystart.as_ref();
+        t.push(
+            "hystart_last_round_min_rtt_ms",
+            opt_ms(hs.and_then(|h| h.last_round_min_rtt)),
+        );
+        t.push(
+            "hystart_current_round_min_rtt_ms",
+            opt_ms(hs.and_then(|h| h.current_round_min_rtt)),
+        );
+        t.push(
+            "hystart_css_rounds",
+            hs.filter(|h| h.css_baseline_min_rtt.is_some())
+                .map_or(f64::NAN, |h| h.css_rounds as f64),
+        );
+        t
+    }
+
+    fn calibrate(&mut self, _now: Time, c: &Calibration) {
+        if let Some(clamp) = c.cwnd_clamp {
+            self.clamp = clamp;
+        }
+        if let Some(s) = c.ssthresh {
+            self.ssthresh = s.max(self.min_window());
+        }
+        if let Some(w) = c.cwnd {
+            self.cwnd = w;
+            self.cwnd_frac = 0.0;
+            // The curve restarts from the written window; W_max is kept, so CUBIC still aims
+            // back at the last saturation point.
+            self.epoch = None;
+        }
+        self.apply_clamp();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algos::test_support::{ack, loss, persistent_congestion, Flow};
+    use crate::estimators::rtt::RttSnapshot;
+
+    const MSS: Bytes = 1000;
+
+    fn cubic(cfg: CubicConfig) -> Cubic {
+        Cubic::new(&CcContext::new(MSS), cfg)
+    }
+
+    fn no_hystart() -> CubicConfig {
+        CubicConfig {
+            hystart: false,
+            ..CubicConfig::default()
+        }
+    }
+
+    /// A CUBIC already in congestion avoidance at `w` bytes, just after a loss at `w_max` bytes.
+    fn after_loss_at(flow: &mut Flow, cfg: CubicConfig, w_max: Bytes) -> Cubic {
+        let mut cc = cubic(cfg);
+        cc.calibrate(
+            flow.now,
+            &Calibration {
+                cwnd: Some(w_max),
+                ..Calibration::default()
+            },
+        );
+        flow.lose_fresh(&mut cc);
+        cc
+    }
+
+    #[test]
+    fn loss_keeps_beta_of_the_window() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(50));
+        let mut cc = cubic(no_hystart());
+        flow.run_rtts(&mut cc, 4); // slow start from 10 to about 160 packets
+        let before = cc.cwnd();
+        assert!(before >= 100 * MSS, "slow start reached {before}");
+        flow.lose_oldest(&mut cc);
+        let expected = (before as f64 * 0.7) as Bytes;
+        assert!(
+            cc.cwnd().abs_diff(expected) <= MSS,
+            "{} vs {expected}",
+            cc.cwnd()
+        );
+        assert_eq!(cc.ssthresh(), Some(cc.cwnd()));
+        let t = cc.telemetry();
+        assert_eq!(t.state, "recovery");
+        assert_eq!(t.get("w_max_bytes"), Some(before as f64));
+    }
+
+    #[test]
+    fn one_reduction_per_recovery_epoch() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(50));
+        let mut cc = after_loss_at(&mut flow, no_hystart(), 100 * MSS);
+        assert_eq!(cc.cwnd(), 70 * MSS);
+        // Packets sent before the reduction and lost later do not reduce again.
+        let sent_before = flow.now - Duration::from_millis(10);
+        cc.on_loss(flow.now, &loss(0, sent_before, MSS, MSS));
+        assert_eq!(cc.cwnd(), 70 * MSS);
+        // ACKs of packets from before the epoch do not grow the window either.
+        let a = ack(
+            1,
+            sent_before,
+            MSS,
+            MSS,
+            Duration::from_millis(50),
+            flow.rtt_snapshot(),
+        );
+        cc.on_ack(flow.now, &a);
+        assert_eq!(cc.cwnd(), 70 * MSS);
+        // A loss of a packet sent after recovery began is a new congestion event.
+        flow.now += Duration::from_millis(60);
+        flow.lose_fresh(&mut cc);
+        assert_eq!(cc.cwnd(), 49 * MSS);
+    }
+
+    #[test]
+    fn window_follows_the_cubic_curve() {
+        // W_max = 1000 segments so the Reno-friendly estimate (~0.53 segment per 100 ms RTT)
+        // stays far below the curve and CUBIC's own growth is what is measured.
+        let w_max_seg = 1000.0;
+        let mut flow = Flow::new(MSS, Duration::from_millis(100));
+        let mut cc = after_loss_at(&mut flow, no_hystart(), 1000 * MSS);
+        assert_eq!(cc.cwnd(), 700 * MSS);
+        // The epoch starts with the first ACK of a packet sent after the reduction.
+        flow.run_rtts(&mut cc, 2);
+        let k = cc.telemetry().get("k_s").expect("epoch started");
+        let expected_k = (w_max_seg * (1.0 - BETA) / C).cbrt();
+        assert!(
+            (k - expected_k).abs() < 1e-9,
+            "K = {k}, expected {expected_k}"
+        );
+        let epoch_start = cc.epoch.expect("epoch").start;
+
+        flow.run_until(&mut cc, epoch_start + Duration::from_secs_f64(k));
+        let at_k = cc.cwnd() as f64 / MSS as f64;
+        assert!((at_k - w_max_seg).abs() / w_max_seg < 0.01, "W(K) = {at_k}");
+
+        flow.run_until(&mut cc, epoch_start + Duration::from_secs_f64(2.0 * k));
+        let at_2k = cc.cwnd() as f64 / MSS as f64;
+        let expected = C * k.powi(3) + w_max_seg;
+        assert!(
+            (at_2k - expected).abs() / expected < 0.01,
+            "W(2K) = {at_2k} vs {expected}"
+        );
+
+        // Halfway up the concave side: W(K/2) = W_max − C(K/2)³, checked on a fresh flow.
+        let mut flow = Flow::new(MSS, Duration::from_millis(100));
+        let mut cc = after_loss_at(&mut flow, no_hystart(), 1000 * MSS);
+        flow.run_rtts(&mut cc, 2);
+        let epoch_start = cc.epoch.expect("epoch").start;
+        flow.run_until(&mut cc, epoch_start + Duration::from_secs_f64(k / 2.0));
+        let half = cc.cwnd() as f64 / MSS as f64;
+        let expected = w_max_seg - C * (k / 2.0).powi(3);
+        assert!(
+            (half - expected).abs() / expected < 0.01,
+            "W(K/2) = {half} vs {expected}"
+        );
+    }
+
+    #[test]
+    fn reno_friendly_region_grows_by_alpha_cubic_per_rtt() {
+        // A short RTT puts the Reno-friendly estimate above the curve: K = cbrt(75) ≈ 4.2 s is
+        // 4200 RTTs of 1 ms, while W_est gains α ≈ 0.53 segment every RTT.
+        let mut flow = Flow::new(MSS, Duration::from_millis(1));
+        let mut cc = after_loss_at(&mut flow, no_hystart(), 100 * MSS);
+        flow.run_rtts(&mut cc, 2);
+        let start = cc.cwnd() as f64 / MSS as f64;
+        flow.run_rtts(&mut cc, 40);
+        let grown = cc.cwnd() as f64 / MSS as f64 - start;
+        let alpha = 3.0 * (1.0 - BETA) / (1.0 + BETA);
+        // Over 40 RTTs: about 40·α ≈ 21.2 segments (the window grows, so slightly fewer ACKs
+        // per segment of window at the end).
+        assert!((grown - 40.0 * alpha).abs() < 1.5, "grew {grown} segments");
+        // Once W_est passes cwnd_prior (100 segments), α becomes 1.
+        flow.run_rtts(&mut cc, 40);
+        assert!(cc.cwnd() >= 100 * MSS);
+        let before = cc.cwnd() as f64 / MSS as f64;
+        flow.run_rtts(&mut cc, 20);
+        let grown = cc.cwnd() as f64 / MSS as f64 - before;
+        assert!(
+            (grown - 20.0).abs() < 1.5,
+            "grew {grown} segments in 20 RTTs"
+        );
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max() {
+        for (fast, expected_factor) in [(true, (1.0 + BETA) / 2.0), (false, 1.0)] {
+            let cfg = CubicConfig {
+                fast_convergence: fast,
+                ..no_hystart()
+            };
+            let mut flow = Flow::new(MSS, Duration::from_millis(50));
+            let mut cc = after_loss_at(&mut flow, cfg, 100 * MSS);
+            assert_eq!(cc.telemetry().get("w_max_bytes"), Some(100_000.0));
+            // A second loss below the old W_max: the flow is yielding to a newcomer.
+            flow.run_rtts(&mut cc, 3);
+            let w = cc.cwnd() as f64;
+            assert!(w < 100_000.0);
+            flow.lose_fresh(&mut cc);
+            let w_max = cc.telemetry().get("w_max_bytes").expect("w_max");
+            assert!(
+                (w_max - w * expected_factor).abs() < 1.0,
+                "fast={fast}: W_max {w_max} from cwnd {w}"
+            );
+            assert_eq!(cc.cwnd(), (w * BETA) as Bytes);
+        }
+    }
+
+    #[test]
+    fn app_limited_time_is_not_counted_in_t() {
+        // Returns the growth of one ACK that arrives 3 s after the last one, with or without an
+        // application-limited ACK in between.
+        let growth_after_pause = |app_limited: bool| -> (Bytes, Time, Time) {
+            let mut flow = Flow::new(MSS, Duration::from_millis(100));
+            let mut cc = after_loss_at(&mut flow, no_hystart(), 1000 * MSS);
+            flow.run_rtts(&mut cc, 2);
+            let start = cc.epoch.expect("epoch").start;
+            let snap = flow.rtt_snapshot();
+            if app_limited {
+                let mut idle = ack(u64::MAX - 1, flow.now, MSS, MSS, flow.rtt, snap);
+                idle.app_limited = true;
+                cc.on_ack(flow.now, &idle);
+            }
+            let w = cc.cwnd();
+            let resume_at = flow.now + Duration::from_secs(3);
+            cc.on_ack(
+                resume_at,
+                &ack(u64::MAX, resume_at, MSS, MSS, flow.rtt, snap),
+            );
+            (cc.cwnd() - w, start, cc.epoch.expect("epoch").start)
+        };
+        let (paused_growth, start, shifted) = growth_after_pause(true);
+        assert_eq!(shifted, start + Duration::from_secs(3));
+        // t ≈ 0.1 s: W(t + RTT) ≈ 719 segments for a window of ~700, a few dozen bytes per ACK.
+        assert!(paused_growth < 100, "grew {paused_growth} bytes");
+        // Counting the pause, t ≈ 3.1 s: W(t + RTT) ≈ 918 segments, hundreds of bytes per ACK.
+        let (busy_growth, start, same) = growth_after_pause(false);
+        assert_eq!(same, start);
+        assert!(busy_growth > 200, "grew {busy_growth} bytes");
+    }
+
+    #[test]
+    fn persistent_congestion_collapses_then_restarts_the_curve_flat() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(20));
+        // W_max = 100 segments from an ordinary loss; recovery ends within two RTTs.
+        let mut cc = after_loss_at(&mut flow, no_hystart(), 100 * MSS);
+        flow.run_rtts(&mut cc, 2);
+        assert_eq!(cc.telemetry().state, "congestion_avoidance");
+        let w = cc.cwnd();
+        cc.on_loss(flow.now, &persistent_congestion(0, flow.now, MSS));
+        assert_eq!(cc.cwnd(), 2 * MSS);
+        let ssthresh = (w as f64 * BETA) as Bytes;
+        assert_eq!(cc.ssthresh(), Some(ssthresh));
+        assert_eq!(cc.telemetry().state, "slow_start");
+        // Slow start back to ssthresh; then the first CA stage has K = 0 and W_max = cwnd
+        // (RFC 9438 §4.8), not the W_max of 100 segments from before the timeout.
+        while cc.telemetry().state != "congestion_avoidance" || cc.epoch.is_none() {
+            assert!(flow.ack_next(&mut cc));
+        }
+        let t = cc.telemetry();
+        assert_eq!(t.get("k_s"), Some(0.0));
+        let w_max = t.get("w_max_bytes").expect("w_max");
+        assert!(
+            (w_max - ssthresh as f64).abs() <= MSS as f64,
+            "W_max {w_max}, ssthresh {ssthresh}"
+        );
+    }
+
+    /// Runs one round of `flow`: every packet in flight is acked.
+    fn run_round(flow: &mut Flow, cc: &mut Cubic) {
+        flow.run_rtts(cc, 1);
+    }
+
+    #[test]
+    fn hystart_enters_css_on_rtt_rise_and_ca_after_five_rounds() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(100));
+        let mut cc = cubic(CubicConfig::default());
+        // Rounds 1 and 2 at 100 ms (ACKs at 100 and 200 ms).
+        run_round(&mut flow, &mut cc);
+        run_round(&mut flow, &mut cc);
+        assert_eq!(cc.telemetry().state, "slow_start");
+        // Packets sent from 300 ms on take 112 ms. The threshold is clamp(100/8, 4, 16) = 12.5 ms
+        // and 112 < 100 + 12.5: no exit in round 4 (ACKs at 412 ms).
+        flow.rtt = Duration::from_millis(112);
+        run_round(&mut flow, &mut cc);
+        run_round(&mut flow, &mut cc);
+        assert_eq!(cc.telemetry().state, "slow_start");
+        assert_eq!(
+            cc.telemetry().get("hystart_current_round_min_rtt_ms"),
+            Some(112.0)
+        );
+        // Packets sent from 524 ms on take 130 ms; 130 >= 112 + 112/8: CSS in round 6 (654 ms).
+        flow.rtt = Duration::from_millis(130);
+        run_round(&mut flow, &mut cc);
+        run_round(&mut flow, &mut cc);
+        let t = cc.telemetry();
+        assert_eq!(t.state, "css");
+        assert_eq!(t.get("hystart_css_rounds"), Some(0.0));
+        assert_eq!(cc.ssthresh(), Some(Bytes::MAX));
+        // CSS grows by a quarter of the acked bytes.
+        let w = cc.cwnd();
+        assert!(flow.ack_next(&mut cc));
+        assert_eq!(cc.cwnd() - w, MSS / HYSTART_CSS_GROWTH_DIVISOR);
+        // The partial round 6 counts: rounds begin at 784, 914, 1044, 1174 ms and the fifth
+        // boundary, at 1304 ms, ends CSS.
+        let mut seen = vec![0.0];
+        while cc.telemetry().state == "css" {
+            let r = cc.telemetry().get("hystart_css_rounds").expect("css");
+            if seen.last() != Some(&r) {
+                seen.push(r);
+            }
+            assert!(flow.ack_next(&mut cc));
+        }
+        assert_eq!(seen, [0.0, 1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(flow.now, Time::ZERO + Duration::from_millis(1304));
+        assert_eq!(cc.telemetry().state, "congestion_avoidance");
+        // RFC 9406: ssthresh = cwnd; RFC 9438 §4.10: W_max = cwnd, K = 0.
+        assert_eq!(cc.ssthresh(), Some(cc.cwnd()));
+        assert_eq!(cc.telemetry().get("w_max_bytes"), Some(cc.cwnd() as f64));
+    }
+
+    #[test]
+    fn hystart_returns_to_slow_start_when_the_rtt_falls_back() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(100));
+        let mut cc = cubic(CubicConfig::default());
+        run_round(&mut flow, &mut cc);
+        run_round(&mut flow, &mut cc);
+        flow.rtt = Duration::from_millis(130);
+        run_round(&mut flow, &mut cc);
+        run_round(&mut flow, &mut cc);
+        assert_eq!(cc.telemetry().state, "css");
+        flow.rtt = Duration::from_millis(100);
+        run_round(&mut flow, &mut cc);
+        run_round(&mut flow, &mut cc);
+        assert_eq!(cc.telemetry().state, "slow_start");
+    }
+
+    #[test]
+    fn hystart_ignores_rounds_with_too_few_samples() {
+        let mut cc = cubic(CubicConfig::default());
+        let snap = RttSnapshot::default();
+        // Rounds of one packet each: never N_RTT_SAMPLE samples, so no exit however high the RTT.
+        let mut now = Time::ZERO;
+        for (pn, rtt_ms) in [(0u64, 10u64), (1, 10), (2, 200), (3, 400), (4, 800)] {
+            cc.on_sent(
+                now,
+                &SentPacket {
+                    pn,
+                    bytes: MSS,
+                    ..SentPacket::default()
+                },
+            );
+            now += Duration::from_millis(rtt_ms);
+            cc.on_ack(
+                now,
+                &ack(
+                    pn,
+                    now - Duration::from_millis(rtt_ms),
+                    MSS,
+                    MSS,
+                    Duration::from_millis(rtt_ms),
+                    snap,
+                ),
+            );
+        }
+        assert_eq!(cc.telemetry().state, "slow_start");
+        assert_eq!(cc.cwnd(), 15 * MSS);
+    }
+
+    #[test]
+    fn calibrate_sets_and_clamps_the_window() {
+        let mut cc = cubic(CubicConfig::default());
+        cc.calibrate(
+            Time::ZERO,
+            &Calibration {
+                cwnd: Some(50 * MSS),
+                ssthresh: Some(0),
+                cwnd_clamp: Some(Some(30 * MSS)),
+                ..Calibration::default()
+            },
+        );
+        assert_eq!(cc.cwnd(), 30 * MSS);
+        assert_eq!(cc.ssthresh(), Some(2 * MSS));
+        cc.calibrate(
+            Time::ZERO,
+            &Calibration {
+                cwnd: Some(0),
+                cwnd_clamp: Some(None),
+                ..Calibration::default()
+            },
+        );
+        assert_eq!(cc.cwnd(), 2 * MSS);
+    }
+
+    #[test]
+    fn params_are_validated() {
+        let reg = Registry::standard();
+        let ctx = CcContext::new(MSS);
+        let spec = |v: serde_json::Value| -> crate::registry::CcSpec {
+            serde_json::from_value(v).expect("spec")
+        };
+        assert!(reg
+            .build(&spec(serde_json::json!({"name": "cubic", "beta": 0.8, "c": 0.5, "fast_convergence": false, "hystart": false})), &ctx)
+            .is_ok());
+        for bad in [
+            serde_json::json!({"name": "cubic", "beta": 1.5}),
+            serde_json::json!({"name": "cubic", "c": -1.0}),
+            serde_json::json!({"name": "cubic", "betta": 0.7}),
+            serde_json::json!({"name": "cubic", "hystart": 1}),
+        ] {
+            assert!(
+                matches!(
+                    reg.build(&spec(bad.clone()), &ctx),
+                    Err(CcError::BadParams { .. })
+                ),
+                "{bad}"
+            );
+        }
+    }
+}

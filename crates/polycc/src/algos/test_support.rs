@@ -1,0 +1,189 @@
+//! Event builders and a small ACK-clocked flow for the CCA unit tests.
+//!
+//! The flow has no bottleneck: every packet is acknowledged exactly `rtt` after it was sent (the
+//! `rtt` in force when it was sent), one ACK per packet, and the sender refills the window after
+//! every ACK. Tests change `rtt` between rounds to model a growing or draining queue.
+
+use crate::cc::CongestionControl;
+use crate::estimators::rtt::{RttEstimator, RttSnapshot};
+use crate::signals::{AckEvent, LossEvent, SentPacket};
+use crate::units::{Bytes, Duration, Time};
+use std::collections::BTreeMap;
+
+/// An ACK for the single packet `pn` of `bytes`, sent at `sent_time`, with RTT sample `sample`.
+pub(crate) fn ack(
+    pn: u64,
+    sent_time: Time,
+    bytes: Bytes,
+    mss: Bytes,
+    sample: Duration,
+    rtt: RttSnapshot,
+) -> AckEvent {
+    AckEvent {
+        acked_bytes: bytes,
+        acked_packets: 1,
+        largest_acked: pn,
+        largest_acked_sent_time: sent_time,
+        min_rtt_sample: Some(sample),
+        rtt,
+        mss,
+        ..AckEvent::default()
+    }
+}
+
+/// The loss of the single packet `pn` of `bytes`, sent at `sent_time`.
+pub(crate) fn loss(pn: u64, sent_time: Time, bytes: Bytes, mss: Bytes) -> LossEvent {
+    LossEvent {
+        lost_bytes: bytes,
+        lost_packets: 1,
+        largest_lost_pn: pn,
+        largest_lost_sent_time: sent_time,
+        persistent_congestion: false,
+        in_flight: 0,
+        mss,
+    }
+}
+
+/// Like [`loss`], declared as RFC 9002 §7.6 persistent congestion.
+pub(crate) fn persistent_congestion(pn: u64, sent_time: Time, mss: Bytes) -> LossEvent {
+    LossEvent {
+        persistent_congestion: true,
+        ..loss(pn, sent_time, mss, mss)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    pn: u64,
+    sent: Time,
+}
+
+/// A sender with a fixed path delay that keeps the window full.
+pub(crate) struct Flow {
+    pub now: Time,
+    /// Round-trip time of packets sent from now on.
+    pub rtt: Duration,
+    pub mss: Bytes,
+    next_pn: u64,
+    /// Packets in flight by (ACK arrival time, pn).
+    in_flight: BTreeMap<(Time, u64), InFlight>,
+    in_flight_bytes: Bytes,
+    delivered: Bytes,
+    rtt_est: RttEstimator,
+}
+
+impl Flow {
+    pub(crate) fn new(mss: Bytes, rtt: Duration) -> Self {
+        Flow {
+            now: Time::ZERO,
+            rtt,
+            mss,
+            next_pn: 0,
+            in_flight: BTreeMap::new(),
+            in_flight_bytes: 0,
+            delivered: 0,
+            rtt_est: RttEstimator::new(),
+        }
+    }
+
+    /// Sends full-sized packets while the window has room for one.
+    pub(crate) fn fill(&mut self, cc: &mut dyn CongestionControl) {
+        while self.in_flight_bytes + self.mss <= cc.cwnd() {
+            let pn = self.next_pn;
+            self.next_pn += 1;
+            self.in_flight_bytes += self.mss;
+            self.in_flight
+                .insert((self.now + self.rtt, pn), InFlight { pn, sent: self.now });
+            cc.on_sent(
+                self.now,
+                &SentPacket {
+                    pn,
+                    bytes: self.mss,
+                    in_flight: self.in_flight_bytes,
+                    ..SentPacket::default()
+                },
+            );
+        }
+    }
+
+    /// Delivers the next ACK and refills the window; false when nothing is in flight.
+    pub(crate) fn ack_next(&mut self, cc: &mut dyn CongestionControl) -> bool {
+        let Some(((at, _), p)) = self.in_flight.pop_first() else {
+            return false;
+        };
+        self.now = self.now.max(at);
+        let sample = self.now - p.sent;
+        self.rtt_est.update(self.now, sample, Duration::ZERO);
+        let prior_in_flight = self.in_flight_bytes;
+        self.in_flight_bytes -= self.mss;
+        self.delivered += self.mss;
+        let mut ev = ack(
+            p.pn,
+            p.sent,
+            self.mss,
+            self.mss,
+            sample,
+            self.rtt_est.snapshot(),
+        );
+        ev.prior_in_flight = prior_in_flight;
+        ev.in_flight = self.in_flight_bytes;
+        ev.delivered = self.delivered;
+        cc.on_ack(self.now, &ev);
+        self.fill(cc);
+        true
+    }
+
+    /// Runs the flow until `t` (ACKs due at `t` included), then sets the clock to `t`.
+    pub(crate) fn run_until(&mut self, cc: &mut dyn CongestionControl, t: Time) {
+        self.fill(cc);
+        while self
+            .in_flight
+            .first_key_value()
+            .is_some_and(|(k, _)| k.0 <= t)
+        {
+            self.ack_next(cc);
+        }
+        self.now = self.now.max(t);
+    }
+
+    /// Runs `n` round trips of the current `rtt`.
+    pub(crate) fn run_rtts(&mut self, cc: &mut dyn CongestionControl, n: u64) {
+        let t = self.now + self.rtt * n;
+        self.run_until(cc, t);
+    }
+
+    /// Declares the oldest packet in flight lost now. Returns false when nothing is in flight.
+    pub(crate) fn lose_oldest(&mut self, cc: &mut dyn CongestionControl) -> bool {
+        let Some((_, p)) = self.in_flight.pop_first() else {
+            return false;
+        };
+        self.in_flight_bytes -= self.mss;
+        let mut ev = loss(p.pn, p.sent, self.mss, self.mss);
+        ev.in_flight = self.in_flight_bytes;
+        cc.on_loss(self.now, &ev);
+        true
+    }
+
+    /// Loses a packet sent now, after any recovery epoch that is running, so that the loss
+    /// counts as a new congestion event.
+    pub(crate) fn lose_fresh(&mut self, cc: &mut dyn CongestionControl) {
+        let pn = self.next_pn;
+        self.next_pn += 1;
+        cc.on_sent(
+            self.now,
+            &SentPacket {
+                pn,
+                bytes: self.mss,
+                in_flight: self.in_flight_bytes + self.mss,
+                ..SentPacket::default()
+            },
+        );
+        let mut ev = loss(pn, self.now, self.mss, self.mss);
+        ev.in_flight = self.in_flight_bytes;
+        cc.on_loss(self.now, &ev);
+    }
+
+    pub(crate) fn rtt_snapshot(&self) -> RttSnapshot {
+        self.rtt_est.snapshot()
+    }
+}
