@@ -5,6 +5,7 @@ pub mod newreno;
 pub(crate) mod round;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub mod vegas;
 
 use crate::registry::Registry;
 
@@ -12,4 +13,5 @@ use crate::registry::Registry;
 pub fn register_all(r: &mut Registry) {
     r.register("cubic", cubic::SUMMARY, cubic::build);
     r.register("newreno", newreno::SUMMARY, newreno::build);
+    r.register("vegas", vegas::SUMMARY, vegas::build);
 }

@@ -159,3 +159,49 @@ impl CongestionControl for NewReno {
         self.apply_clamp();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algos::test_support::{persistent_congestion, Flow};
+    use crate::units::Duration;
+
+    const MSS: Bytes = 1200;
+
+    fn newreno() -> NewReno {
+        NewReno::new(&CcContext::new(MSS), LOSS_REDUCTION_FACTOR)
+    }
+
+    #[test]
+    fn slow_start_doubles_per_rtt() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(40));
+        let mut cc = newreno();
+        assert_eq!(cc.cwnd(), 10 * MSS);
+        flow.run_rtts(&mut cc, 3);
+        assert_eq!(cc.cwnd(), 80 * MSS);
+    }
+
+    #[test]
+    fn halves_once_per_epoch_then_adds_one_mss_per_rtt() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(40));
+        let mut cc = newreno();
+        flow.run_rtts(&mut cc, 3);
+        assert!(flow.lose_oldest(&mut cc));
+        assert!(flow.lose_oldest(&mut cc));
+        assert_eq!(cc.cwnd(), 40 * MSS);
+        assert_eq!(cc.telemetry().state, "recovery");
+        // Recovery ends one RTT later; from then on, one MSS per window of ACKs.
+        flow.run_rtts(&mut cc, 2);
+        let before = cc.cwnd();
+        flow.run_rtts(&mut cc, 10);
+        let grown = (cc.cwnd() - before) / MSS;
+        assert!((9..=10).contains(&grown), "grew {grown} MSS in 10 RTTs");
+    }
+
+    #[test]
+    fn persistent_congestion_collapses_to_the_minimum() {
+        let mut cc = newreno();
+        cc.on_loss(Time::ZERO, &persistent_congestion(0, Time::ZERO, MSS));
+        assert_eq!(cc.cwnd(), 2 * MSS);
+    }
+}

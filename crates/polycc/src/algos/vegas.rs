@@ -1,0 +1,513 @@
+//! TCP Vegas as Linux `net/ipv4/tcp_vegas.c`: once per RTT, compare the window with what the
+//! base RTT says the path holds and move it by one packet towards `alpha..beta` packets queued.
+//!
+//! Windows are in bytes; Vegas' one-packet steps and its alpha/beta/gamma thresholds are in packets
+//! of the context's MSS. Loss handling is Reno's, with one reduction per recovery epoch as in
+//! `newreno.rs`.
+
+use crate::algos::round::RoundTracker;
+use crate::cc::{Calibration, CcContext, CongestionControl, Telemetry, MIN_WINDOW_PACKETS};
+use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::signals::{AckEvent, LossEvent, SentPacket};
+use crate::units::{Bytes, Duration, Time};
+use serde::Deserialize;
+
+pub const SUMMARY: &str =
+    "TCP Vegas (Linux tcp_vegas.c): delay-based, holds alpha..beta packets queued";
+
+/// tcp_vegas.c module parameter `alpha`: below this many packets queued, grow by one per RTT.
+pub const ALPHA: f64 = 2.0;
+/// tcp_vegas.c module parameter `beta`: above this many packets queued, shrink by one per RTT.
+pub const BETA: f64 = 4.0;
+/// tcp_vegas.c module parameter `gamma`: above this many packets queued, leave slow start.
+pub const GAMMA: f64 = 1.0;
+/// tcp_vegas.c: a round with this many RTT samples or fewer (delayed ACKs) gives no reliable
+/// minimum, so that round behaves as Reno.
+const MAX_SAMPLES_FOR_RENO: u32 = 2;
+/// tcp_reno_ssthresh: halve on loss.
+const LOSS_REDUCTION_FACTOR: f64 = 0.5;
+/// tcp_current_ssthresh in the Open state: ssthresh is kept at least at ¾ of the window.
+const SSTHRESH_FLOOR_FRACTION: (u64, u64) = (3, 4);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VegasParams {
+    #[serde(default = "default_alpha")]
+    alpha: f64,
+    #[serde(default = "default_beta")]
+    beta: f64,
+    #[serde(default = "default_gamma")]
+    gamma: f64,
+}
+
+fn default_alpha() -> f64 {
+    ALPHA
+}
+fn default_beta() -> f64 {
+    BETA
+}
+fn default_gamma() -> f64 {
+    GAMMA
+}
+
+pub fn build(
+    p: &Params,
+    ctx: &CcContext,
+    _: &Registry,
+) -> Result<Box<dyn CongestionControl>, CcError> {
+    let params: VegasParams = parse_params("vegas", p)?;
+    check_range("vegas", "alpha", params.alpha, 0.0, 1000.0)?;
+    check_range("vegas", "beta", params.beta, 0.0, 1000.0)?;
+    check_range("vegas", "gamma", params.gamma, 0.0, 1000.0)?;
+    if params.alpha > params.beta {
+        return Err(CcError::BadParams {
+            name: "vegas".to_string(),
+            message: format!(
+                "alpha = {} must not exceed beta = {}",
+                params.alpha, params.beta
+            ),
+        });
+    }
+    Ok(Box::new(Vegas::new(
+        ctx,
+        VegasConfig {
+            alpha: params.alpha,
+            beta: params.beta,
+            gamma: params.gamma,
+        },
+    )))
+}
+
+/// Thresholds of [`Vegas`] in packets, validated by [`build`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VegasConfig {
+    pub alpha: f64,
+    pub beta: f64,
+    pub gamma: f64,
+}
+
+impl Default for VegasConfig {
+    fn default() -> Self {
+        VegasConfig {
+            alpha: ALPHA,
+            beta: BETA,
+            gamma: GAMMA,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Vegas {
+    cfg: VegasConfig,
+    mss: Bytes,
+    cwnd: Bytes,
+    ssthresh: Bytes,
+    /// Reno congestion-avoidance credit for the rounds that fall back to Reno.
+    ca_credit: Bytes,
+    /// baseRTT: the smallest RTT seen over the connection.
+    base_rtt: Option<Duration>,
+    /// minRTT and cntRTT of the round in progress.
+    min_rtt: Option<Duration>,
+    cnt_rtt: u32,
+    /// Delimits rounds at `beg_snd_nxt`.
+    rounds: RoundTracker,
+    /// Packets queued as estimated at the last per-RTT decision, for telemetry.
+    last_diff: Option<f64>,
+    /// Packets sent before this time belong to the current recovery epoch (RFC 9002 §7.3.2);
+    /// Vegas is off meanwhile, as Linux runs it only in TCP_CA_Open.
+    recovery_start: Option<Time>,
+    clamp: Option<Bytes>,
+}
+
+impl Vegas {
+    pub fn new(ctx: &CcContext, cfg: VegasConfig) -> Self {
+        Vegas {
+            cfg,
+            mss: ctx.mss.max(1),
+            cwnd: ctx.initial_cwnd.max(MIN_WINDOW_PACKETS * ctx.mss),
+            ssthresh: Bytes::MAX,
+            ca_credit: 0,
+            base_rtt: None,
+            min_rtt: None,
+            cnt_rtt: 0,
+            rounds: RoundTracker::default(),
+            last_diff: None,
+            recovery_start: None,
+            clamp: None,
+        }
+    }
+
+    fn min_window(&self) -> Bytes {
+        MIN_WINDOW_PACKETS * self.mss
+    }
+
+    fn apply_clamp(&mut self) {
+        if let Some(c) = self.clamp {
+            self.cwnd = self.cwnd.min(c.max(self.min_window()));
+        }
+        self.cwnd = self.cwnd.max(self.min_window());
+    }
+
+    fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// tcp_vegas_enable: start a fresh per-RTT measurement from the next packet sent.
+    fn restart_rounds(&mut self) {
+        self.rounds.start();
+        self.min_rtt = None;
+        self.cnt_rtt = 0;
+    }
+
+    /// tcp_reno_cong_avoid for one ACK.
+    fn reno(&mut self, acked: Bytes) {
+        if self.in_slow_start() {
+            self.cwnd = self.cwnd.saturating_add(acked);
+        } else {
+            self.ca_credit = self.ca_credit.saturating_add(acked);
+            if self.ca_credit >= self.cwnd {
+                self.ca_credit -= self.cwnd;
+                self.cwnd = self.cwnd.saturating_add(self.mss);
+            }
+        }
+    }
+
+    /// The once-per-RTT decision, taken on the ACK that ends a round.
+    fn per_rtt(&mut self, acked: Bytes) {
+        let (Some(rtt), Some(base)) = (self.min_rtt, self.base_rtt) else {
+            self.reno(acked);
+            return;
+        };
+        if self.cnt_rtt <= MAX_SAMPLES_FOR_RENO {
+            self.reno(acked);
+            return;
+        }
+        // Both are at least 1 ns (see on_ack), and rtt >= base since base is the all-time min.
+        let cwnd_pkts = self.cwnd as f64 / self.mss as f64;
+        let diff = cwnd_pkts * rtt.0.saturating_sub(base.0) as f64 / base.0 as f64;
+        self.last_diff = Some(diff);
+        if self.in_slow_start() {
+            if diff > self.cfg.gamma {
+                // Too much queued to keep doubling: drop to what the base RTT supports plus one
+                // packet, and leave slow start.
+                let target = (self.cwnd as u128 * base.0 as u128 / rtt.0 as u128) as Bytes;
+                self.cwnd = self.cwnd.min(target.saturating_add(self.mss));
+                self.ssthresh = self.ssthresh.min(self.cwnd);
+            } else {
+                self.cwnd = self.cwnd.saturating_add(acked);
+            }
+        } else if diff > self.cfg.beta {
+            self.cwnd = self.cwnd.saturating_sub(self.mss);
+            self.ssthresh = self.ssthresh.min(self.cwnd);
+        } else if diff < self.cfg.alpha {
+            self.cwnd = self.cwnd.saturating_add(self.mss);
+        }
+        self.apply_clamp();
+        let (num, den) = SSTHRESH_FLOOR_FRACTION;
+        let floor = (self.cwnd as u128 * num as u128 / den as u128) as Bytes;
+        self.ssthresh = self.ssthresh.max(floor).max(self.min_window());
+    }
+}
+
+impl CongestionControl for Vegas {
+    fn name(&self) -> &str {
+        "vegas"
+    }
+
+    fn on_sent(&mut self, _now: Time, sent: &SentPacket) {
+        self.rounds.on_sent(sent.pn);
+    }
+
+    fn on_ack(&mut self, _now: Time, ack: &AckEvent) {
+        // tcp_vegas_pkts_acked adds 1 µs so that a sample is never zero; here 1 ns.
+        let sample = ack.min_rtt_sample.map(|s| s.max(Duration(1)));
+        if let Some(s) = sample {
+            self.base_rtt = Some(self.base_rtt.map_or(s, |b| b.min(s)));
+        }
+        if let Some(r) = self.recovery_start {
+            if ack.largest_acked_sent_time <= r {
+                return; // still in the recovery epoch
+            }
+            self.recovery_start = None;
+            self.restart_rounds();
+        }
+        if let Some(s) = sample {
+            self.min_rtt = Some(self.min_rtt.map_or(s, |m| m.min(s)));
+            self.cnt_rtt = self.cnt_rtt.saturating_add(1);
+        }
+        if ack.app_limited {
+            // Linux calls cong_avoid only when cwnd-limited; the round keeps collecting samples.
+            return;
+        }
+        if self.rounds.on_ack(ack.largest_acked) {
+            self.per_rtt(ack.acked_bytes);
+            self.min_rtt = None;
+            self.cnt_rtt = 0;
+        } else if self.in_slow_start() {
+            self.cwnd = self.cwnd.saturating_add(ack.acked_bytes);
+        }
+        self.apply_clamp();
+    }
+
+    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
+        let halved = ((self.cwnd as f64 * LOSS_REDUCTION_FACTOR) as Bytes).max(self.min_window());
+        if loss.persistent_congestion {
+            // As tcp_enter_loss: ssthresh is set unless this epoch already reduced it.
+            if self.recovery_start.is_none() {
+                self.ssthresh = halved;
+            }
+            self.cwnd = self.min_window();
+            self.ca_credit = 0;
+            self.recovery_start = None;
+            self.restart_rounds();
+            self.apply_clamp();
+            return;
+        }
+        if self
+            .recovery_start
+            .is_some_and(|r| loss.largest_lost_sent_time <= r)
+        {
+            return; // one reduction per recovery epoch
+        }
+        self.recovery_start = Some(now);
+        self.ssthresh = halved;
+        self.cwnd = halved;
+        self.ca_credit = 0;
+        self.apply_clamp();
+    }
+
+    fn cwnd(&self) -> Bytes {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> Option<Bytes> {
+        Some(self.ssthresh)
+    }
+
+    fn telemetry(&self) -> Telemetry {
+        let mut t = Telemetry::new(if self.recovery_start.is_some() {
+            "recovery"
+        } else if self.in_slow_start() {
+            "slow_start"
+        } else {
+            "congestion_avoidance"
+        });
+        let ms = |d: Option<Duration>| d.map_or(f64::NAN, |d| d.as_millis_f64());
+        t.push(
+            "ssthresh_bytes",
+            if self.ssthresh == Bytes::MAX {
+                f64::NAN
+            } else {
+                self.ssthresh as f64
+            },
+        );
+        t.push("base_rtt_ms", ms(self.base_rtt));
+        t.push("min_rtt_ms", ms(self.min_rtt));
+        t.push("cnt_rtt", self.cnt_rtt as f64);
+        t.push("diff_pkts", self.last_diff.unwrap_or(f64::NAN));
+        t
+    }
+
+    fn calibrate(&mut self, _now: Time, c: &Calibration) {
+        if let Some(clamp) = c.cwnd_clamp {
+            self.clamp = clamp;
+        }
+        if let Some(s) = c.ssthresh {
+            self.ssthresh = s.max(self.min_window());
+        }
+        if let Some(w) = c.cwnd {
+            self.cwnd = w;
+            self.ca_credit = 0;
+        }
+        self.apply_clamp();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algos::test_support::{ack, Flow};
+    use crate::estimators::rtt::RttSnapshot;
+
+    const MSS: Bytes = 1000;
+
+    fn vegas() -> Vegas {
+        Vegas::new(&CcContext::new(MSS), VegasConfig::default())
+    }
+
+    /// A Vegas in congestion avoidance at `pkts` packets whose base RTT is `flow.rtt`.
+    fn in_ca(flow: &mut Flow, pkts: u64) -> Vegas {
+        let mut cc = vegas();
+        cc.calibrate(
+            flow.now,
+            &Calibration {
+                cwnd: Some(pkts * MSS),
+                ssthresh: Some(pkts * MSS),
+                ..Calibration::default()
+            },
+        );
+        flow.run_rtts(&mut cc, 1);
+        cc
+    }
+
+    #[test]
+    fn grows_one_packet_per_rtt_below_alpha() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(100));
+        let mut cc = in_ca(&mut flow, 20);
+        flow.run_rtts(&mut cc, 2);
+        let before = cc.cwnd();
+        flow.run_rtts(&mut cc, 10);
+        assert_eq!(cc.cwnd() - before, 10 * MSS);
+        assert_eq!(cc.telemetry().get("diff_pkts"), Some(0.0));
+        assert_eq!(cc.telemetry().get("base_rtt_ms"), Some(100.0));
+    }
+
+    #[test]
+    fn holds_between_alpha_and_beta() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(100));
+        let mut cc = in_ca(&mut flow, 20);
+        flow.run_rtts(&mut cc, 2);
+        // 15 ms of queueing: diff = cwnd·0.15, inside (2, 4) for windows of 14..26 packets.
+        flow.rtt = Duration::from_millis(115);
+        flow.run_rtts(&mut cc, 3); // flush the round that mixes old and new samples
+        let held = cc.cwnd();
+        flow.run_rtts(&mut cc, 10);
+        assert_eq!(cc.cwnd(), held);
+        let diff = cc.telemetry().get("diff_pkts").expect("diff");
+        let expected = held as f64 / MSS as f64 * 0.15;
+        assert!((diff - expected).abs() < 1e-9, "diff {diff} vs {expected}");
+        assert!(diff > ALPHA && diff < BETA);
+    }
+
+    #[test]
+    fn shrinks_one_packet_per_rtt_above_beta_until_inside() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(100));
+        let mut cc = in_ca(&mut flow, 20);
+        flow.run_rtts(&mut cc, 1);
+        flow.rtt = Duration::from_millis(130);
+        // diff = cwnd·0.3 > 4 until the window is 13 packets (diff 3.9).
+        let mut history = vec![cc.cwnd() / MSS];
+        for _ in 0..20 {
+            flow.run_rtts(&mut cc, 1);
+            history.push(cc.cwnd() / MSS);
+        }
+        for pair in history.windows(2) {
+            let step = pair[0] as i64 - pair[1] as i64;
+            assert!(step <= 1, "more than one packet per RTT: {history:?}");
+        }
+        assert_eq!(cc.cwnd(), 13 * MSS, "{history:?}");
+        assert_eq!(cc.ssthresh(), Some(13 * MSS));
+    }
+
+    #[test]
+    fn slow_start_ends_at_the_base_rtt_window_plus_one() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(100));
+        let mut cc = vegas();
+        flow.run_rtts(&mut cc, 2);
+        assert!(cc.in_slow_start());
+        flow.rtt = Duration::from_millis(150);
+        // Step ACK by ACK: the round whose samples are all 150 ms ends slow start with
+        // cwnd = cwnd·100/150 + 1 packet, ssthresh = cwnd.
+        loop {
+            let before = cc.cwnd();
+            assert!(flow.ack_next(&mut cc));
+            if !cc.in_slow_start() {
+                assert_eq!(cc.cwnd(), before * 100 / 150 + MSS);
+                assert_eq!(cc.ssthresh(), Some(cc.cwnd()));
+                break;
+            }
+            assert!(
+                flow.now < Time::ZERO + Duration::from_secs(2),
+                "never left slow start"
+            );
+        }
+    }
+
+    #[test]
+    fn rounds_with_two_samples_or_fewer_act_as_reno() {
+        let mut cc = vegas();
+        cc.calibrate(
+            Time::ZERO,
+            &Calibration {
+                cwnd: Some(20 * MSS),
+                ssthresh: Some(20 * MSS),
+                ..Calibration::default()
+            },
+        );
+        let snap = RttSnapshot::default();
+        let mut now = Time::ZERO;
+        // Sends `pns` now, then acks them all `rtt_ms` later.
+        let mut round = |cc: &mut Vegas, pns: std::ops::Range<u64>, rtt_ms: u64| {
+            let rtt = Duration::from_millis(rtt_ms);
+            for pn in pns.clone() {
+                let sent = SentPacket {
+                    pn,
+                    bytes: MSS,
+                    ..SentPacket::default()
+                };
+                cc.on_sent(now, &sent);
+            }
+            let sent_at = now;
+            now += rtt;
+            for pn in pns {
+                cc.on_ack(now, &ack(pn, sent_at, MSS, MSS, rtt, snap));
+            }
+        };
+        round(&mut cc, 0..10, 100); // base RTT 100 ms; the first ACK opens the first round
+        round(&mut cc, 10..12, 300); // pn 10 closes a round of 10 samples at 100 ms: +1
+        assert_eq!(cc.cwnd(), 21 * MSS);
+        // pn 12 closes a round of two samples (pn 11, 12) at 300 ms: Vegas would shrink
+        // (diff = 42 packets), Reno's credit is far below a window: no change.
+        round(&mut cc, 12..14, 300);
+        assert_eq!(cc.cwnd(), 21 * MSS);
+        round(&mut cc, 14..18, 300); // pn 14 closes (pn 13, 14): Reno again
+        assert_eq!(cc.cwnd(), 21 * MSS);
+        round(&mut cc, 18..19, 300); // pn 18 closes (pn 15..18): four samples, Vegas shrinks
+        assert_eq!(cc.cwnd(), 20 * MSS);
+        assert_eq!(cc.telemetry().get("diff_pkts"), Some(42.0));
+    }
+
+    #[test]
+    fn loss_halves_once_per_epoch_and_vegas_resumes_after() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(100));
+        let mut cc = in_ca(&mut flow, 40);
+        let w = cc.cwnd();
+        assert!(flow.lose_oldest(&mut cc));
+        assert_eq!(cc.cwnd(), w / 2);
+        assert_eq!(cc.telemetry().state, "recovery");
+        // Another packet from before the reduction: no second halving.
+        assert!(flow.lose_oldest(&mut cc));
+        assert_eq!(cc.cwnd(), w / 2);
+        // Recovery ends with the first ACK of a packet sent after it began; then Vegas grows
+        // by a packet per RTT again (no queue: diff = 0).
+        flow.run_rtts(&mut cc, 3);
+        assert_eq!(cc.telemetry().state, "congestion_avoidance");
+        let before = cc.cwnd();
+        flow.run_rtts(&mut cc, 5);
+        assert_eq!(cc.cwnd() - before, 5 * MSS);
+    }
+
+    #[test]
+    fn params_are_validated() {
+        let reg = Registry::standard();
+        let ctx = CcContext::new(MSS);
+        let spec = |v: serde_json::Value| -> crate::registry::CcSpec {
+            serde_json::from_value(v).expect("spec")
+        };
+        let ok = spec(serde_json::json!({"name": "vegas", "alpha": 1, "beta": 3, "gamma": 2}));
+        assert!(reg.build(&ok, &ctx).is_ok());
+        for bad in [
+            serde_json::json!({"name": "vegas", "alpha": 5, "beta": 4}),
+            serde_json::json!({"name": "vegas", "gamma": -1}),
+            serde_json::json!({"name": "vegas", "delta": 1}),
+        ] {
+            assert!(
+                matches!(
+                    reg.build(&spec(bad.clone()), &ctx),
+                    Err(CcError::BadParams { .. })
+                ),
+                "{bad}"
+            );
+        }
+    }
+}
