@@ -3,6 +3,7 @@
 //! One scenario runs single-threaded from one seeded RNG: the same scenario and seed give the
 //! same bytes of output. See `scenario::spec` for the file format and `output` for the results.
 
+pub mod engine;
 pub mod output;
 pub mod queue;
 pub mod scenario;
@@ -44,6 +45,5 @@ pub fn run_file(path: &Path) -> Result<RunOutput, SimError> {
 
 /// Runs a validated scenario.
 pub fn run(model: &Model, registry: &Registry) -> Result<RunOutput, SimError> {
-    let _ = (model, registry);
-    Err(SimError::Internal("engine not yet written".into()))
+    engine::Simulator::new(model, registry)?.run()
 }

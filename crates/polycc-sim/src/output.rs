@@ -49,7 +49,10 @@ pub struct LinkSummary {
     pub capacity_mbps: f64,
     /// Bytes sent / bytes the capacity allowed.
     pub utilization: f64,
+    /// Packets dropped by the queue (tail drops and AQM drops).
     pub drops: u64,
+    /// Packets lost to the configured random loss.
+    pub random_losses: u64,
     pub queue_delay_ms: MeanP95,
 }
 
@@ -68,6 +71,8 @@ pub struct Summary {
     pub links: Vec<LinkSummary>,
     /// Jain's fairness index over the flows' goodputs.
     pub jain_index: f64,
+    /// Data bytes sent, delivered, dropped and still in the network at the end.
+    pub accounting: crate::engine::Accounting,
 }
 
 /// One column of a long-format table.

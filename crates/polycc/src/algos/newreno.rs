@@ -41,6 +41,7 @@ pub struct NewReno {
     beta: f64,
     /// Packets sent before this time belong to the current recovery epoch (RFC 9002 §7.3.2).
     recovery_start: Option<Time>,
+    in_recovery: bool,
     /// Acked bytes not yet turned into window growth in congestion avoidance.
     ca_credit: Bytes,
     clamp: Option<Bytes>,
@@ -54,6 +55,7 @@ impl NewReno {
             ssthresh: Bytes::MAX,
             beta,
             recovery_start: None,
+            in_recovery: false,
             ca_credit: 0,
             clamp: None,
         }
@@ -77,13 +79,15 @@ impl CongestionControl for NewReno {
     }
 
     fn on_ack(&mut self, _now: Time, ack: &AckEvent) {
-        if self
+        // RFC 9002 §7.3.2: recovery is judged by send time only: an ACK of a packet sent before
+        // the recovery start neither grows the window nor ends the epoch, so losses of such
+        // packets detected later do not reduce it again.
+        self.in_recovery = self
             .recovery_start
-            .is_some_and(|r| ack.largest_acked_sent_time <= r)
-        {
-            return; // still in the recovery epoch
+            .is_some_and(|r| ack.largest_acked_sent_time <= r);
+        if self.in_recovery {
+            return;
         }
-        self.recovery_start = None;
         if ack.app_limited {
             return; // RFC 9002 §7.8: no growth while application-limited
         }
@@ -100,22 +104,22 @@ impl CongestionControl for NewReno {
     }
 
     fn on_loss(&mut self, now: Time, loss: &LossEvent) {
-        if loss.persistent_congestion {
-            self.cwnd = self.min_window();
-            self.ssthresh = self.ssthresh.min(self.cwnd.max(self.min_window()));
-            self.recovery_start = None;
-            return;
-        }
-        if self
+        let new_epoch = self
             .recovery_start
-            .is_some_and(|r| loss.largest_lost_sent_time <= r)
-        {
-            return;
+            .is_none_or(|r| loss.largest_lost_sent_time > r);
+        if new_epoch {
+            self.recovery_start = Some(now);
+            self.in_recovery = true;
+            self.ssthresh = ((self.cwnd as f64 * self.beta) as Bytes).max(self.min_window());
+            self.cwnd = self.ssthresh;
+            self.ca_credit = 0;
         }
-        self.recovery_start = Some(now);
-        self.ssthresh = ((self.cwnd as f64 * self.beta) as Bytes).max(self.min_window());
-        self.cwnd = self.ssthresh;
-        self.ca_credit = 0;
+        if loss.persistent_congestion {
+            // RFC 9002 §7.6.2: collapse to the minimum window and leave recovery.
+            self.cwnd = self.min_window();
+            self.recovery_start = None;
+            self.in_recovery = false;
+        }
         self.apply_clamp();
     }
 
@@ -128,7 +132,7 @@ impl CongestionControl for NewReno {
     }
 
     fn telemetry(&self) -> Telemetry {
-        let mut t = Telemetry::new(if self.recovery_start.is_some() {
+        let mut t = Telemetry::new(if self.in_recovery {
             "recovery"
         } else if self.cwnd < self.ssthresh {
             "slow_start"

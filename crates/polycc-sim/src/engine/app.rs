@@ -1,0 +1,92 @@
+//! The application on top of a flow: what data exists when (bulk, one sized transfer, repeated
+//! web-like transfers) or, for unresponsive sources, when each packet is emitted.
+
+use crate::scenario::Traffic;
+use polycc::units::{Duration, Time};
+use rand::Rng;
+use std::collections::VecDeque;
+
+/// One transfer of a sized or web flow.
+#[derive(Clone, Copy, Debug)]
+pub struct TransferRecord {
+    /// When the application asked for it.
+    pub requested: Time,
+    /// When the sender started it (after the previous transfer finished).
+    pub started: Option<Time>,
+    pub first_seg: u64,
+    pub end_seg: u64,
+    /// When the receiver had all of it.
+    pub completed: Option<Time>,
+}
+
+pub struct App {
+    pub traffic: Traffic,
+    pub transfers: Vec<TransferRecord>,
+    /// Transfers requested and not yet started.
+    pub queued: VecDeque<usize>,
+    /// Index of the transfer the receiver is completing.
+    pub receiving: usize,
+    next_seg: u64,
+    mss: u64,
+}
+
+impl App {
+    pub fn new(traffic: Traffic, mss: u64) -> Self {
+        App {
+            traffic,
+            transfers: Vec::new(),
+            queued: VecDeque::new(),
+            receiving: 0,
+            next_seg: 0,
+            mss,
+        }
+    }
+
+    /// Registers a new transfer of `bytes` requested at `now`; returns its index.
+    pub fn request(&mut self, now: Time, bytes: u64) -> usize {
+        let segs = bytes.div_ceil(self.mss).max(1);
+        let t = TransferRecord {
+            requested: now,
+            started: None,
+            first_seg: self.next_seg,
+            end_seg: self.next_seg + segs,
+            completed: None,
+        };
+        self.next_seg += segs;
+        self.transfers.push(t);
+        self.queued.push_back(self.transfers.len() - 1);
+        self.transfers.len() - 1
+    }
+
+    /// Payload of the last segment of a transfer of `bytes`.
+    pub fn last_payload(&self, bytes: u64) -> u64 {
+        let r = bytes % self.mss;
+        if r == 0 {
+            self.mss
+        } else {
+            r
+        }
+    }
+
+    /// Time until the next web request, or the next unresponsive packet of `wire` bytes.
+    pub fn next_gap(&self, wire: u64, rng: &mut impl Rng) -> Option<Duration> {
+        match self.traffic {
+            Traffic::Web {
+                interval, poisson, ..
+            } => Some(if poisson {
+                exp(interval, rng)
+            } else {
+                interval
+            }),
+            Traffic::Cbr { rate } => Some(rate.time_to_send(wire)),
+            Traffic::Poisson { rate } => Some(exp(rate.time_to_send(wire), rng)),
+            _ => None,
+        }
+    }
+}
+
+/// An exponential draw with the given mean.
+fn exp(mean: Duration, rng: &mut impl Rng) -> Duration {
+    let u: f64 = rng.gen_range(f64::EPSILON..1.0);
+    mean.mul_f64(-u.ln())
+}

@@ -1,0 +1,743 @@
+//! The simulation engine: routes packets through links and delay lines, runs senders, receivers
+//! and applications, and records time series and summaries.
+
+mod app;
+mod events;
+mod link;
+mod packet;
+mod pipe;
+mod receiver;
+mod recorder;
+mod segset;
+mod sender;
+
+use crate::output::RunOutput;
+use crate::scenario::{FlowModel, Model, Traffic};
+use crate::SimError;
+use app::App;
+use events::{Ev, EventQueue};
+use link::LinkDir;
+use packet::{Kind, Packet};
+use pipe::Pipe;
+use polycc::units::{Duration, Time};
+use polycc::{CcContext, CongestionControl, Registry};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use receiver::Receiver;
+use recorder::Recorder;
+use sender::{Poll, Sender, Transfer, NO_SEGMENT};
+
+pub use recorder::Accounting;
+
+/// One stage of a route: an optional congested link direction, random loss on entry, and the
+/// delay line that follows it.
+#[derive(Clone, Copy, Debug)]
+struct Hop {
+    link_dir: Option<u32>,
+    loss: f64,
+    pipe: u32,
+}
+
+struct Flow {
+    model: FlowModel,
+    sender: Option<Sender>,
+    receiver: Receiver,
+    app: App,
+    data_route: Vec<Hop>,
+    ack_route: Vec<Hop>,
+    /// Base RTT of the path (flow RTT plus link delays both ways).
+    path_rtt: Duration,
+    /// One-way delay of the ACK direction, used for unresponsive flows' RTT estimate.
+    reverse_owd: Duration,
+    started: Option<Time>,
+    ended: Option<Time>,
+    stopped: bool,
+    next_unresponsive_pn: u64,
+    stats: recorder::FlowStats,
+}
+
+pub struct Simulator<'a> {
+    model: &'a Model,
+    registry: &'a Registry,
+    now: Time,
+    end: Time,
+    q: EventQueue,
+    rng: Pcg64Mcg,
+    links: Vec<Option<LinkDir>>,
+    pipes: Vec<Pipe>,
+    flows: Vec<Flow>,
+    events: u64,
+    scratch: Vec<Packet>,
+    acct: Accounting,
+    rec: Recorder,
+}
+
+impl<'a> Simulator<'a> {
+    pub fn new(model: &'a Model, registry: &'a Registry) -> Result<Self, SimError> {
+        let mut links = Vec::with_capacity(model.links.len() * 2);
+        for l in &model.links {
+            links.push(Some(LinkDir::new(&l.forward)));
+            links.push(l.reverse.as_ref().map(LinkDir::new));
+        }
+        let mut sim = Simulator {
+            model,
+            registry,
+            now: Time::ZERO,
+            end: Time::ZERO + model.duration,
+            q: EventQueue::default(),
+            rng: Pcg64Mcg::seed_from_u64(model.scenario.seed),
+            links,
+            pipes: Vec::new(),
+            flows: Vec::new(),
+            events: 0,
+            scratch: Vec::new(),
+            acct: Accounting::default(),
+            rec: Recorder::new(model),
+        };
+        for (i, fm) in model.flows.iter().enumerate() {
+            let flow = sim.build_flow(fm)?;
+            sim.flows.push(flow);
+            sim.q.push(Time::ZERO + fm.start, Ev::Start(i as u32));
+            if let Some(stop) = fm.stop {
+                sim.q.push(Time::ZERO + stop, Ev::Stop(i as u32));
+            }
+        }
+        sim.q
+            .push(Time::ZERO + model.bin.min(model.duration), Ev::Sample);
+        Ok(sim)
+    }
+
+    fn new_cc(&self, fm: &FlowModel) -> Result<Box<dyn CongestionControl>, SimError> {
+        let ctx = CcContext {
+            now: self.now,
+            ..CcContext::new(self.model.scenario.mss)
+        };
+        self.registry
+            .build(&fm.cca, &ctx)
+            .map_err(|e| SimError::Internal(format!("flow {}: {e}", fm.id)))
+    }
+
+    fn build_flow(&mut self, fm: &FlowModel) -> Result<Flow, SimError> {
+        let links = &self.model.links;
+        let sc = &self.model.scenario;
+        let fwd_owd = Duration(fm.rtt.0 / 2);
+        let rev_owd = fm.rtt - fwd_owd;
+        // Link indices in data order and in ACK order.
+        let data_links: Vec<usize> = if fm.reverse {
+            fm.path.iter().rev().copied().collect()
+        } else {
+            fm.path.clone()
+        };
+        let ack_links: Vec<usize> = data_links.iter().rev().copied().collect();
+        let mut route = |order: &[usize],
+                         forward_dir_for_data: bool,
+                         is_ack: bool,
+                         owd: Duration|
+         -> Vec<Hop> {
+            let n = order.len();
+            order
+                .iter()
+                .enumerate()
+                .map(|(k, &li)| {
+                    let l = &links[li];
+                    // Data of forward flows and ACKs of reverse flows use the forward direction.
+                    let forward = forward_dir_for_data != is_ack;
+                    let dir_model = if forward {
+                        Some(&l.forward)
+                    } else {
+                        l.reverse.as_ref()
+                    };
+                    let link_dir = if forward {
+                        Some(2 * li as u32)
+                    } else {
+                        l.reverse.as_ref().map(|_| 2 * li as u32 + 1)
+                    };
+                    let loss = if forward {
+                        l.forward.loss
+                    } else {
+                        l.reverse_loss
+                    };
+                    let jitter = if forward {
+                        l.forward.jitter
+                    } else {
+                        l.reverse_jitter
+                    };
+                    let aggregation = if is_ack {
+                        l.forward.ack_aggregation
+                    } else {
+                        None
+                    };
+                    let _ = dir_model;
+                    let delay = l.delay + if k + 1 == n { owd } else { Duration::ZERO };
+                    self.pipes.push(Pipe::new(delay, jitter, aggregation));
+                    Hop {
+                        link_dir,
+                        loss,
+                        pipe: self.pipes.len() as u32 - 1,
+                    }
+                })
+                .collect()
+        };
+        let data_route = route(&data_links, !fm.reverse, false, fwd_owd);
+        let ack_route = route(&ack_links, !fm.reverse, true, rev_owd);
+        let link_delay: Duration = fm
+            .path
+            .iter()
+            .map(|&li| links[li].delay)
+            .fold(Duration::ZERO, |a, b| a + b);
+        let sender = if fm.traffic.is_unresponsive() {
+            None
+        } else {
+            let cc = self.new_cc(fm)?;
+            Some(Sender::new(
+                cc,
+                sc.mss,
+                sc.header_bytes,
+                fm.max_ack_delay,
+                fm.pacing,
+            ))
+        };
+        let keep_log = sender.as_ref().is_some_and(|s| s.cc.wants_feedback());
+        Ok(Flow {
+            model: fm.clone(),
+            sender,
+            receiver: Receiver::new(fm.ack_every, fm.max_ack_delay, keep_log),
+            app: App::new(fm.traffic.clone(), sc.mss),
+            data_route,
+            ack_route,
+            path_rtt: fm.rtt + link_delay * 2,
+            reverse_owd: rev_owd + link_delay,
+            started: None,
+            ended: None,
+            stopped: false,
+            next_unresponsive_pn: 0,
+            stats: recorder::FlowStats::new(),
+        })
+    }
+
+    /// Runs to the end of the scenario.
+    pub fn run(mut self) -> Result<RunOutput, SimError> {
+        let wall = std::time::Instant::now();
+        while let Some((t, ev)) = self.q.pop() {
+            if t > self.end {
+                break;
+            }
+            self.now = t;
+            self.events += 1;
+            self.dispatch(ev)?;
+        }
+        self.now = self.end;
+        let wall_s = wall.elapsed().as_secs_f64();
+        self.finish(wall_s)
+    }
+
+    fn dispatch(&mut self, ev: Ev) -> Result<(), SimError> {
+        let now = self.now;
+        match ev {
+            Ev::LinkDone(ld) => self.link_done(ld),
+            Ev::Pipe(p) => self.pipe_due(p),
+            Ev::SenderWake(f) => {
+                if let Some(s) = self.flows[f as usize].sender.as_mut() {
+                    if s.wake.fire(now, &mut self.q, ev) {
+                        self.try_send(f);
+                    }
+                }
+            }
+            Ev::AckTimer(f) => {
+                let fl = &mut self.flows[f as usize];
+                if fl.receiver.ack_timer.fire(now, &mut self.q, ev) && fl.receiver.has_unacked() {
+                    self.send_ack(f);
+                }
+            }
+            Ev::LossTimer(f) => {
+                if let Some(s) = self.flows[f as usize].sender.as_mut() {
+                    if s.loss_timer.fire(now, &mut self.q, ev) {
+                        s.on_loss_timer(now);
+                        self.try_send(f);
+                    }
+                }
+            }
+            Ev::CcTimer(f) => {
+                if let Some(s) = self.flows[f as usize].sender.as_mut() {
+                    if s.cc_timer.fire(now, &mut self.q, ev) {
+                        s.cc.on_timer(now);
+                        self.try_send(f);
+                    }
+                }
+            }
+            Ev::Start(f) => self.start_flow(f)?,
+            Ev::Stop(f) => {
+                let fl = &mut self.flows[f as usize];
+                fl.stopped = true;
+                if fl.ended.is_none() {
+                    fl.ended = Some(now);
+                }
+                if let Some(s) = fl.sender.as_mut() {
+                    s.stopped = true;
+                }
+            }
+            Ev::App(f) => self.app_event(f)?,
+            Ev::Sample => {
+                self.sample();
+                let next = self.now + self.model.bin;
+                if self.now < self.end {
+                    self.q.push(next.min(self.end), Ev::Sample);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn start_flow(&mut self, f: u32) -> Result<(), SimError> {
+        let now = self.now;
+        let wire_full = self.model.packet_bytes();
+        let fl = &mut self.flows[f as usize];
+        fl.started = Some(now);
+        match fl.app.traffic.clone() {
+            Traffic::Bulk => {
+                let mss = self.model.scenario.mss;
+                if let Some(s) = fl.sender.as_mut() {
+                    s.start_transfer(
+                        Transfer {
+                            first: 0,
+                            end: u64::MAX,
+                            last_payload: mss,
+                        },
+                        None,
+                    );
+                }
+                self.try_send(f);
+            }
+            Traffic::Sized { bytes } | Traffic::Web { bytes, .. } => {
+                fl.app.request(now, bytes);
+                if let Some(gap) = fl.app.next_gap(wire_full, &mut self.rng) {
+                    self.q.push(now + gap, Ev::App(f));
+                }
+                self.begin_next_transfer(f, true)?;
+            }
+            Traffic::Cbr { .. } | Traffic::Poisson { .. } => self.app_event(f)?,
+        }
+        Ok(())
+    }
+
+    fn app_event(&mut self, f: u32) -> Result<(), SimError> {
+        let now = self.now;
+        let wire = self.model.packet_bytes();
+        let fl = &mut self.flows[f as usize];
+        if fl.stopped {
+            return Ok(());
+        }
+        if let Some(gap) = fl.app.next_gap(wire, &mut self.rng) {
+            self.q.push(now + gap, Ev::App(f));
+        }
+        match fl.app.traffic {
+            Traffic::Web { bytes, .. } => {
+                fl.app.request(now, bytes);
+                let busy = fl
+                    .sender
+                    .as_ref()
+                    .is_some_and(|s| s.transfer().is_some() && !s.transfer_done());
+                if !busy {
+                    self.begin_next_transfer(f, false)?;
+                }
+            }
+            Traffic::Cbr { .. } | Traffic::Poisson { .. } => {
+                let pn = fl.next_unresponsive_pn;
+                fl.next_unresponsive_pn += 1;
+                fl.stats.packets_sent += 1;
+                let p = Packet {
+                    flow: f,
+                    kind: Kind::Data,
+                    hop: 0,
+                    wire_bytes: wire as u32,
+                    pn,
+                    seg: pn,
+                    sent: now,
+                    queue_ns: 0,
+                    ack_delay_ns: 0,
+                    log_pos: 0,
+                };
+                self.acct.sent_bytes += wire;
+                self.arrive(p);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Starts the next queued transfer of a sized or web flow, on a fresh connection state for
+    /// every transfer after the first.
+    fn begin_next_transfer(&mut self, f: u32, first: bool) -> Result<(), SimError> {
+        let fl = &self.flows[f as usize];
+        let Some(&idx) = fl.app.queued.front() else {
+            return Ok(());
+        };
+        let cc = if first {
+            None
+        } else {
+            Some(self.new_cc(&fl.model)?)
+        };
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        fl.app.queued.pop_front();
+        let rec = &mut fl.app.transfers[idx];
+        rec.started = Some(now);
+        let bytes = match fl.app.traffic {
+            Traffic::Sized { bytes } | Traffic::Web { bytes, .. } => bytes,
+            _ => 0,
+        };
+        let t = Transfer {
+            first: rec.first_seg,
+            end: rec.end_seg,
+            last_payload: fl.app.last_payload(bytes),
+        };
+        if let Some(s) = fl.sender.as_mut() {
+            s.start_transfer(t, cc);
+        }
+        self.try_send(f);
+        Ok(())
+    }
+
+    fn try_send(&mut self, f: u32) {
+        let now = self.now;
+        loop {
+            let fl = &mut self.flows[f as usize];
+            let Some(s) = fl.sender.as_mut() else { return };
+            match s.poll_send(now) {
+                Poll::Send { pn, seg, wire, .. } => {
+                    let p = Packet {
+                        flow: f,
+                        kind: Kind::Data,
+                        hop: 0,
+                        wire_bytes: wire as u32,
+                        pn,
+                        seg,
+                        sent: now,
+                        queue_ns: 0,
+                        ack_delay_ns: 0,
+                        log_pos: 0,
+                    };
+                    self.acct.sent_bytes += wire;
+                    self.arrive(p);
+                }
+                Poll::Wait(t) => {
+                    s.wake.arm(t, &mut self.q, Ev::SenderWake(f));
+                    break;
+                }
+                Poll::Blocked | Poll::Idle => break,
+            }
+        }
+        self.arm_sender_timers(f);
+    }
+
+    fn arm_sender_timers(&mut self, f: u32) {
+        let Some(s) = self.flows[f as usize].sender.as_mut() else {
+            return;
+        };
+        match s.loss_deadline() {
+            Some(d) => s
+                .loss_timer
+                .arm(d.max(self.now), &mut self.q, Ev::LossTimer(f)),
+            None => s.loss_timer.cancel(),
+        }
+        match s.cc.next_timer() {
+            Some(t) => s.cc_timer.arm(t.max(self.now), &mut self.q, Ev::CcTimer(f)),
+            None => s.cc_timer.cancel(),
+        }
+    }
+
+    fn route_hop(&self, p: &Packet) -> Hop {
+        let fl = &self.flows[p.flow as usize];
+        match p.kind {
+            Kind::Data => fl.data_route[p.hop as usize],
+            Kind::Ack => fl.ack_route[p.hop as usize],
+        }
+    }
+
+    /// A packet reaches the entry of its current hop.
+    fn arrive(&mut self, p: Packet) {
+        let hop = self.route_hop(&p);
+        if hop.loss > 0.0 && self.rng.gen::<f64>() < hop.loss {
+            self.account_drop(&p, hop.link_dir, true);
+            return;
+        }
+        match hop.link_dir {
+            Some(ld) => self.link_enqueue(ld, p),
+            None => self.pipe_push(hop.pipe, p),
+        }
+    }
+
+    fn account_drop(&mut self, p: &Packet, link_dir: Option<u32>, random: bool) {
+        if p.kind == Kind::Data {
+            self.acct.dropped_bytes += p.wire_bytes as u64;
+            self.flows[p.flow as usize].stats.dropped_in_network += 1;
+        }
+        if let Some(ld) = link_dir {
+            if let Some(l) = self.links[ld as usize].as_mut() {
+                if random {
+                    self.rec.random_losses[ld as usize] += 1;
+                } else {
+                    l.drops += 1;
+                    l.bin.drops += 1;
+                }
+            }
+        }
+    }
+
+    fn link_enqueue(&mut self, ld: u32, p: Packet) {
+        let now = self.now;
+        let mut dropped = std::mem::take(&mut self.scratch);
+        let l = self.links[ld as usize]
+            .as_mut()
+            .expect("route names an existing link");
+        l.touch(now);
+        if p.kind == Kind::Data {
+            l.data_queued += p.wire_bytes as u64;
+        }
+        l.queue.enqueue(now, p, &mut |d| dropped.push(d));
+        let idle = l.in_service.is_none();
+        for d in &dropped {
+            if d.kind == Kind::Data {
+                l.data_queued -= d.wire_bytes as u64;
+            }
+        }
+        for d in dropped.drain(..) {
+            self.account_drop(&d, Some(ld), false);
+        }
+        self.scratch = dropped;
+        if idle {
+            self.start_service(ld);
+        }
+    }
+
+    fn start_service(&mut self, ld: u32) {
+        let now = self.now;
+        let mut dropped = std::mem::take(&mut self.scratch);
+        let l = self.links[ld as usize].as_mut().expect("link exists");
+        l.touch(now);
+        let next = l.queue.dequeue(now, &mut |d| dropped.push(d));
+        for d in &dropped {
+            if d.kind == Kind::Data {
+                l.data_queued -= d.wire_bytes as u64;
+            }
+        }
+        if let Some((mut p, sojourn)) = next {
+            if p.kind == Kind::Data {
+                l.data_queued -= p.wire_bytes as u64;
+            }
+            p.queue_ns += sojourn.0;
+            l.record_sojourn(sojourn);
+            let done = l.server.serve(now, p.wire_bytes as u64);
+            l.in_service = Some(p);
+            if done != Time::MAX {
+                self.q.push(done, Ev::LinkDone(ld));
+            }
+        }
+        for d in dropped.drain(..) {
+            self.account_drop(&d, Some(ld), false);
+        }
+        self.scratch = dropped;
+    }
+
+    fn link_done(&mut self, ld: u32) {
+        let l = self.links[ld as usize].as_mut().expect("link exists");
+        let Some(p) = l.in_service.take() else { return };
+        l.tx_bytes += p.wire_bytes as u64;
+        l.bin.tx_bytes += p.wire_bytes as u64;
+        let more = !l.queue.is_empty();
+        let hop = self.route_hop(&p);
+        self.pipe_push(hop.pipe, p);
+        if more {
+            self.start_service(ld);
+        }
+    }
+
+    fn pipe_push(&mut self, pipe: u32, p: Packet) {
+        if let Some(t) = self.pipes[pipe as usize].push(self.now, p, &mut self.rng) {
+            self.q.push(t, Ev::Pipe(pipe));
+        }
+    }
+
+    fn pipe_due(&mut self, pipe: u32) {
+        while let Some(p) = self.pipes[pipe as usize].pop_due(self.now) {
+            self.leave_hop(p);
+        }
+        if let Some(t) = self.pipes[pipe as usize].head_time() {
+            self.q.push(t, Ev::Pipe(pipe));
+        }
+    }
+
+    /// A packet has crossed its hop's delay line: on to the next hop or to its endpoint.
+    fn leave_hop(&mut self, mut p: Packet) {
+        let fl = &self.flows[p.flow as usize];
+        let len = match p.kind {
+            Kind::Data => fl.data_route.len(),
+            Kind::Ack => fl.ack_route.len(),
+        };
+        if (p.hop as usize) + 1 < len {
+            p.hop += 1;
+            self.arrive(p);
+            return;
+        }
+        match p.kind {
+            Kind::Data => self.on_data(p),
+            Kind::Ack => self.on_ack(p),
+        }
+    }
+
+    fn on_data(&mut self, p: Packet) {
+        let now = self.now;
+        let f = p.flow;
+        let header = self.model.scenario.header_bytes;
+        self.acct.delivered_bytes += p.wire_bytes as u64;
+        let fl = &mut self.flows[f as usize];
+        fl.stats.on_arrival(p.wire_bytes as u64, p.queue_ns);
+        if fl.sender.is_none() {
+            // Unresponsive source: every packet is new; its RTT is what a probe would see.
+            fl.stats.on_unique(p.wire_bytes as u64 - header);
+            fl.stats.record_rtt((now - p.sent) + fl.reverse_owd);
+            return;
+        }
+        let r = fl
+            .receiver
+            .on_data(now, p.pn, p.seg, p.wire_bytes as u64, p.sent);
+        if r.new_segment && p.seg != NO_SEGMENT {
+            fl.stats.on_unique(p.wire_bytes as u64 - header);
+            let cum = fl.receiver.segs.cumulative();
+            while let Some(t) = fl.app.transfers.get_mut(fl.app.receiving) {
+                if cum < t.end_seg {
+                    break;
+                }
+                t.completed = Some(now);
+                fl.app.receiving += 1;
+            }
+        }
+        if r.ack_now {
+            self.send_ack(f);
+        } else if fl.receiver.ack_timer.deadline().is_none() {
+            let d = fl.receiver.ack_deadline(now);
+            fl.receiver.ack_timer.arm(d, &mut self.q, Ev::AckTimer(f));
+        }
+    }
+
+    fn send_ack(&mut self, f: u32) {
+        let now = self.now;
+        let ack_bytes = self.model.scenario.ack_bytes;
+        let fl = &mut self.flows[f as usize];
+        let Some((idx, largest, delay, log_pos)) = fl.receiver.make_ack(now) else {
+            return;
+        };
+        let p = Packet {
+            flow: f,
+            kind: Kind::Ack,
+            hop: 0,
+            wire_bytes: ack_bytes as u32,
+            pn: largest,
+            seg: idx,
+            sent: now,
+            queue_ns: 0,
+            ack_delay_ns: delay.0,
+            log_pos,
+        };
+        self.arrive(p);
+    }
+
+    fn on_ack(&mut self, p: Packet) {
+        let now = self.now;
+        let f = p.flow;
+        let fl = &mut self.flows[f as usize];
+        let Flow {
+            sender, receiver, ..
+        } = fl;
+        let Some(s) = sender.as_mut() else { return };
+        let log: &[polycc::Arrival] = if receiver.keep_log {
+            let from = s.log_consumed.saturating_sub(receiver.log_base) as usize;
+            let to = p.log_pos.saturating_sub(receiver.log_base) as usize;
+            let all = receiver.log.make_contiguous();
+            &all[from.min(all.len())..to.min(all.len())]
+        } else {
+            &[]
+        };
+        s.on_ack(
+            now,
+            &receiver.ranges,
+            p.seg as usize,
+            p.pn,
+            Duration(p.ack_delay_ns),
+            log,
+        );
+        if receiver.keep_log {
+            s.log_consumed = s.log_consumed.max(p.log_pos);
+            receiver.trim_log(s.log_consumed);
+        }
+        let done = s.transfer_done();
+        if done {
+            if !fl.app.queued.is_empty() {
+                // The next web transfer was waiting for this one.
+                if self.begin_next_transfer(f, false).is_err() {
+                    return;
+                }
+                return;
+            }
+            if matches!(fl.app.traffic, Traffic::Sized { .. }) && fl.ended.is_none() {
+                fl.ended = fl.app.transfers.first().and_then(|t| t.completed);
+            }
+        }
+        self.try_send(f);
+    }
+
+    fn sample(&mut self) {
+        let now = self.now;
+        self.rec
+            .sample(now, &mut self.flows, &mut self.links, self.model);
+    }
+
+    fn finish(mut self, wall_s: f64) -> Result<RunOutput, SimError> {
+        // The last partial bin, if the final Sample did not land exactly at the end.
+        if self.rec.last_sample() < self.end {
+            self.sample();
+        }
+        let in_network = self.in_network_bytes();
+        self.acct.in_network_bytes = in_network;
+        let summary = self.rec.summary(
+            self.model,
+            &self.flows,
+            &self.links,
+            self.events,
+            wall_s,
+            &self.acct,
+            self.end,
+        );
+        let resolved_toml = toml::to_string(&self.model.scenario).map_err(|e| {
+            SimError::Internal(format!("cannot serialise the resolved scenario: {e}"))
+        })?;
+        let (flows, links) = self.rec.into_tables();
+        Ok(RunOutput {
+            resolved_toml,
+            summary,
+            flows,
+            links,
+        })
+    }
+
+    /// Data bytes still in the network: queued or in service on links, or in delay lines.
+    fn in_network_bytes(&self) -> u64 {
+        let mut b = 0;
+        for l in self.links.iter().flatten() {
+            b += l.data_bytes_queued();
+            if let Some(p) = &l.in_service {
+                if p.kind == Kind::Data {
+                    b += p.wire_bytes as u64;
+                }
+            }
+        }
+        for pipe in &self.pipes {
+            b += pipe
+                .iter()
+                .filter(|p| p.kind == Kind::Data)
+                .map(|p| p.wire_bytes as u64)
+                .sum::<u64>();
+        }
+        b
+    }
+}

@@ -1,0 +1,403 @@
+//! Measurement: per-flow and per-link counters, time-series bins, and the run summary.
+
+use super::link::{delay_histogram, LinkDir};
+use super::Flow;
+use crate::output::{
+    jain_index, Column, FlowSummary, LinkSummary, MeanP95, Percentiles, Summary, Table,
+};
+use crate::scenario::{Model, Traffic};
+use hdrhistogram::Histogram;
+use polycc::units::{Duration, Time};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Byte accounting of data packets over the whole run: every byte sent is delivered, dropped,
+/// or still in the network at the end.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Accounting {
+    pub sent_bytes: u64,
+    pub delivered_bytes: u64,
+    pub dropped_bytes: u64,
+    pub in_network_bytes: u64,
+}
+
+pub struct FlowStats {
+    pub rx_wire_bytes: u64,
+    pub rx_unique_payload: u64,
+    pub bin_rx_wire: u64,
+    pub bin_rx_payload: u64,
+    pub queue_hist: Histogram<u64>,
+    pub queue_ns_sum: u128,
+    pub arrivals: u64,
+    pub packets_sent: u64,
+    pub dropped_in_network: u64,
+    // RTT of unresponsive flows (reliable flows keep theirs in the sender).
+    pub rtt_hist: Histogram<u64>,
+    pub rtt_sum_ns: u128,
+    pub rtt_count: u64,
+    pub bin_rtt_sum_ns: u128,
+    pub bin_rtt_count: u64,
+}
+
+impl FlowStats {
+    pub fn new() -> Self {
+        FlowStats {
+            rx_wire_bytes: 0,
+            rx_unique_payload: 0,
+            bin_rx_wire: 0,
+            bin_rx_payload: 0,
+            queue_hist: delay_histogram(),
+            queue_ns_sum: 0,
+            arrivals: 0,
+            packets_sent: 0,
+            dropped_in_network: 0,
+            rtt_hist: delay_histogram(),
+            rtt_sum_ns: 0,
+            rtt_count: 0,
+            bin_rtt_sum_ns: 0,
+            bin_rtt_count: 0,
+        }
+    }
+
+    pub fn on_arrival(&mut self, wire: u64, queue_ns: u64) {
+        self.rx_wire_bytes += wire;
+        self.bin_rx_wire += wire;
+        self.arrivals += 1;
+        self.queue_ns_sum += queue_ns as u128;
+        self.queue_hist.saturating_record((queue_ns / 1000).max(1));
+    }
+
+    pub fn on_unique(&mut self, payload: u64) {
+        self.rx_unique_payload += payload;
+        self.bin_rx_payload += payload;
+    }
+
+    pub fn record_rtt(&mut self, d: Duration) {
+        self.rtt_hist.saturating_record((d.0 / 1000).max(1));
+        self.rtt_sum_ns += d.0 as u128;
+        self.rtt_count += 1;
+        self.bin_rtt_sum_ns += d.0 as u128;
+        self.bin_rtt_count += 1;
+    }
+}
+
+/// Columns built row by row; columns first seen late are back-filled with nulls.
+#[derive(Default)]
+struct TableBuilder {
+    rows: usize,
+    num: BTreeMap<String, Vec<Option<f64>>>,
+    order: Vec<String>,
+    strs: Vec<(String, Vec<String>)>,
+}
+
+impl TableBuilder {
+    fn with_str_columns(names: &[&str]) -> Self {
+        TableBuilder {
+            strs: names.iter().map(|n| (n.to_string(), Vec::new())).collect(),
+            ..Default::default()
+        }
+    }
+    fn set(&mut self, name: &str, v: Option<f64>) {
+        if !self.num.contains_key(name) {
+            self.num.insert(name.to_string(), vec![None; self.rows]);
+            self.order.push(name.to_string());
+        }
+        let col = self.num.get_mut(name).expect("just inserted");
+        col.resize(self.rows, None);
+        col.push(v);
+    }
+    fn set_str(&mut self, idx: usize, v: &str) {
+        self.strs[idx].1.push(v.to_string());
+    }
+    fn end_row(&mut self) {
+        self.rows += 1;
+        for col in self.num.values_mut() {
+            col.resize(self.rows, None);
+        }
+    }
+    fn build(mut self) -> Table {
+        let mut columns = Vec::new();
+        // t_s first, then the string keys, then the numbers in first-seen order.
+        if let Some(t) = self.num.remove("t_s") {
+            columns.push(("t_s".to_string(), Column::F64(t)));
+        }
+        for (n, v) in self.strs {
+            columns.push((n, Column::Str(v)));
+        }
+        for n in self.order {
+            if let Some(v) = self.num.remove(&n) {
+                columns.push((n, Column::F64(v)));
+            }
+        }
+        Table {
+            rows: self.rows,
+            columns,
+        }
+    }
+}
+
+pub struct Recorder {
+    last: Time,
+    flows: TableBuilder,
+    links: TableBuilder,
+    /// Random (not queue) losses per link direction.
+    pub random_losses: Vec<u64>,
+}
+
+fn mbps(bytes: u64, d: Duration) -> f64 {
+    if d.is_zero() {
+        0.0
+    } else {
+        bytes as f64 * 8.0 / d.as_secs_f64() / 1e6
+    }
+}
+
+fn ms_of_us(us: u64) -> f64 {
+    us as f64 / 1000.0
+}
+
+fn percentiles(h: &Histogram<u64>, sum_ns: u128, count: u64) -> Percentiles {
+    if count == 0 || h.is_empty() {
+        return Percentiles::default();
+    }
+    Percentiles {
+        min: ms_of_us(h.min()),
+        mean: sum_ns as f64 / count as f64 / 1e6,
+        p50: ms_of_us(h.value_at_quantile(0.50)),
+        p95: ms_of_us(h.value_at_quantile(0.95)),
+        p99: ms_of_us(h.value_at_quantile(0.99)),
+    }
+}
+
+fn mean_p95(h: &Histogram<u64>, sum_ns: u128, count: u64) -> MeanP95 {
+    if count == 0 || h.is_empty() {
+        return MeanP95::default();
+    }
+    // Sub-microsecond delays are recorded as 1 µs (histogram floor); report them as zero.
+    let p95 = h.value_at_quantile(0.95);
+    MeanP95 {
+        mean: sum_ns as f64 / count as f64 / 1e6,
+        p95: if p95 <= 1 { 0.0 } else { ms_of_us(p95) },
+    }
+}
+
+impl Recorder {
+    pub fn new(model: &Model) -> Self {
+        Recorder {
+            last: Time::ZERO,
+            flows: TableBuilder::with_str_columns(&["flow", "cc_state"]),
+            links: TableBuilder::with_str_columns(&["link"]),
+            random_losses: vec![0; model.links.len() * 2],
+        }
+    }
+
+    pub fn last_sample(&self) -> Time {
+        self.last
+    }
+
+    pub(super) fn sample(
+        &mut self,
+        now: Time,
+        flows: &mut [Flow],
+        links: &mut [Option<LinkDir>],
+        model: &Model,
+    ) {
+        let start = self.last;
+        let dur = now - start;
+        if dur.is_zero() {
+            return;
+        }
+        self.last = now;
+        let t_s = start.as_secs_f64();
+        for fl in flows.iter_mut() {
+            let tb = &mut self.flows;
+            tb.set("t_s", Some(t_s));
+            tb.set_str(0, &fl.model.id);
+            tb.set("goodput_mbps", Some(mbps(fl.stats.bin_rx_payload, dur)));
+            tb.set("throughput_mbps", Some(mbps(fl.stats.bin_rx_wire, dur)));
+            fl.stats.bin_rx_payload = 0;
+            fl.stats.bin_rx_wire = 0;
+            let active = fl.started.is_some() && fl.ended.is_none_or(|e| e > start);
+            match fl.sender.as_mut() {
+                Some(s) => {
+                    tb.set("rtt_ms", s.take_bin_rtt());
+                    tb.set("cwnd_bytes", active.then_some(s.cwnd() as f64));
+                    tb.set("inflight_bytes", Some(s.in_flight as f64));
+                    tb.set(
+                        "pacing_rate_mbps",
+                        if active {
+                            s.pacing_rate().map(|r| r.as_mbps_f64())
+                        } else {
+                            None
+                        },
+                    );
+                    let tel = s.cc.telemetry();
+                    tb.set_str(1, if active { tel.state } else { "" });
+                    for (k, v) in tel.entries() {
+                        let v = if active && v.is_finite() {
+                            Some(*v)
+                        } else {
+                            None
+                        };
+                        tb.set(&format!("cc_{k}"), v);
+                    }
+                }
+                None => {
+                    let st = &mut fl.stats;
+                    let rtt = (st.bin_rtt_count > 0)
+                        .then(|| st.bin_rtt_sum_ns as f64 / st.bin_rtt_count as f64 / 1e6);
+                    st.bin_rtt_sum_ns = 0;
+                    st.bin_rtt_count = 0;
+                    tb.set("rtt_ms", rtt);
+                    tb.set("cwnd_bytes", None);
+                    tb.set("inflight_bytes", None);
+                    tb.set("pacing_rate_mbps", None);
+                    tb.set_str(1, "");
+                }
+            }
+            tb.end_row();
+        }
+        for (i, l) in model.links.iter().enumerate() {
+            for (dir, name) in [
+                (2 * i, l.id.clone()),
+                (2 * i + 1, format!("{}:reverse", l.id)),
+            ] {
+                let Some(ld) = links[dir].as_mut() else {
+                    continue;
+                };
+                let bin = ld.take_bin(now);
+                let tb = &mut self.links;
+                tb.set("t_s", Some(t_s));
+                tb.set_str(0, &name);
+                tb.set(
+                    "capacity_mbps",
+                    Some(mbps(ld.server.offered_bytes(start, now), dur)),
+                );
+                tb.set("throughput_mbps", Some(mbps(bin.tx_bytes, dur)));
+                tb.set("queue_bytes", Some(bin.queue_area as f64 / dur.0 as f64));
+                tb.set("queue_packets", Some(ld.queue.packets() as f64));
+                tb.set(
+                    "queue_delay_ms",
+                    (bin.sojourn_count > 0)
+                        .then(|| bin.sojourn_ns_sum as f64 / bin.sojourn_count as f64 / 1e6),
+                );
+                tb.set("drops", Some(bin.drops as f64));
+                tb.end_row();
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn summary(
+        &self,
+        model: &Model,
+        flows: &[Flow],
+        links: &[Option<LinkDir>],
+        events: u64,
+        wall_s: f64,
+        acct: &Accounting,
+        end: Time,
+    ) -> Summary {
+        let mut fs = Vec::new();
+        let mut delivered_packets = 0;
+        for fl in flows {
+            delivered_packets += fl.stats.arrivals;
+            let start = fl.started.unwrap_or(end);
+            let stop = fl.ended.unwrap_or(end).min(end);
+            let active = stop - start;
+            let (rtt, sent, retx, lost, cca) = match &fl.sender {
+                Some(s) => (
+                    percentiles(&s.rtt_hist, s.rtt_sum_ns, s.rtt_count),
+                    s.packets_sent,
+                    s.retransmits,
+                    s.lost_packets,
+                    fl.model.cca.name().to_string(),
+                ),
+                None => (
+                    percentiles(&fl.stats.rtt_hist, fl.stats.rtt_sum_ns, fl.stats.rtt_count),
+                    fl.stats.packets_sent,
+                    0,
+                    fl.stats.packets_sent.saturating_sub(fl.stats.arrivals),
+                    "none".to_string(),
+                ),
+            };
+            let done: Vec<f64> = fl
+                .app
+                .transfers
+                .iter()
+                .filter_map(|t| t.completed.map(|c| (c - t.requested).as_secs_f64()))
+                .collect();
+            let fct_s = match fl.app.traffic {
+                Traffic::Sized { .. } | Traffic::Web { .. } if !done.is_empty() => {
+                    Some(done.iter().sum::<f64>() / done.len() as f64)
+                }
+                _ => None,
+            };
+            fs.push(FlowSummary {
+                id: fl.model.id.clone(),
+                cca,
+                goodput_mbps: mbps(fl.stats.rx_unique_payload, active),
+                throughput_mbps: mbps(fl.stats.rx_wire_bytes, active),
+                loss_rate: if sent == 0 {
+                    0.0
+                } else {
+                    lost as f64 / sent as f64
+                },
+                retransmits: retx,
+                packets_sent: sent,
+                bytes_delivered: fl.stats.rx_unique_payload,
+                rtt_ms: rtt,
+                queue_delay_ms: mean_p95(
+                    &fl.stats.queue_hist,
+                    fl.stats.queue_ns_sum,
+                    fl.stats.arrivals,
+                ),
+                fct_s,
+                transfers_completed: done.len() as u64,
+                active_s: active.as_secs_f64(),
+            });
+        }
+        let mut ls = Vec::new();
+        let run = end - Time::ZERO;
+        for (i, l) in model.links.iter().enumerate() {
+            for (dir, name) in [
+                (2 * i, l.id.clone()),
+                (2 * i + 1, format!("{}:reverse", l.id)),
+            ] {
+                let Some(ld) = links[dir].as_ref() else {
+                    continue;
+                };
+                let offered = ld.server.offered_bytes(Time::ZERO, end);
+                ls.push(LinkSummary {
+                    id: name,
+                    capacity_mbps: mbps(offered, run),
+                    utilization: if offered == 0 {
+                        0.0
+                    } else {
+                        ld.tx_bytes as f64 / offered as f64
+                    },
+                    drops: ld.drops,
+                    random_losses: self.random_losses[dir],
+                    queue_delay_ms: mean_p95(&ld.sojourn_hist, ld.sojourn_ns_sum, ld.sojourn_count),
+                });
+            }
+        }
+        let goodputs: Vec<f64> = fs.iter().map(|f| f.goodput_mbps).collect();
+        Summary {
+            name: model.scenario.name.clone(),
+            seed: model.scenario.seed,
+            duration_s: model.duration.as_secs_f64(),
+            wall_s,
+            events,
+            delivered_packets,
+            jain_index: jain_index(&goodputs),
+            flows: fs,
+            links: ls,
+            accounting: *acct,
+        }
+    }
+
+    pub fn into_tables(self) -> (Table, Table) {
+        (self.flows.build(), self.links.build())
+    }
+}

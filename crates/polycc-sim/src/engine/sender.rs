@@ -1,0 +1,517 @@
+//! The sending end of a reliable flow: packet numbers, the ACK and loss-detection logic of
+//! RFC 9002 §6 (packet threshold 3, time threshold 9/8 RTT, probe timeout), retransmission of
+//! lost segments in new packets, pacing, delivery-rate samples, and the controller it drives.
+
+use super::events::Timer;
+use super::link::delay_histogram;
+use super::segset::SegSet;
+use hdrhistogram::Histogram;
+use polycc::estimators::delivery_rate::{DeliveryRateEstimator, PacketDeliveryState};
+use polycc::estimators::rtt::{RttEstimator, GRANULARITY};
+use polycc::signals::{AckEvent, Arrival, Feedback, LossEvent, SentPacket};
+use polycc::units::{Bytes, Duration, Rate, Time};
+use polycc::CongestionControl;
+use std::collections::VecDeque;
+
+/// RFC 9002 §6.1.1 kPacketThreshold.
+pub const PACKET_THRESHOLD: u64 = 3;
+/// RFC 9002 §6.1.2 kTimeThreshold = 9/8.
+const TIME_THRESHOLD_NUM: u64 = 9;
+const TIME_THRESHOLD_DEN: u64 = 8;
+/// RFC 9002 §7.6.1 kPersistentCongestionThreshold.
+const PERSISTENT_CONGESTION_THRESHOLD: u64 = 3;
+/// RFC 9002 §6.2.4: probe packets sent when the PTO fires.
+const PTO_PROBES: u32 = 2;
+/// Linux `tcp_update_pacing_rate`: pacing at 200 % of cwnd/srtt in slow start and 120 % after
+/// (sysctl tcp_pacing_ss_ratio / tcp_pacing_ca_ratio), when the controller sets no rate.
+const PACING_SS_RATIO: f64 = 2.0;
+const PACING_CA_RATIO: f64 = 1.2;
+/// Marks a packet that carries no application segment.
+pub const NO_SEGMENT: u64 = u64::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    InFlight,
+    Acked,
+    Lost,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SentMeta {
+    seg: u64,
+    bytes: u32,
+    state: State,
+    delivery: PacketDeliveryState,
+}
+
+/// The application data the sender currently has: segments [first, end), the last of which
+/// carries `last_payload` bytes; `end == u64::MAX` for an endless (bulk) source.
+#[derive(Clone, Copy, Debug)]
+pub struct Transfer {
+    pub first: u64,
+    pub end: u64,
+    pub last_payload: u64,
+}
+
+/// What `poll_send` found.
+pub enum Poll {
+    /// Send a packet carrying this segment with this packet number.
+    Send {
+        pn: u64,
+        seg: u64,
+        wire: u64,
+        retransmission: bool,
+    },
+    /// Pacing: try again at this time.
+    Wait(Time),
+    /// The window is full.
+    Blocked,
+    /// Nothing to send.
+    Idle,
+}
+
+pub struct Sender {
+    pub cc: Box<dyn CongestionControl>,
+    pub rtt: RttEstimator,
+    rate_est: DeliveryRateEstimator,
+    mss: u64,
+    header: u64,
+    max_ack_delay: Duration,
+    pacing_fallback: bool,
+    sent: VecDeque<SentMeta>,
+    base_pn: u64,
+    next_pn: u64,
+    largest_acked: Option<u64>,
+    pub in_flight: u64,
+    // Cursor into the receiver's ACK ranges: ranges before `ack_range` are fully processed, and
+    // in `ack_range` packet numbers below `ack_next_pn` are.
+    ack_range: usize,
+    ack_next_pn: u64,
+    pub log_consumed: u64,
+    transfer: Option<Transfer>,
+    next_seg: u64,
+    retx: VecDeque<u64>,
+    pub acked_segs: SegSet,
+    pub stopped: bool,
+    next_send: Time,
+    pub wake: Timer,
+    pub loss_timer: Timer,
+    loss_time: Option<Time>,
+    pto_count: u32,
+    probes: u32,
+    last_ack_eliciting: Time,
+    first_rtt_sample: Option<Time>,
+    app_limited: bool,
+    pub cc_timer: Timer,
+    // Counters.
+    pub packets_sent: u64,
+    pub bytes_sent: u64,
+    pub retransmits: u64,
+    pub lost_packets: u64,
+    pub rtt_hist: Histogram<u64>,
+    pub rtt_sum_ns: u128,
+    pub rtt_count: u64,
+    pub bin_rtt_sum_ns: u128,
+    pub bin_rtt_count: u64,
+}
+
+impl Sender {
+    pub fn new(
+        cc: Box<dyn CongestionControl>,
+        mss: u64,
+        header: u64,
+        max_ack_delay: Duration,
+        pacing_fallback: bool,
+    ) -> Self {
+        Sender {
+            cc,
+            rtt: RttEstimator::new(),
+            rate_est: DeliveryRateEstimator::new(),
+            mss,
+            header,
+            max_ack_delay,
+            pacing_fallback,
+            sent: VecDeque::new(),
+            base_pn: 0,
+            next_pn: 0,
+            largest_acked: None,
+            in_flight: 0,
+            ack_range: 0,
+            ack_next_pn: 0,
+            log_consumed: 0,
+            transfer: None,
+            next_seg: 0,
+            retx: VecDeque::new(),
+            acked_segs: SegSet::new(),
+            stopped: false,
+            next_send: Time::ZERO,
+            wake: Timer::default(),
+            loss_timer: Timer::default(),
+            loss_time: None,
+            pto_count: 0,
+            probes: 0,
+            last_ack_eliciting: Time::ZERO,
+            first_rtt_sample: None,
+            app_limited: false,
+            cc_timer: Timer::default(),
+            packets_sent: 0,
+            bytes_sent: 0,
+            retransmits: 0,
+            lost_packets: 0,
+            rtt_hist: delay_histogram(),
+            rtt_sum_ns: 0,
+            rtt_count: 0,
+            bin_rtt_sum_ns: 0,
+            bin_rtt_count: 0,
+        }
+    }
+
+    /// Starts a new transfer on a fresh connection state (controller, RTT estimator).
+    pub fn start_transfer(&mut self, t: Transfer, cc: Option<Box<dyn CongestionControl>>) {
+        if let Some(cc) = cc {
+            self.cc = cc;
+            self.rtt = RttEstimator::new();
+            self.rate_est = DeliveryRateEstimator::new();
+            self.first_rtt_sample = None;
+        }
+        self.next_seg = self.next_seg.max(t.first);
+        self.transfer = Some(t);
+    }
+
+    pub fn transfer(&self) -> Option<Transfer> {
+        self.transfer
+    }
+
+    /// All segments of the current transfer are acknowledged.
+    pub fn transfer_done(&self) -> bool {
+        self.transfer
+            .is_some_and(|t| t.end != u64::MAX && self.acked_segs.cumulative() >= t.end)
+    }
+
+    fn payload_of(&self, seg: u64) -> u64 {
+        match self.transfer {
+            Some(t) if seg + 1 == t.end => t.last_payload,
+            _ => self.mss,
+        }
+    }
+
+    /// The pacing rate in force: the controller's, else cwnd/srtt scaled as Linux does.
+    pub fn pacing_rate(&self) -> Option<Rate> {
+        if let Some(r) = self.cc.pacing_rate() {
+            return Some(r);
+        }
+        if !self.pacing_fallback || !self.rtt.has_sample() {
+            return None;
+        }
+        let ratio = if self.cc.in_slow_start() {
+            PACING_SS_RATIO
+        } else {
+            PACING_CA_RATIO
+        };
+        Some(Rate::from_bytes_over(self.cc.cwnd(), self.rtt.smoothed()).mul_f64(ratio))
+    }
+
+    fn next_segment(&mut self) -> Option<(u64, bool)> {
+        while let Some(&s) = self.retx.front() {
+            if self.acked_segs.contains(s) {
+                self.retx.pop_front();
+            } else {
+                return Some((s, true));
+            }
+        }
+        let t = self.transfer?;
+        (!self.stopped && self.next_seg < t.end).then_some((self.next_seg, false))
+    }
+
+    /// Decides whether a packet can leave now; on `Send`, the packet is recorded as sent.
+    pub fn poll_send(&mut self, now: Time) -> Poll {
+        let Some((seg, retransmission)) = self.next_segment() else {
+            if !self.app_limited {
+                self.app_limited = true;
+                self.rate_est.on_app_limited(self.in_flight);
+            }
+            return Poll::Idle;
+        };
+        let wire = self.payload_of(seg) + self.header;
+        if self.probes == 0 && self.in_flight + wire > self.cc.cwnd() {
+            return Poll::Blocked;
+        }
+        if now < self.next_send {
+            return Poll::Wait(self.next_send);
+        }
+        if retransmission {
+            self.retx.pop_front();
+            self.retransmits += 1;
+        } else {
+            self.next_seg += 1;
+        }
+        self.app_limited = false;
+        self.probes = self.probes.saturating_sub(1);
+        let pn = self.next_pn;
+        self.next_pn += 1;
+        let delivery = self.rate_est.on_sent(now, self.in_flight);
+        self.sent.push_back(SentMeta {
+            seg,
+            bytes: wire as u32,
+            state: State::InFlight,
+            delivery,
+        });
+        self.in_flight += wire;
+        self.packets_sent += 1;
+        self.bytes_sent += wire;
+        self.last_ack_eliciting = now;
+        if let Some(rate) = self.pacing_rate() {
+            self.next_send = self.next_send.max(now) + rate.time_to_send(wire);
+        }
+        self.cc.on_sent(
+            now,
+            &SentPacket {
+                pn,
+                bytes: wire,
+                in_flight: self.in_flight,
+                is_retransmission: retransmission,
+                app_limited: false,
+            },
+        );
+        Poll::Send {
+            pn,
+            seg,
+            wire,
+            retransmission,
+        }
+    }
+
+    fn meta(&mut self, pn: u64) -> Option<&mut SentMeta> {
+        let idx = pn.checked_sub(self.base_pn)? as usize;
+        self.sent.get_mut(idx)
+    }
+
+    /// Processes an ACK covering the receiver's ranges up to `range_idx` (ending at `largest`).
+    /// Arrivals in `log` (receiver timestamps) go to the controller when it asks for feedback.
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_ack(
+        &mut self,
+        now: Time,
+        ranges: &[(u64, u64)],
+        range_idx: usize,
+        largest: u64,
+        ack_delay: Duration,
+        log: &[Arrival],
+    ) {
+        let prior_in_flight = self.in_flight;
+        let mut acked_bytes = 0;
+        let mut acked_packets = 0u32;
+        let mut min_rtt_sample: Option<Duration> = None;
+        let mut largest_newly: Option<(u64, Time)> = None;
+        let start_range = self.ack_range;
+        if range_idx < start_range || (range_idx == start_range && largest < self.ack_next_pn) {
+            return; // nothing beyond what earlier ACKs covered
+        }
+        for (idx, &(s, e)) in ranges
+            .iter()
+            .enumerate()
+            .take(range_idx + 1)
+            .skip(start_range)
+        {
+            let e = if idx == range_idx { largest } else { e };
+            let s = if idx == start_range {
+                s.max(self.ack_next_pn)
+            } else {
+                s
+            };
+            if s > e {
+                continue;
+            }
+            for pn in s..=e {
+                let Some(m) = self.meta(pn) else { continue };
+                if m.state != State::InFlight {
+                    continue; // already acked, or declared lost (a spurious loss)
+                }
+                m.state = State::Acked;
+                let (bytes, seg, d) = (m.bytes as u64, m.seg, m.delivery);
+                self.in_flight -= bytes;
+                self.rate_est.on_packet_acked(now, &d, bytes);
+                acked_bytes += bytes;
+                acked_packets += 1;
+                let sample = now - d.sent_time;
+                min_rtt_sample = Some(min_rtt_sample.map_or(sample, |m| m.min(sample)));
+                if seg != NO_SEGMENT {
+                    self.acked_segs.insert(seg);
+                }
+                if pn == largest {
+                    largest_newly = Some((pn, d.sent_time));
+                }
+            }
+        }
+        self.ack_range = range_idx;
+        self.ack_next_pn = largest + 1;
+        if acked_packets == 0 {
+            return;
+        }
+        self.largest_acked = Some(self.largest_acked.map_or(largest, |l| l.max(largest)));
+        let mut largest_sent_time = Time::ZERO;
+        if let Some((_, sent)) = largest_newly {
+            let sample = now - sent;
+            self.rtt
+                .update(now, sample, ack_delay.min(self.max_ack_delay));
+            self.first_rtt_sample.get_or_insert(now);
+            let us = (sample.0 / 1000).max(1);
+            self.rtt_hist.saturating_record(us);
+            self.rtt_sum_ns += sample.0 as u128;
+            self.rtt_count += 1;
+            self.bin_rtt_sum_ns += sample.0 as u128;
+            self.bin_rtt_count += 1;
+            largest_sent_time = sent;
+        }
+        let rate_sample = self.rate_est.finish_ack(self.rtt.min());
+        if !log.is_empty() && self.cc.wants_feedback() {
+            self.cc.on_feedback(now, &Feedback { arrivals: log });
+        }
+        let mut ev = AckEvent {
+            acked_bytes,
+            acked_packets,
+            largest_acked: largest,
+            largest_acked_sent_time: largest_sent_time,
+            min_rtt_sample,
+            rtt: self.rtt.snapshot(),
+            prior_in_flight,
+            in_flight: self.in_flight,
+            delivered: self.rate_est.delivered(),
+            rate_sample,
+            app_limited: self.app_limited,
+            mss: self.mss,
+        };
+        // RFC 9002 Appendix A.7: losses are detected and reported before the ACKed packets, so a
+        // loss from before the recovery start is judged while that recovery is still in force.
+        self.detect_lost(now);
+        ev.in_flight = self.in_flight;
+        self.cc.on_ack(now, &ev);
+        self.pto_count = 0;
+        self.retire();
+    }
+
+    /// RFC 9002 §6.1: declares packets lost by packet or time threshold and tells the controller.
+    pub fn detect_lost(&mut self, now: Time) {
+        self.loss_time = None;
+        let Some(largest) = self.largest_acked else {
+            return;
+        };
+        let loss_delay = {
+            let base = self.rtt.smoothed().max(self.rtt.latest());
+            Duration(base.0 * TIME_THRESHOLD_NUM / TIME_THRESHOLD_DEN).max(GRANULARITY)
+        };
+        let lost_before = now - loss_delay;
+        let mut ev = LossEvent {
+            mss: self.mss,
+            ..LossEvent::default()
+        };
+        // Persistent congestion (RFC 9002 §7.6): a run of lost packets with no ACKed packet in
+        // between, spanning more than the threshold duration.
+        let pc_duration =
+            (self.rtt.smoothed() + (self.rtt.var() * 4).max(GRANULARITY) + self.max_ack_delay)
+                * PERSISTENT_CONGESTION_THRESHOLD;
+        let mut run_start: Option<Time> = None;
+        let mut persistent = false;
+        let end = largest
+            .saturating_sub(self.base_pn)
+            .min(self.sent.len() as u64) as usize;
+        for i in 0..end {
+            let pn = self.base_pn + i as u64;
+            let m = self.sent[i];
+            match m.state {
+                State::Acked => run_start = None,
+                State::Lost => {}
+                State::InFlight => {
+                    let sent = m.delivery.sent_time;
+                    if largest - pn >= PACKET_THRESHOLD || sent <= lost_before {
+                        self.sent[i].state = State::Lost;
+                        self.in_flight -= m.bytes as u64;
+                        self.lost_packets += 1;
+                        if m.seg != NO_SEGMENT && !self.acked_segs.contains(m.seg) {
+                            self.retx.push_back(m.seg);
+                        }
+                        ev.lost_bytes += m.bytes as u64;
+                        ev.lost_packets += 1;
+                        ev.largest_lost_pn = pn;
+                        ev.largest_lost_sent_time = sent;
+                        let start = *run_start.get_or_insert(sent);
+                        if self.first_rtt_sample.is_some_and(|f| f < start)
+                            && sent - start > pc_duration
+                        {
+                            persistent = true;
+                        }
+                    } else {
+                        let t = sent + loss_delay;
+                        self.loss_time = Some(self.loss_time.map_or(t, |l| l.min(t)));
+                        run_start = None;
+                    }
+                }
+            }
+        }
+        if ev.lost_packets > 0 {
+            ev.persistent_congestion = persistent;
+            ev.in_flight = self.in_flight;
+            if persistent {
+                self.rtt.reset_min();
+            }
+            self.cc.on_loss(now, &ev);
+        }
+    }
+
+    fn retire(&mut self) {
+        while self
+            .sent
+            .front()
+            .is_some_and(|m| m.state != State::InFlight)
+        {
+            self.sent.pop_front();
+            self.base_pn += 1;
+        }
+    }
+
+    /// When the loss-detection timer should fire next (RFC 9002 §6.2.1), if at all.
+    pub fn loss_deadline(&self) -> Option<Time> {
+        if let Some(t) = self.loss_time {
+            return Some(t);
+        }
+        if self.in_flight == 0 {
+            return None;
+        }
+        let pto = self.rtt.pto(self.max_ack_delay) * (1u64 << self.pto_count.min(16));
+        Some(self.last_ack_eliciting + pto)
+    }
+
+    /// The loss-detection timer fired: time-threshold losses, or a probe timeout.
+    pub fn on_loss_timer(&mut self, now: Time) {
+        if self.loss_time.is_some_and(|t| t <= now) {
+            self.detect_lost(now);
+            self.retire();
+            return;
+        }
+        // PTO: send probes that bypass the window. Prefer new data; otherwise resend the oldest
+        // unacknowledged segment.
+        self.pto_count += 1;
+        self.probes = PTO_PROBES;
+        if self.next_segment().is_none() {
+            if let Some(m) = self
+                .sent
+                .iter()
+                .find(|m| m.state == State::InFlight && m.seg != NO_SEGMENT)
+            {
+                self.retx.push_back(m.seg);
+            }
+        }
+    }
+
+    pub fn take_bin_rtt(&mut self) -> Option<f64> {
+        let r = (self.bin_rtt_count > 0)
+            .then(|| self.bin_rtt_sum_ns as f64 / self.bin_rtt_count as f64 / 1e6);
+        self.bin_rtt_sum_ns = 0;
+        self.bin_rtt_count = 0;
+        r
+    }
+
+    pub fn cwnd(&self) -> Bytes {
+        self.cc.cwnd()
+    }
+}

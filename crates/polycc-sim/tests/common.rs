@@ -1,0 +1,25 @@
+//! Shared helpers for the simulator's integration tests.
+#![allow(dead_code)]
+
+use polycc::Registry;
+use polycc_sim::{Origin, RunOutput};
+use std::path::PathBuf;
+
+pub fn origin() -> Origin {
+    Origin {
+        name: "test.toml".into(),
+        base_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+    }
+}
+
+pub fn run(toml: &str) -> RunOutput {
+    let registry = Registry::standard();
+    let model = polycc_sim::load_toml(toml, &origin(), &registry).unwrap_or_else(|e| panic!("{e}"));
+    polycc_sim::run(&model, &registry).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The shared traces directory, if present (tests that need it skip otherwise).
+pub fn traces_dir() -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
+    p.is_dir().then_some(p)
+}
