@@ -146,8 +146,12 @@ pub struct Cubic {
     after_timeout: bool,
     /// Start of the application-limited period in progress, to be cut out of t.
     app_limited_since: Option<Time>,
-    /// Packets sent before this time belong to the current recovery epoch (RFC 9002 §7.3.2).
+    /// Packets sent at or before this time belong to the last recovery epoch: their ACKs do not
+    /// grow the window and their losses do not reduce it again (RFC 9002 §7.3.2). Kept after
+    /// recovery ends, as RFC 9002's congestion_recovery_start_time.
     recovery_start: Option<Time>,
+    /// From a reduction until the first ACK of a packet sent after it.
+    in_recovery: bool,
     /// `Some` during the initial slow start when HyStart++ is enabled.
     hystart: Option<HyStart>,
     clamp: Option<Bytes>,
@@ -167,6 +171,7 @@ impl Cubic {
             after_timeout: false,
             app_limited_since: None,
             recovery_start: None,
+            in_recovery: false,
             hystart: cfg.hystart.then(HyStart::default),
             clamp: None,
         }
@@ -195,10 +200,6 @@ impl Cubic {
         let whole = total.floor();
         self.cwnd = self.cwnd.saturating_add(whole as Bytes);
         self.cwnd_frac = total - whole;
-    }
-
-    fn in_recovery(&self) -> bool {
-        self.recovery_start.is_some()
     }
 
     /// Leaving slow start without a loss (RFC 9438 §4.10): the next stage starts on a flat curve
@@ -329,22 +330,19 @@ impl Cubic {
         self.after_timeout = false;
         self.hystart = None;
         self.recovery_start = Some(now);
+        self.in_recovery = true;
     }
 
-    /// Persistent congestion, QUIC's equivalent of an RTO (RFC 9438 §4.8, RFC 9002 §7.6.2).
+    /// Persistent congestion, QUIC's equivalent of an RTO (RFC 9438 §4.8, RFC 9002 §7.6.2). The
+    /// caller has already set ssthresh with β (unless this epoch had reduced it already).
     fn collapse(&mut self) {
-        // A reduction already made for this epoch has set ssthresh; as Linux's tcp_enter_loss,
-        // do not lower it a second time.
-        if !self.in_recovery() {
-            self.cwnd_prior = self.cwnd as f64;
-            self.ssthresh = ((self.cwnd as f64 * self.cfg.beta) as Bytes).max(self.min_window());
-        }
         self.cwnd = self.min_window();
         self.cwnd_frac = 0.0;
         self.epoch = None;
         self.after_timeout = true;
         self.hystart = None;
         self.recovery_start = None;
+        self.in_recovery = false;
         self.app_limited_since = None;
     }
 }
@@ -361,12 +359,13 @@ impl CongestionControl for Cubic {
     }
 
     fn on_ack(&mut self, now: Time, ack: &AckEvent) {
-        if let Some(r) = self.recovery_start {
-            if ack.largest_acked_sent_time <= r {
-                return; // still in the recovery epoch
-            }
-            self.recovery_start = None;
+        if self
+            .recovery_start
+            .is_some_and(|r| ack.largest_acked_sent_time <= r)
+        {
+            return; // acknowledges a packet from before the last reduction
         }
+        self.in_recovery = false;
         if ack.app_limited {
             // No growth while application-limited (RFC 9002 §7.8), and the time does not count
             // towards t (RFC 9438 §4.2).
@@ -388,15 +387,16 @@ impl CongestionControl for Cubic {
     }
 
     fn on_loss(&mut self, now: Time, loss: &LossEvent) {
+        // One reduction per recovery epoch: losses of packets sent before it began are part of
+        // the congestion event already answered.
+        let new_epoch = self
+            .recovery_start
+            .map_or(true, |r| loss.largest_lost_sent_time > r);
+        if new_epoch {
+            self.reduce(now);
+        }
         if loss.persistent_congestion {
             self.collapse();
-        } else if self
-            .recovery_start
-            .is_some_and(|r| loss.largest_lost_sent_time <= r)
-        {
-            return; // one reduction per recovery epoch
-        } else {
-            self.reduce(now);
         }
         self.apply_clamp();
     }
@@ -414,7 +414,7 @@ impl CongestionControl for Cubic {
             .hystart
             .as_ref()
             .is_some_and(|h| h.css_baseline_min_rtt.is_some());
-        let mut t = Telemetry::new(if self.in_recovery() {
+        let mut t = Telemetry::new(if self.in_recovery {
             "recovery"
         } else if self.cwnd < self.ssthresh {
             if css {
@@ -546,10 +546,16 @@ mod tests {
         );
         cc.on_ack(flow.now, &a);
         assert_eq!(cc.cwnd(), 70 * MSS);
+        // Recovery ends with the ACK of a packet sent after it began; a loss from before the
+        // reduction that is only declared now still belongs to the answered event.
+        flow.run_rtts(&mut cc, 2);
+        assert_eq!(cc.telemetry().state, "congestion_avoidance");
+        let w = cc.cwnd();
+        cc.on_loss(flow.now, &loss(0, sent_before, MSS, MSS));
+        assert_eq!(cc.cwnd(), w);
         // A loss of a packet sent after recovery began is a new congestion event.
-        flow.now += Duration::from_millis(60);
         flow.lose_fresh(&mut cc);
-        assert_eq!(cc.cwnd(), 49 * MSS);
+        assert_eq!(cc.cwnd(), (w as f64 * BETA) as Bytes);
     }
 
     #[test]

@@ -113,9 +113,12 @@ pub struct Vegas {
     rounds: RoundTracker,
     /// Packets queued as estimated at the last per-RTT decision, for telemetry.
     last_diff: Option<f64>,
-    /// Packets sent before this time belong to the current recovery epoch (RFC 9002 §7.3.2);
-    /// Vegas is off meanwhile, as Linux runs it only in TCP_CA_Open.
+    /// Packets sent at or before this time belong to the last recovery epoch: their ACKs do not
+    /// grow the window and their losses do not reduce it again (RFC 9002 §7.3.2).
     recovery_start: Option<Time>,
+    /// From a reduction until the first ACK of a packet sent after it. Vegas is off meanwhile,
+    /// as Linux runs it only in TCP_CA_Open.
+    in_recovery: bool,
     clamp: Option<Bytes>,
 }
 
@@ -133,6 +136,7 @@ impl Vegas {
             rounds: RoundTracker::default(),
             last_diff: None,
             recovery_start: None,
+            in_recovery: false,
             clamp: None,
         }
     }
@@ -224,11 +228,15 @@ impl CongestionControl for Vegas {
         if let Some(s) = sample {
             self.base_rtt = Some(self.base_rtt.map_or(s, |b| b.min(s)));
         }
-        if let Some(r) = self.recovery_start {
-            if ack.largest_acked_sent_time <= r {
-                return; // still in the recovery epoch
-            }
-            self.recovery_start = None;
+        if self
+            .recovery_start
+            .is_some_and(|r| ack.largest_acked_sent_time <= r)
+        {
+            return; // acknowledges a packet from before the last reduction
+        }
+        if self.in_recovery {
+            // Back in the Open state: tcp_vegas_enable.
+            self.in_recovery = false;
             self.restart_rounds();
         }
         if let Some(s) = sample {
@@ -250,29 +258,28 @@ impl CongestionControl for Vegas {
     }
 
     fn on_loss(&mut self, now: Time, loss: &LossEvent) {
-        let halved = ((self.cwnd as f64 * LOSS_REDUCTION_FACTOR) as Bytes).max(self.min_window());
+        // One reduction per recovery epoch: losses of packets sent before it began are part of
+        // the congestion event already answered.
+        let new_epoch = self
+            .recovery_start
+            .map_or(true, |r| loss.largest_lost_sent_time > r);
+        if new_epoch {
+            self.recovery_start = Some(now);
+            self.in_recovery = true;
+            self.ssthresh =
+                ((self.cwnd as f64 * LOSS_REDUCTION_FACTOR) as Bytes).max(self.min_window());
+            self.cwnd = self.ssthresh;
+            self.ca_credit = 0;
+        }
         if loss.persistent_congestion {
-            // As tcp_enter_loss: ssthresh is set unless this epoch already reduced it.
-            if self.recovery_start.is_none() {
-                self.ssthresh = halved;
-            }
+            // RFC 9002 §7.6.2: collapse to the minimum window and leave recovery; slow start
+            // then climbs back to the halved ssthresh.
             self.cwnd = self.min_window();
             self.ca_credit = 0;
             self.recovery_start = None;
+            self.in_recovery = false;
             self.restart_rounds();
-            self.apply_clamp();
-            return;
         }
-        if self
-            .recovery_start
-            .is_some_and(|r| loss.largest_lost_sent_time <= r)
-        {
-            return; // one reduction per recovery epoch
-        }
-        self.recovery_start = Some(now);
-        self.ssthresh = halved;
-        self.cwnd = halved;
-        self.ca_credit = 0;
         self.apply_clamp();
     }
 
@@ -285,7 +292,7 @@ impl CongestionControl for Vegas {
     }
 
     fn telemetry(&self) -> Telemetry {
-        let mut t = Telemetry::new(if self.recovery_start.is_some() {
+        let mut t = Telemetry::new(if self.in_recovery {
             "recovery"
         } else if self.in_slow_start() {
             "slow_start"
@@ -326,7 +333,7 @@ impl CongestionControl for Vegas {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algos::test_support::{ack, Flow};
+    use crate::algos::test_support::{ack, loss, Flow};
     use crate::estimators::rtt::RttSnapshot;
 
     const MSS: Bytes = 1000;
@@ -482,6 +489,10 @@ mod tests {
         // by a packet per RTT again (no queue: diff = 0).
         flow.run_rtts(&mut cc, 3);
         assert_eq!(cc.telemetry().state, "congestion_avoidance");
+        // A loss declared late for a packet sent before the reduction changes nothing.
+        let w = cc.cwnd();
+        cc.on_loss(flow.now, &loss(0, Time::ZERO, MSS, MSS));
+        assert_eq!(cc.cwnd(), w);
         let before = cc.cwnd();
         flow.run_rtts(&mut cc, 5);
         assert_eq!(cc.cwnd() - before, 5 * MSS);
