@@ -1,1 +1,273 @@
+//! Python bindings for polycc: thin on purpose. Each call converts its arguments, runs the Rust
+//! code with the GIL released, and hands back plain columns; all analysis, plotting and file
+//! writing lives in the `polycc` Python package.
+//!
+//! Errors: a bad scenario raises `polycc._native.ScenarioError` (a `ValueError`) whose message is
+//! exactly the Rust `ScenarioError` display ("ORIGIN: key.path: message"); anything else raises
+//! `RuntimeError`. A Rust panic is caught and turned into a `RuntimeError`, never an abort.
 
+use polycc::Registry;
+use polycc_sim::scenario::{self, Origin};
+use polycc_sim::{Column, Model, RunOutput, SimError, Table};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+
+create_exception!(
+    polycc._native,
+    ScenarioError,
+    PyValueError,
+    "A scenario is invalid. The message names its origin (file), the key path and what is allowed."
+);
+
+/// Why a call failed, decided without the GIL and turned into a Python exception with it.
+enum Failure {
+    Scenario(String),
+    Internal(String),
+}
+
+impl From<SimError> for Failure {
+    fn from(e: SimError) -> Self {
+        match e {
+            SimError::Scenario(s) => Failure::Scenario(s.to_string()),
+            SimError::Internal(m) => Failure::Internal(m),
+        }
+    }
+}
+
+impl From<Failure> for PyErr {
+    fn from(f: Failure) -> Self {
+        match f {
+            Failure::Scenario(m) => ScenarioError::new_err(m),
+            Failure::Internal(m) => PyRuntimeError::new_err(m),
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Format {
+    Toml,
+    Json,
+}
+
+/// Runs `f`, turning a panic into an internal error so that it never unwinds into Python.
+fn guarded<T>(f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(Failure::Internal(format!("polycc panicked: {what}")))
+    })
+}
+
+/// Parses, optionally overrides the seed (before validation, because synthesised traces are drawn
+/// from it), and validates.
+fn load(
+    format: Format,
+    text: &str,
+    origin: &Origin,
+    seed: Option<u64>,
+    registry: &Registry,
+) -> Result<Model, Failure> {
+    let parsed = match format {
+        Format::Toml => scenario::parse_toml(text, origin),
+        Format::Json => scenario::parse_json(text, origin),
+    };
+    let mut sc = parsed.map_err(|e| Failure::Scenario(e.to_string()))?;
+    if let Some(seed) = seed {
+        sc.seed = seed;
+    }
+    scenario::resolve(sc, origin, registry).map_err(|e| Failure::Scenario(e.to_string()))
+}
+
+fn simulate(
+    format: Format,
+    text: &str,
+    origin: &Origin,
+    seed: Option<u64>,
+) -> Result<(RunOutput, String), Failure> {
+    let registry = Registry::standard();
+    let model = load(format, text, origin, seed, &registry)?;
+    let out = polycc_sim::run(&model, &registry)?;
+    let summary_json = serde_json::to_string_pretty(&out.summary)
+        .map_err(|e| Failure::Internal(format!("cannot serialise the summary: {e}")))?;
+    Ok((out, summary_json))
+}
+
+fn table_to_dict<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (name, column) in &table.columns {
+        let list = match column {
+            Column::F64(values) => PyList::new(py, values)?,
+            Column::Str(values) => PyList::new(py, values)?,
+        };
+        dict.set_item(name, list)?;
+    }
+    Ok(dict)
+}
+
+fn output_to_dict<'py>(
+    py: Python<'py>,
+    out: &RunOutput,
+    summary_json: String,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item("summary_json", summary_json)?;
+    dict.set_item("resolved_toml", &out.resolved_toml)?;
+    dict.set_item("flows", table_to_dict(py, &out.flows)?)?;
+    dict.set_item("links", table_to_dict(py, &out.links)?)?;
+    Ok(dict)
+}
+
+fn run_impl<'py>(
+    py: Python<'py>,
+    format: Format,
+    text: String,
+    origin: String,
+    base_dir: PathBuf,
+    seed: Option<u64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let origin = Origin {
+        name: origin,
+        base_dir,
+    };
+    let (out, summary_json) =
+        py.allow_threads(|| guarded(|| simulate(format, &text, &origin, seed)))?;
+    output_to_dict(py, &out, summary_json)
+}
+
+fn validate_impl(
+    py: Python<'_>,
+    format: Format,
+    text: String,
+    origin: String,
+    base_dir: PathBuf,
+    seed: Option<u64>,
+) -> PyResult<String> {
+    let origin = Origin {
+        name: origin,
+        base_dir,
+    };
+    let name = py.allow_threads(|| {
+        guarded(|| {
+            let model = load(format, &text, &origin, seed, &Registry::standard())?;
+            Ok(model.scenario.name.clone())
+        })
+    })?;
+    Ok(name)
+}
+
+/// Runs a TOML scenario held in `text`. `origin` names it in error messages; relative trace paths
+/// resolve against `base_dir`. `seed` replaces the scenario's seed. Returns a dict with
+/// `summary_json` (str), `resolved_toml` (str), `flows` and `links` ({column: list}).
+#[pyfunction]
+#[pyo3(signature = (text, origin, base_dir, seed=None))]
+fn run_toml<'py>(
+    py: Python<'py>,
+    text: String,
+    origin: String,
+    base_dir: PathBuf,
+    seed: Option<u64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    run_impl(py, Format::Toml, text, origin, base_dir, seed)
+}
+
+/// As `run_toml`, for a scenario written as JSON (the Python API passes dicts this way).
+#[pyfunction]
+#[pyo3(signature = (text, origin, base_dir, seed=None))]
+fn run_json<'py>(
+    py: Python<'py>,
+    text: String,
+    origin: String,
+    base_dir: PathBuf,
+    seed: Option<u64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    run_impl(py, Format::Json, text, origin, base_dir, seed)
+}
+
+/// Parses and validates a TOML scenario without running it; returns its name.
+#[pyfunction]
+#[pyo3(signature = (text, origin, base_dir, seed=None))]
+fn validate_toml(
+    py: Python<'_>,
+    text: String,
+    origin: String,
+    base_dir: PathBuf,
+    seed: Option<u64>,
+) -> PyResult<String> {
+    validate_impl(py, Format::Toml, text, origin, base_dir, seed)
+}
+
+/// Parses and validates a JSON scenario without running it; returns its name.
+#[pyfunction]
+#[pyo3(signature = (text, origin, base_dir, seed=None))]
+fn validate_json(
+    py: Python<'_>,
+    text: String,
+    origin: String,
+    base_dir: PathBuf,
+    seed: Option<u64>,
+) -> PyResult<String> {
+    validate_impl(py, Format::Json, text, origin, base_dir, seed)
+}
+
+/// Names of the registered congestion controllers and policies, sorted.
+#[pyfunction]
+fn cca_names() -> Vec<String> {
+    Registry::standard()
+        .names()
+        .into_iter()
+        .map(str::to_string)
+        .collect()
+}
+
+/// One-line description of a registered controller, or None.
+#[pyfunction]
+fn cca_summary(name: &str) -> Option<String> {
+    Registry::standard().summary(name).map(str::to_string)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(run_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(cca_names, m)?)?;
+    m.add_function(wrap_pyfunction!(cca_summary, m)?)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panics_become_internal_errors() {
+        let r: Result<(), Failure> = guarded(|| panic!("boom"));
+        assert!(matches!(r, Err(Failure::Internal(m)) if m.contains("boom")));
+    }
+
+    #[test]
+    fn scenario_errors_keep_the_display_text() {
+        let origin = Origin {
+            name: "x.toml".into(),
+            base_dir: PathBuf::new(),
+        };
+        let text = "name = \"x\"\n[[links]]\nid = \"l\"\nrate = \"10Mbit\"\n[[flows]]\nid = \"f\"\nrtt = \"10ms\"\n";
+        let err = load(Format::Toml, text, &origin, None, &Registry::standard()).err();
+        match err {
+            Some(Failure::Scenario(m)) => {
+                assert!(m.starts_with("x.toml: links[0].rate: "), "{m}");
+            }
+            _ => panic!("expected a scenario error"),
+        }
+    }
+}

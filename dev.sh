@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Developer and CI entry point.
+#   ./dev.sh demo    set up .venv (once) and run the demo scenarios; prints the report path last
+#   ./dev.sh test    set up .venv, then Rust fmt/clippy/tests, ruff and pytest; non-zero on failure
+#   ./dev.sh setup   only create/refresh .venv (the Rust extension is built in release mode)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+VENV=.venv
+PY=$VENV/bin/python
+STAMP=$VENV/.polycc-build-stamp
+
+log() { printf '\n==> %s\n' "$*" >&2; }
+
+# Hash of everything the installed package is built from; the editable install exposes python/
+# directly, so only the Rust side and the packaging metadata need a rebuild when they change.
+source_hash() {
+    {
+        printf '%s\n' pyproject.toml Cargo.toml Cargo.lock
+        find crates -type f \( -name '*.rs' -o -name Cargo.toml \) -not -path '*/target/*'
+    } | LC_ALL=C sort | xargs -d '\n' sha256sum 2>/dev/null | sha256sum | cut -d' ' -f1
+}
+
+setup() {
+    if [[ ! -x $PY ]]; then
+        log "creating $VENV"
+        python3 -m venv "$VENV"
+    fi
+    if [[ ! -x $VENV/bin/uv ]]; then
+        log "installing uv into $VENV"
+        "$PY" -m pip install --quiet --disable-pip-version-check uv
+    fi
+    local want have=""
+    want=$(source_hash)
+    [[ -f $STAMP ]] && have=$(<"$STAMP")
+    if [[ $want != "$have" || ! -x $VENV/bin/polycc ]]; then
+        log "building the Rust extension (release) and installing polycc into $VENV"
+        rm -f "$STAMP"
+        "$VENV/bin/uv" pip install --python "$PY" --reinstall-package polycc -e '.[dev]'
+        echo "$want" >"$STAMP"
+    fi
+}
+
+cmd_demo() {
+    setup
+    log "running the demo"
+    "$VENV/bin/polycc" demo "$@"
+}
+
+cmd_test() {
+    setup
+    log "cargo fmt --check"
+    cargo fmt --all --check
+    log "cargo clippy"
+    cargo clippy --workspace --all-targets -- -D warnings
+    log "cargo test (release)"
+    cargo test --workspace --release --exclude polycc-py
+    log "ruff"
+    "$VENV/bin/ruff" check python
+    log "pytest"
+    "$VENV/bin/pytest" -q python/tests
+}
+
+case "${1:-}" in
+    demo) shift; cmd_demo "$@" ;;
+    test) shift; cmd_test "$@" ;;
+    setup) setup ;;
+    *)
+        echo "usage: ./dev.sh demo [--out DIR] | test | setup" >&2
+        exit 2
+        ;;
+esac

@@ -1,0 +1,26 @@
+"""Type stubs for the Rust extension (crates/polycc-py)."""
+
+from os import PathLike
+from typing import TypedDict
+
+__version__: str
+
+class ScenarioError(ValueError):
+    """A scenario is invalid; the message is "ORIGIN: key.path: what is wrong and what is allowed"."""
+
+class NativeOutput(TypedDict):
+    summary_json: str
+    resolved_toml: str
+    flows: dict[str, list[float | None] | list[str]]
+    links: dict[str, list[float | None] | list[str]]
+
+def run_toml(
+    text: str, origin: str, base_dir: str | PathLike[str], seed: int | None = None
+) -> NativeOutput: ...
+def run_json(
+    text: str, origin: str, base_dir: str | PathLike[str], seed: int | None = None
+) -> NativeOutput: ...
+def validate_toml(text: str, origin: str, base_dir: str | PathLike[str], seed: int | None = None) -> str: ...
+def validate_json(text: str, origin: str, base_dir: str | PathLike[str], seed: int | None = None) -> str: ...
+def cca_names() -> list[str]: ...
+def cca_summary(name: str) -> str | None: ...

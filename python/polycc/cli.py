@@ -1,0 +1,231 @@
+"""The `polycc` command line.
+
+Every user error (bad scenario, bad option, unusable output directory) prints one message on
+stderr and exits with status 2 before any output directory is created. An internal failure exits
+with status 1 and asks for a bug report; neither prints a Python traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any, NoReturn
+
+import click
+
+from polycc import _native
+
+EXIT_USER = 2
+EXIT_INTERNAL = 1
+
+
+class UserError(click.ClickException):
+    exit_code = EXIT_USER
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"polycc: error: {self.format_message()}", err=True)
+
+
+class InternalError(click.ClickException):
+    exit_code = EXIT_INTERNAL
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"polycc: internal error: {self.format_message()}", err=True)
+        click.echo("This is a bug in polycc; please report it with the scenario file.", err=True)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turns the library's exceptions into CLI errors with the right exit status."""
+    from polycc.demo import DemoError
+    from polycc.grid import GridError
+    from polycc.outdir import OutputError
+    from polycc.scenario import OverrideError
+
+    try:
+        yield
+    except (_native.ScenarioError, GridError, OverrideError, OutputError, DemoError) as e:
+        raise UserError(str(e)) from None
+    except OSError as e:
+        raise UserError(f"{e.filename or ''}: {e.strerror or e}".lstrip(": ")) from None
+    except RuntimeError as e:
+        raise InternalError(str(e)) from None
+
+
+def _out_option(default: str | None, help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return click.option(
+        "--out",
+        "out",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
+SCENARIO = click.argument("file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE")
+PLOTS = click.option("--plots/--no-plots", default=True, show_default=True, help="Write PNG plots.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(_native.__version__, prog_name="polycc")
+def cli() -> None:
+    """polycc: application-aware congestion control and a deterministic packet-level simulator."""
+
+
+@cli.command()
+@SCENARIO
+@_out_option(None, "Results directory [default: results/<scenario name>].")
+@click.option("--seed", type=click.IntRange(min=0), help="Replace the scenario's seed.")
+@PLOTS
+def run(file: Path, out: Path | None, seed: int | None, plots: bool) -> None:
+    """Run one scenario FILE and write its results directory.
+
+    The directory holds scenario.toml (resolved), summary.json, timeseries.parquet, links.parquet,
+    PNG plots and report.html.
+    """
+    from polycc.outdir import check_output_dir
+    from polycc.scenario import Scenario
+
+    with user_errors():
+        scenario = Scenario.from_file(file)
+        name = scenario.validate(seed)
+        target = out or Path("results") / name
+        check_output_dir(target)
+        from polycc.api import run_scenario
+        from polycc.results import write_run
+
+        result = run_scenario(scenario, seed=seed)
+        write_run(result, target, plots=plots)
+    _print_run(result.summary)
+    click.echo(f"report: {target / 'report.html'}")
+
+
+def _print_run(summary: dict[str, Any]) -> None:
+    click.echo(
+        f"{summary.get('name')}: {summary.get('duration_s')} s simulated "
+        f"in {summary.get('wall_s', 0):.2f} s, "
+        f"Jain's index {summary.get('jain_index', float('nan')):.3f}"
+    )
+    for f in summary.get("flows", []):
+        rtt = f.get("rtt_ms", {})
+        click.echo(
+            f"  flow {f.get('id')} ({f.get('cca')}): goodput {f.get('goodput_mbps', 0):.2f} Mbit/s, "
+            f"RTT mean {rtt.get('mean', float('nan')):.1f} ms p95 {rtt.get('p95', float('nan')):.1f} ms, "
+            f"loss {100 * f.get('loss_rate', 0):.2f} %"
+        )
+    for lk in summary.get("links", []):
+        click.echo(
+            f"  link {lk.get('id')}: utilisation {100 * lk.get('utilization', 0):.1f} %, "
+            f"drops {lk.get('drops')}, "
+            f"queue delay mean {lk.get('queue_delay_ms', {}).get('mean', float('nan')):.1f} ms"
+        )
+
+
+@cli.command()
+@SCENARIO
+@click.option(
+    "--grid",
+    "grid",
+    multiple=True,
+    metavar="KEY=V1,V2,...",
+    help="Values to try for a key path (links.0.rate, flows.0.cca, flows.*.rtt, duration, seed). "
+    "Repeat for a cartesian product. Values are TOML literals when they parse, else strings.",
+)
+@click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True, help="Seeds per point.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel runs [default: all cores].")
+@_out_option(None, "Sweep directory [default: results/sweep-<scenario name>].")
+@PLOTS
+def sweep(
+    file: Path, grid: tuple[str, ...], seeds: int, jobs: int | None, out: Path | None, plots: bool
+) -> None:
+    """Run FILE over a grid of parameter values × seeds, in parallel.
+
+    Writes DIR/results.parquet (one row per run: run_id, the varied keys, seed, summary metrics),
+    DIR/index.html and DIR/runs/<run-id>/ for each run.
+    """
+    from polycc.grid import GridError, parse_grid, plan
+    from polycc.outdir import check_output_dir
+    from polycc.scenario import Scenario
+
+    with user_errors():
+        scenario = Scenario.from_file(file)
+        try:
+            parsed = parse_grid(grid)
+        except GridError as e:
+            raise GridError(f"{file}: {e}") from None
+        tasks = plan(scenario, parsed, seeds=seeds)  # validates every point before anything runs
+        target = out or Path("results") / f"sweep-{scenario.validate()}"
+        check_output_dir(target)
+        click.echo(f"{len(tasks)} runs", err=True)
+        from polycc.sweeps import sweep as run_sweep
+
+        df = run_sweep(scenario, parsed, seeds=seeds, jobs=jobs, out_dir=target, plots=plots, progress=True)
+    failed = df[df["status"] != "ok"]
+    for rec in failed.to_dict("records"):
+        click.echo(f"polycc: run {rec['run_id']} failed: {rec['error']}", err=True)
+    click.echo(f"{len(df) - len(failed)}/{len(df)} runs ok")
+    click.echo(f"index: {target / 'index.html'}")
+    click.echo(f"results: {target / 'results.parquet'}")
+    if len(failed):
+        sys.exit(EXIT_INTERNAL)
+
+
+@cli.command()
+@_out_option("results/demo", "Output directory.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel runs [default: all cores].")
+@PLOTS
+def demo(out: Path, jobs: int | None, plots: bool) -> None:
+    """Run the demo scenarios (scenarios/demo/*.toml) and write an index page linking their reports."""
+    from polycc.demo import demo_dir, describe, load_demo, run_demo
+
+    with user_errors():
+        directory = demo_dir()
+        scenarios = load_demo(directory)
+        for s in scenarios:
+            for note in s.notes:
+                click.echo(f"note: {Path(s.origin).name}: {note}", err=True)
+        click.echo(f"running {len(scenarios)} demo scenarios from {directory}", err=True)
+        result = run_demo(
+            out, directory=directory, jobs=jobs, plots=plots, on_done=lambda o: click.echo(describe(o))
+        )
+    if result.failed:
+        click.echo(f"polycc: {len(result.failed)} demo run(s) failed; see above", err=True)
+    click.echo(f"report: {result.index}")
+    if result.failed:
+        sys.exit(EXIT_INTERNAL)
+
+
+@cli.command()
+def ccas() -> None:
+    """List the registered congestion controllers and policies."""
+    names = _native.cca_names()
+    width = max((len(n) for n in names), default=0)
+    for n in names:
+        click.echo(f"{n:<{width}}  {_native.cca_summary(n) or ''}")
+
+
+@cli.command()
+@SCENARIO
+def check(file: Path) -> None:
+    """Validate a scenario FILE without running it."""
+    from polycc.scenario import Scenario
+
+    with user_errors():
+        name = Scenario.from_file(file).validate()
+    click.echo(f"{file}: ok ({name})")
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    try:
+        cli.main(args=argv, prog_name="polycc", standalone_mode=True)
+    except KeyboardInterrupt:
+        click.echo("polycc: interrupted", err=True)
+        sys.exit(130)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

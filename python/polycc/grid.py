@@ -1,0 +1,131 @@
+"""Sweep grids: `KEY=V1,V2,...` specifications, expanded with seeds into validated run tasks.
+
+A grid maps key paths (`links.0.rate`, `flows.0.cca`, `flows.*.rtt`, `duration`, `seed`) to the
+values to try; the runs are the cartesian product of the values × the seeds. Every point is
+validated before anything runs, so a typo costs nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from itertools import product
+from typing import Any
+
+from polycc.scenario import OverrideError, Scenario, ScenarioSource, format_value
+from polycc.tasks import RunTask
+
+_KEY = re.compile(r"^[A-Za-z0-9_\-*]+(\.[A-Za-z0-9_\-*]+)*$")
+GRID_HELP = "write --grid KEY=V1,V2,... with KEY a dotted path such as links.0.rate, flows.*.cca or duration"
+
+
+class GridError(ValueError):
+    """A --grid specification is malformed or does not fit the scenario."""
+
+
+def split_values(text: str) -> list[str]:
+    """Splits on commas that are not inside quotes, [] or {} (so inline tables and arrays survive)."""
+    out: list[str] = []
+    depth = 0
+    quote: str | None = None
+    cur: list[str] = []
+    for ch in text:
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(ch)
+    out.append("".join(cur).strip())
+    return out
+
+
+def parse_value(text: str) -> Any:
+    """A TOML literal when it is one (10, 0.5, true, "x", { name = "cubic" }), else the text itself."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def parse_grid(specs: Sequence[str]) -> dict[str, list[Any]]:
+    """Parses `KEY=V1,V2,...` options into {key: [values]}."""
+    grid: dict[str, list[Any]] = {}
+    for spec in specs:
+        key, sep, rest = spec.partition("=")
+        key = key.strip()
+        if not sep:
+            raise GridError(f"--grid {spec!r}: no '='; {GRID_HELP}")
+        if not _KEY.match(key):
+            raise GridError(f"--grid {spec!r}: {key!r} is not a key path; {GRID_HELP}")
+        if key in grid:
+            raise GridError(f"--grid {spec!r}: {key} is given twice; list all its values in one --grid")
+        items = split_values(rest)
+        if any(not v for v in items):
+            raise GridError(f"--grid {spec!r}: empty value; {GRID_HELP}")
+        grid[key] = [parse_value(v) for v in items]
+    return grid
+
+
+def plan(
+    source: ScenarioSource | Scenario,
+    grid: Mapping[str, Sequence[Any]],
+    *,
+    seeds: int = 1,
+) -> list[RunTask]:
+    """Expands grid × seeds into tasks and validates every point. Raises GridError or ScenarioError."""
+    base = Scenario.load(source)
+    if seeds < 1:
+        raise GridError(f"{base.origin}: --seeds must be at least 1, got {seeds}")
+    doc = base.to_dict()
+    grid = {k: list(v) for k, v in grid.items()}
+    for key, values in grid.items():
+        if not values:
+            raise GridError(f"{base.origin}: --grid {key}: no values")
+    seed_values: list[int]
+    if "seed" in grid:
+        if seeds != 1:
+            raise GridError(
+                f"{base.origin}: give the seeds either with --grid seed=... or with --seeds, not both"
+            )
+        seed_values = []
+        for v in grid.pop("seed"):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise GridError(
+                    f"{base.origin}: --grid seed: {format_value(v)} is not a seed; allowed: integers >= 0"
+                )
+            seed_values.append(v)
+    else:
+        first = doc.get("seed", 1)
+        if not isinstance(first, int) or isinstance(first, bool) or first < 0:
+            base.validate()  # reports the bad seed the way the simulator does
+            first = 1
+        seed_values = [first + i for i in range(seeds)]
+
+    keys = list(grid)
+    combos = list(product(*(grid[k] for k in keys))) if keys else [()]
+    total = len(combos) * len(seed_values)
+    width = max(3, len(str(total - 1)))
+    tasks: list[RunTask] = []
+    for values in combos:
+        params = dict(zip(keys, values, strict=True))
+        try:
+            scenario = base.with_overrides(params)
+        except OverrideError as e:
+            raise GridError(f"{base.origin}: --grid {e}") from None
+        scenario.validate(seed_values[0])
+        for seed in seed_values:
+            i = len(tasks)
+            tasks.append(
+                RunTask(index=i, run_id=f"run-{i:0{width}d}", params=params, seed=seed, scenario=scenario)
+            )
+    return tasks

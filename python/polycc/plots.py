@@ -1,0 +1,116 @@
+"""PNG plots of one run's time series.
+
+Uses matplotlib's object API with the Agg canvas (no pyplot, no global figure state). Sweeps write
+runs from several threads, and matplotlib is not documented as thread-safe, so drawing is
+serialised by a lock; simulation, the expensive part, still runs in parallel.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+_LOCK = threading.Lock()
+#: Above this many series a legend hides the plot; it is left out.
+MAX_LEGEND = 12
+
+
+@dataclass(frozen=True)
+class Plot:
+    title: str
+    file: str
+
+
+@dataclass
+class Series:
+    label: str
+    t: np.ndarray
+    y: np.ndarray
+    style: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Panel:
+    ylabel: str
+    series: list[Series]
+
+
+def _series(df: pd.DataFrame, key: str, column: str, scale: float = 1.0, **style: Any) -> list[Series]:
+    if df.empty or column not in df.columns or key not in df.columns:
+        return []
+    return [
+        Series(
+            label=str(name),
+            t=g["t_s"].to_numpy(dtype=float),
+            y=g[column].to_numpy(dtype=float) * scale,
+            style=dict(style),
+        )
+        for name, g in df.groupby(key, sort=False)
+    ]
+
+
+def _draw(path: Path, title: str, panels: list[Panel]) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, 2.4 * len(panels) + 0.8), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, panel in zip(axes, panels, strict=True):
+        for s in panel.series:
+            ax.plot(s.t, s.y, label=s.label, **{"linewidth": 1.2, **s.style})
+        finite = [s.y[np.isfinite(s.y)] for s in panel.series]
+        top = max((float(v.max()) for v in finite if v.size), default=None)
+        if top is None:
+            ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes, color="grey")
+        else:
+            # Headroom above the highest value keeps lines clear of the legend.
+            ax.set_ylim(
+                bottom=min(0.0, *(float(v.min()) for v in finite if v.size)), top=top * 1.2 if top > 0 else 1
+            )
+        ax.set_ylabel(panel.ylabel)
+        ax.grid(True, alpha=0.3)
+        if 0 < len(panel.series) <= MAX_LEGEND:
+            ax.legend(loc="upper right", fontsize="small", ncols=min(len(panel.series), 4))
+    axes[-1].set_xlabel("time (s)")
+    fig.suptitle(title)
+    fig.savefig(path, dpi=100)
+
+
+def write_plots(flows: pd.DataFrame, links: pd.DataFrame, out_dir: Path, name: str) -> list[Plot]:
+    """Writes goodput.png, rtt.png, cwnd.png (per flow) and links.png (per link) into out_dir."""
+    capacity = _series(links, "link", "capacity_mbps", linestyle="--", color="grey", linewidth=1.0)
+    for s in capacity:
+        s.label = f"capacity {s.label}"
+    figures: list[tuple[Plot, list[Panel]]] = [
+        (
+            Plot("Goodput per flow", "goodput.png"),
+            [Panel("goodput (Mbit/s)", _series(flows, "flow", "goodput_mbps") + capacity)],
+        ),
+        (Plot("RTT per flow", "rtt.png"), [Panel("RTT (ms)", _series(flows, "flow", "rtt_ms"))]),
+        (
+            Plot("Congestion window and pacing rate per flow", "cwnd.png"),
+            [
+                Panel("cwnd (KB)", _series(flows, "flow", "cwnd_bytes", scale=1e-3)),
+                Panel("pacing rate (Mbit/s)", _series(flows, "flow", "pacing_rate_mbps")),
+            ],
+        ),
+        (
+            Plot("Links: capacity, queueing delay, occupancy, drops", "links.png"),
+            [
+                Panel("capacity (Mbit/s)", _series(links, "link", "capacity_mbps")),
+                Panel("queue delay (ms)", _series(links, "link", "queue_delay_ms")),
+                Panel("queue (KB)", _series(links, "link", "queue_bytes", scale=1e-3)),
+                Panel("drops per bin", _series(links, "link", "drops")),
+            ],
+        ),
+    ]
+    with _LOCK:
+        for plot, panels in figures:
+            _draw(out_dir / plot.file, f"{name}: {plot.title}", panels)
+    return [p for p, _ in figures]

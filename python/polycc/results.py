@@ -1,0 +1,47 @@
+"""Results directories.
+
+One run writes:
+
+    DIR/scenario.toml        the scenario with every default filled in (re-runnable)
+    DIR/summary.json         the run's summary (per flow, per link, Jain's index)
+    DIR/timeseries.parquet   per-flow time series, long format (one row per flow per bin)
+    DIR/links.parquet        per-link time series, long format (one row per link per bin)
+    DIR/*.png                goodput, RTT, cwnd per flow; capacity, queue delay/occupancy per link
+    DIR/report.html          summary tables and plots, with relative links only
+
+Everything is written into a temporary directory next to DIR and renamed at the end, so a failure
+or an interrupt never leaves a half-written result (and a previous result stays intact).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from polycc.outdir import atomic_dir
+from polycc.plots import Plot, write_plots
+from polycc.report import render_run_report
+
+if TYPE_CHECKING:
+    from polycc.api import RunResult
+
+
+def write_run_files(
+    result: RunResult, out: Path, *, plots: bool = True, back: str | None = None
+) -> list[Plot]:
+    """Writes one run's files into an existing directory (callers make it atomic)."""
+    (out / "scenario.toml").write_text(result.resolved_toml, encoding="utf-8")
+    summary = result.summary_json if result.summary_json.endswith("\n") else result.summary_json + "\n"
+    (out / "summary.json").write_text(summary, encoding="utf-8")
+    result.flows.to_parquet(out / "timeseries.parquet", index=False)
+    result.links.to_parquet(out / "links.parquet", index=False)
+    made = write_plots(result.flows, result.links, out, result.name) if plots else []
+    (out / "report.html").write_text(render_run_report(result, made, back=back), encoding="utf-8")
+    return made
+
+
+def write_run(result: RunResult, out_dir: Path, *, plots: bool = True) -> Path:
+    """Writes one run's results directory atomically; returns its path."""
+    with atomic_dir(out_dir) as tmp:
+        write_run_files(result, tmp, plots=plots)
+    return out_dir

@@ -1,0 +1,173 @@
+"""Parameter sweeps: a grid of scenario overrides × seeds (see `polycc.grid`), run through an
+`Executor` (threads on this machine by default). The result is one table with a row per run: the
+varied parameters, the seed, and flattened summary metrics.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from polycc.executors import Executor, LocalExecutor
+from polycc.grid import parse_grid, plan
+from polycc.outdir import atomic_dir, relative_link
+from polycc.report import render_sweep_index
+from polycc.scenario import Scenario, ScenarioSource, format_value
+from polycc.tasks import RunOutcome, RunTask, execute
+
+__all__ = ["results_frame", "summary_metrics", "sweep"]
+
+
+def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+    else:
+        out[prefix] = value
+
+
+def _mean(xs: Sequence[float]) -> float:
+    xs = [x for x in xs if x is not None and not math.isnan(x)]
+    return sum(xs) / len(xs) if xs else math.nan
+
+
+def summary_metrics(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """One flat row from a summary: aggregates first, then flow.<id>.* and link.<id>.* columns."""
+    flows = list(summary.get("flows", []))
+    links = list(summary.get("links", []))
+    goodputs = [float(f.get("goodput_mbps", math.nan)) for f in flows]
+    row: dict[str, Any] = {
+        "total_goodput_mbps": sum(goodputs) if goodputs else math.nan,
+        "mean_goodput_mbps": _mean(goodputs),
+        "min_goodput_mbps": min(goodputs) if goodputs else math.nan,
+        "jain_index": summary.get("jain_index", math.nan),
+        "mean_rtt_ms": _mean([f.get("rtt_ms", {}).get("mean", math.nan) for f in flows]),
+        "max_rtt_p95_ms": max((f.get("rtt_ms", {}).get("p95", math.nan) for f in flows), default=math.nan),
+        "mean_loss_rate": _mean([f.get("loss_rate", math.nan) for f in flows]),
+        "mean_utilization": _mean([lk.get("utilization", math.nan) for lk in links]),
+        "total_drops": sum(int(lk.get("drops", 0)) for lk in links),
+        "events": summary.get("events"),
+        "sim_wall_s": summary.get("wall_s"),
+    }
+    for f in flows:
+        flat: dict[str, Any] = {}
+        _flatten("", {k: v for k, v in f.items() if k != "id"}, flat)
+        row.update({f"flow.{f.get('id')}.{k}": v for k, v in flat.items()})
+    for lk in links:
+        flat = {}
+        _flatten("", {k: v for k, v in lk.items() if k != "id"}, flat)
+        row.update({f"link.{lk.get('id')}.{k}": v for k, v in flat.items()})
+    return row
+
+
+def _param_column(values: list[Any]) -> list[Any]:
+    """Parameter values as one parquet-friendly type: numbers stay numbers, the rest become text."""
+    kinds = {type(v) for v in values}
+    if kinds <= {int} or kinds <= {float} or kinds <= {str} or kinds <= {bool}:
+        return values
+    if kinds <= {int, float}:
+        return [float(v) for v in values]
+    return [format_value(v) for v in values]
+
+
+def results_frame(outcomes: Sequence[RunOutcome], keys: Sequence[str]) -> pd.DataFrame:
+    ordered = sorted(outcomes, key=lambda o: o.task.index)
+    rows: list[dict[str, Any]] = []
+    for o in ordered:
+        row: dict[str, Any] = {"run_id": o.task.run_id}
+        row.update({k: o.task.params.get(k) for k in keys})
+        row["seed"] = o.task.seed
+        row["status"] = "ok" if o.error is None else "error"
+        row["error"] = o.error
+        row["wall_s"] = o.wall_s
+        if o.summary is not None:
+            row.update(summary_metrics(o.summary))
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    for k in keys:
+        df[k] = _param_column(list(df[k]))
+    return df
+
+
+def sweep(
+    source: ScenarioSource | Scenario,
+    grid: Mapping[str, Sequence[Any]] | Sequence[str],
+    *,
+    seeds: int = 1,
+    jobs: int | None = None,
+    out_dir: str | Path | None = None,
+    executor: Executor | None = None,
+    plots: bool = True,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Runs the sweep and returns one row per run (see `summary_metrics` for the metric columns).
+
+    With `out_dir`, also writes DIR/results.parquet, DIR/sweep.json, DIR/index.html and each run's
+    results directory DIR/runs/<run-id>/, atomically (all or nothing).
+    """
+    if not isinstance(grid, Mapping):
+        grid = parse_grid(grid)
+    tasks = plan(source, grid, seeds=seeds)
+    keys = [k for k in grid if k != "seed"]
+    executor = executor or LocalExecutor(jobs)
+    if out_dir is None:
+        return results_frame(_execute_all(executor, tasks, progress), keys)
+
+    out = Path(out_dir)
+    with atomic_dir(out) as tmp:
+        tasks = [
+            RunTask(
+                index=t.index,
+                run_id=t.run_id,
+                params=t.params,
+                seed=t.seed,
+                scenario=t.scenario,
+                out_dir=str(tmp / "runs" / t.run_id),
+                plots=plots,
+                back="../../index.html",
+            )
+            for t in tasks
+        ]
+        outcomes = _execute_all(executor, tasks, progress)
+        df = results_frame(outcomes, keys)
+        df.to_parquet(tmp / "results.parquet", index=False)
+        manifest = {
+            "scenario": tasks[0].scenario.origin.split(" (with ")[0],
+            "grid": {k: [format_value(v) for v in vs] for k, vs in grid.items()},
+            "seeds": sorted({t.seed for t in tasks}),
+            "runs": [
+                {
+                    "run_id": t.run_id,
+                    "seed": t.seed,
+                    "params": {k: format_value(v) for k, v in t.params.items()},
+                }
+                for t in tasks
+            ],
+        }
+        (tmp / "sweep.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        (tmp / "index.html").write_text(
+            render_sweep_index(
+                manifest["scenario"],
+                df,
+                keys,
+                link=lambda rid: relative_link(tmp / "runs" / rid / "report.html", tmp),
+            ),
+            encoding="utf-8",
+        )
+    return df
+
+
+def _execute_all(executor: Executor, tasks: Sequence[RunTask], progress: bool) -> list[RunOutcome]:
+    from tqdm import tqdm
+
+    outcomes: list[RunOutcome] = []
+    with tqdm(total=len(tasks), unit="run", desc="sweep", disable=None if progress else True) as bar:
+        for outcome in executor.map_unordered(execute, tasks):
+            outcomes.append(outcome)
+            bar.update(1)
+    return outcomes
