@@ -75,4 +75,34 @@ mod tests {
         assert_eq!(sojourn, Duration(7));
         assert_eq!(q.bytes(), 1500);
     }
+
+    #[test]
+    fn packet_limit_counts_packets_not_bytes() {
+        let mut q = DropTail::new(Limits {
+            bytes: None,
+            packets: Some(3),
+        });
+        let mut dropped = vec![];
+        for size in [100, 9000, 40, 1500] {
+            q.enqueue(Time(0), P(size), &mut |p| dropped.push(p.0));
+        }
+        assert_eq!(dropped, vec![1500]);
+        assert_eq!((q.packets(), q.bytes()), (3, 9140));
+    }
+
+    #[test]
+    fn serves_in_arrival_order_with_sojourn() {
+        let mut q = DropTail::new(Limits {
+            bytes: None,
+            packets: None,
+        });
+        for (t, size) in [(0, 1), (5, 2), (9, 3)] {
+            q.enqueue(Time(t), P(size), &mut |_| unreachable!());
+        }
+        let out: Vec<_> = std::iter::from_fn(|| q.dequeue(Time(20)))
+            .map(|(p, s)| (p.0, s.0))
+            .collect();
+        assert_eq!(out, vec![(1, 20), (2, 15), (3, 11)]);
+        assert_eq!(q.bytes(), 0);
+    }
 }
