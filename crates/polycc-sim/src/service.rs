@@ -294,7 +294,7 @@ impl Schedule {
             if x >= y {
                 break;
             }
-            total += seg.integral(x, y);
+            total = total.saturating_add(seg.integral(x, y));
         }
         (total / RATE_NS_PER_BYTE).min(u64::MAX as u128) as u64
     }
