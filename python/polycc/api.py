@@ -38,6 +38,8 @@ class RunResult:
     #: Where the scenario came from (file path or "<dict>").
     origin: str
     notes: list[str] = field(default_factory=list)
+    #: Directory that relative trace paths in the scenario refer to.
+    base_dir: Path = field(default_factory=Path.cwd)
 
     @property
     def seed(self) -> int:
@@ -84,6 +86,7 @@ def run_scenario(scenario: Scenario, *, seed: int | None = None) -> RunResult:
         summary_json=out["summary_json"],
         origin=scenario.origin,
         notes=list(scenario.notes),
+        base_dir=scenario.base_dir,
     )
 
 

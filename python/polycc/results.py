@@ -15,10 +15,12 @@ or an interrupt never leaves a half-written result (and a previous result stays 
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from polycc.outdir import atomic_dir
+from polycc import tomlw
+from polycc.outdir import atomic_dir, relative_link
 from polycc.plots import Plot, write_plots
 from polycc.report import render_run_report
 
@@ -26,11 +28,31 @@ if TYPE_CHECKING:
     from polycc.api import RunResult
 
 
+def relocate_traces(resolved_toml: str, base_dir: Path, out: Path) -> str:
+    """Rewrites relative trace paths so that `out/scenario.toml` runs from where it is written.
+
+    The results directory is written beside its final place (same depth), so a path relative to
+    the temporary directory is also right once it is renamed.
+    """
+    try:
+        doc = tomllib.loads(resolved_toml)
+    except tomllib.TOMLDecodeError:
+        return resolved_toml
+    changed = False
+    for link in doc.get("links", []):
+        trace = link.get("trace") if isinstance(link, dict) else None
+        if isinstance(trace, str) and not Path(trace).is_absolute():
+            link["trace"] = relative_link((base_dir / trace).resolve(), out.resolve())
+            changed = link["trace"] != trace or changed
+    return tomlw.dumps(doc) if changed else resolved_toml
+
+
 def write_run_files(
     result: RunResult, out: Path, *, plots: bool = True, back: str | None = None
 ) -> list[Plot]:
     """Writes one run's files into an existing directory (callers make it atomic)."""
-    (out / "scenario.toml").write_text(result.resolved_toml, encoding="utf-8")
+    resolved = relocate_traces(result.resolved_toml, result.base_dir, out)
+    (out / "scenario.toml").write_text(resolved, encoding="utf-8")
     summary = result.summary_json if result.summary_json.endswith("\n") else result.summary_json + "\n"
     (out / "summary.json").write_text(summary, encoding="utf-8")
     result.flows.to_parquet(out / "timeseries.parquet", index=False)

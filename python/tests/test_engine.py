@@ -1,0 +1,180 @@
+"""End to end through the real simulator: the CLI's results directory, sweeps, the Python API and
+determinism. Scenarios simulate a few seconds so the suite stays fast."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from conftest import FLOW_COLUMNS, LINK_COLUMNS, polycc, scenario_text
+
+import polycc as api
+
+RUN_FILES = [
+    "scenario.toml",
+    "summary.json",
+    "timeseries.parquet",
+    "links.parquet",
+    "report.html",
+    "goodput.png",
+    "rtt.png",
+    "cwnd.png",
+    "links.png",
+]
+
+
+def _summary_without_wall(path: Path) -> dict:
+    s = json.loads(path.read_text())
+    s.pop("wall_s")
+    return s
+
+
+def test_cli_run_writes_the_results_directory(short_scenario: Path, tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    res = polycc("run", short_scenario, "--out", out)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().splitlines()[-1] == f"report: {out / 'report.html'}"
+    for name in RUN_FILES:
+        assert (out / name).is_file() and (out / name).stat().st_size > 0, name
+
+    flows = pq.read_table(out / "timeseries.parquet").to_pandas()
+    links = pq.read_table(out / "links.parquet").to_pandas()
+    assert set(flows.columns) >= FLOW_COLUMNS
+    assert set(links.columns) >= LINK_COLUMNS
+    assert set(flows["flow"]) == {"a", "b"} and set(links["link"]) == {"bottleneck"}
+    assert flows["t_s"].max() <= 3.0 + 1e-9 and len(flows) >= 2 * 20  # 100 ms bins over 3 s, two flows
+    assert (flows["goodput_mbps"].dropna() >= 0).all()
+
+    resolved = tomllib.loads((out / "scenario.toml").read_text())
+    assert resolved["name"] == "short" and resolved["seed"] == 7
+
+    html = (out / "report.html").read_text()
+    for name in ("goodput.png", "rtt.png", "cwnd.png", "links.png", "summary.json"):
+        assert f'"{name}"' in html
+
+
+def test_summary_json_has_the_documented_keys(short_scenario: Path, tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    assert polycc("run", short_scenario, "--out", out, "--no-plots").returncode == 0
+    s = json.loads((out / "summary.json").read_text())
+    assert {"name", "seed", "duration_s", "wall_s", "events", "flows", "links", "jain_index"} <= set(s)
+    assert s["name"] == "short" and s["seed"] == 7 and s["duration_s"] == pytest.approx(3.0)
+    assert [f["id"] for f in s["flows"]] == ["a", "b"]
+    for f in s["flows"]:
+        assert {
+            "id",
+            "cca",
+            "goodput_mbps",
+            "throughput_mbps",
+            "loss_rate",
+            "retransmits",
+            "rtt_ms",
+            "queue_delay_ms",
+            "fct_s",
+        } <= set(f)
+        assert set(f["rtt_ms"]) >= {"min", "mean", "p50", "p95", "p99"}
+        assert set(f["queue_delay_ms"]) >= {"mean", "p95"}
+        assert f["cca"] == "newreno"
+        assert 0 < f["goodput_mbps"] <= 10.0
+        assert f["rtt_ms"]["min"] >= 20.0 - 1e-6
+    (link,) = s["links"]
+    assert {"id", "capacity_mbps", "utilization", "drops", "queue_delay_ms"} <= set(link)
+    assert link["capacity_mbps"] == pytest.approx(10.0)
+    assert 0 < link["utilization"] <= 1.0 + 1e-9
+    assert 0 < s["jain_index"] <= 1.0
+
+
+@pytest.mark.parametrize("capacity", ['rate = "10Mbps"', 'trace = "../traces/const.down"'])
+def test_resolved_scenario_reproduces_the_run(tmp_path: Path, capacity: str) -> None:
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / "const.down").write_text("1\n2\n3\n")
+    (tmp_path / "scenarios").mkdir()
+    scenario = tmp_path / "scenarios" / "s.toml"
+    scenario.write_text(scenario_text(capacity=capacity))
+    first, again = tmp_path / "results" / "first", tmp_path / "again"
+    assert polycc("run", scenario, "--out", first, "--no-plots").returncode == 0
+    res = polycc("run", first / "scenario.toml", "--out", again, "--no-plots")
+    assert res.returncode == 0, res.stderr
+    assert _summary_without_wall(first / "summary.json") == _summary_without_wall(again / "summary.json")
+
+
+def test_same_seed_same_results_other_seed_differs(short_scenario: Path, tmp_path: Path) -> None:
+    a, b, c = (tmp_path / n for n in ("a", "b", "c"))
+    for out, seed in ((a, "11"), (b, "11"), (c, "12")):
+        res = polycc("run", short_scenario, "--out", out, "--seed", seed, "--no-plots")
+        assert res.returncode == 0, res.stderr
+    assert _summary_without_wall(a / "summary.json") == _summary_without_wall(b / "summary.json")
+    assert (a / "timeseries.parquet").read_bytes() == (b / "timeseries.parquet").read_bytes()
+    assert _summary_without_wall(a / "summary.json") != _summary_without_wall(c / "summary.json")
+
+
+def test_sweep_grid_times_seeds(short_scenario: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sweep"
+    res = polycc(
+        "sweep",
+        short_scenario,
+        "--grid",
+        "links.0.rate=5Mbps,10Mbps",
+        "--grid",
+        "flows.*.rtt=20ms,40ms",
+        "--seeds",
+        "2",
+        "--jobs",
+        "2",
+        "--no-plots",
+        "--out",
+        out,
+    )
+    assert res.returncode == 0, res.stderr
+    df = pd.read_parquet(out / "results.parquet")
+    assert len(df) == 8
+    assert (df["status"] == "ok").all(), df["error"].tolist()
+    assert {"run_id", "links.0.rate", "flows.*.rtt", "seed", "jain_index", "mean_goodput_mbps"} <= set(
+        df.columns
+    )
+    assert {"flow.a.goodput_mbps", "flow.b.goodput_mbps", "link.bottleneck.utilization"} <= set(df.columns)
+    assert sorted(df["seed"].unique()) == [7, 8]
+    assert df.groupby(["links.0.rate", "flows.*.rtt"]).size().tolist() == [2, 2, 2, 2]
+    # The capacity reported per run follows the grid.
+    cap = df.groupby("links.0.rate")["link.bottleneck.capacity_mbps"].mean()
+    assert cap["5Mbps"] == pytest.approx(5.0) and cap["10Mbps"] == pytest.approx(10.0)
+    runs = sorted(p.name for p in (out / "runs").iterdir())
+    assert runs == sorted(df["run_id"]) and all((out / "runs" / r / "summary.json").is_file() for r in runs)
+
+
+def test_python_api_returns_dataframes(short_scenario: Path) -> None:
+    r = api.run(short_scenario)
+    assert isinstance(r.flows, pd.DataFrame) and isinstance(r.links, pd.DataFrame)
+    assert set(r.flows.columns) >= FLOW_COLUMNS and set(r.links.columns) >= LINK_COLUMNS
+    assert r.name == "short" and r.summary["seed"] == 7
+    assert r.flows["goodput_mbps"].dtype == float
+    assert list(r.flow_summary()["id"]) == ["a", "b"]
+
+    doc = tomllib.loads(short_scenario.read_text())
+    d = api.run(doc, seed=7)
+    assert d.summary["flows"] == r.summary["flows"]  # a dict runs exactly like the file
+    pd.testing.assert_frame_equal(d.flows, r.flows)
+
+
+def test_trace_paths_resolve_against_the_scenario_file(tmp_path: Path) -> None:
+    (tmp_path / "traces").mkdir()
+    # A constant 12 Mbit/s link in mahimahi form: one 1500-byte opportunity per millisecond.
+    (tmp_path / "traces" / "const.down").write_text("\n".join(str(i) for i in range(1, 101)) + "\n")
+    f = tmp_path / "trace.toml"
+    f.write_text(scenario_text(capacity='trace = "traces/const.down"'))
+    r = api.run(f)
+    assert r.summary["links"][0]["capacity_mbps"] == pytest.approx(12.0, rel=0.02)
+
+
+def test_threads_run_in_parallel_without_mixing_results(short_scenario: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda s: api.run(short_scenario, seed=s).summary, [1, 2, 1, 2]))
+    for s in results:
+        s.pop("wall_s")
+    assert results[0] == results[2] and results[1] == results[3] and results[0] != results[1]
