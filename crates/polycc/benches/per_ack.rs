@@ -1,0 +1,262 @@
+//! Per-ACK cost of every controller in `Registry::standard()` in steady state.
+//!
+//! Each controller first runs a bulk flow through a model bottleneck (20 Mbit/s, 20 ms base RTT,
+//! one BDP of drop-tail buffer) while the events it sees are recorded. The measured controller is
+//! an identical twin fed the same warm-up, after which the recorded stretch is replayed in a loop
+//! (shifted in time and packet number on every lap). One iteration is one ACK: `on_ack`, `cwnd()`,
+//! `pacing_rate()`, plus the `on_sent` / `on_loss` calls that fall between two ACKs in the trace
+//! (about one send per ACK in steady state). The model's own bookkeeping is not measured.
+//!
+//! Run: `cargo bench -p polycc --bench per_ack`.
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use polycc::estimators::delivery_rate::{DeliveryRateEstimator, PacketDeliveryState};
+use polycc::estimators::rtt::RttEstimator;
+use polycc::{
+    AckEvent, Bytes, CcContext, CcSpec, CongestionControl, Duration, LossEvent, Rate, Registry,
+    SentPacket, Time,
+};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+const MSS: Bytes = 1200;
+const LINK: Rate = Rate::from_mbps(20);
+const BASE_RTT: Duration = Duration::from_millis(20);
+/// ACKs before the recorded stretch: enough to leave slow start and see several losses.
+const WARMUP_ACKS: usize = 20_000;
+/// ACKs replayed in a loop while measuring: about 24 s of the flow, several CUBIC loss cycles
+/// (K ≈ 3.7 s here), so that a replayed controller keeps meeting losses and stays bounded.
+const TRACE_ACKS: usize = 40_000;
+
+#[derive(Clone, Copy)]
+enum Event {
+    Sent(Time, SentPacket),
+    Ack(Time, AckEvent),
+    Loss(Time, LossEvent),
+}
+
+struct Trace {
+    warmup: Vec<Event>,
+    steady: Vec<Event>,
+}
+
+/// Runs `cc` through the model bottleneck and records what it was told.
+fn record(cc: &mut dyn CongestionControl) -> Trace {
+    let ser = LINK.time_to_send(MSS);
+    let buffer = BASE_RTT; // one BDP of queueing delay
+    let mut now = Time::ZERO;
+    let mut link_free = Time::ZERO;
+    let mut next_pn = 0u64;
+    let mut in_flight: BTreeMap<u64, (Time, PacketDeliveryState)> = BTreeMap::new();
+    // (time, pn, is_loss)
+    let mut pending: BinaryHeap<Reverse<(Time, u64, bool)>> = BinaryHeap::new();
+    let mut rtt = RttEstimator::new();
+    let mut rate = DeliveryRateEstimator::new();
+    let mut events = Vec::new();
+    let mut acks = 0usize;
+    let mut warmup_len = 0;
+
+    while acks < WARMUP_ACKS + TRACE_ACKS {
+        // Keep the window full.
+        let mut in_flight_bytes = in_flight.len() as Bytes * MSS;
+        while in_flight_bytes + MSS <= cc.cwnd() {
+            let pn = next_pn;
+            next_pn += 1;
+            let state = rate.on_sent(now, in_flight_bytes);
+            in_flight_bytes += MSS;
+            in_flight.insert(pn, (now, state));
+            let sent = SentPacket {
+                pn,
+                bytes: MSS,
+                in_flight: in_flight_bytes,
+                ..SentPacket::default()
+            };
+            cc.on_sent(now, &sent);
+            events.push(Event::Sent(now, sent));
+            let start = link_free.max(now);
+            if start - now > buffer {
+                // Tail drop; the sender learns of it about one RTT later.
+                pending.push(Reverse((now + BASE_RTT + buffer, pn, true)));
+            } else {
+                link_free = start + ser;
+                pending.push(Reverse((link_free + BASE_RTT, pn, false)));
+            }
+        }
+        let Some(Reverse((t, pn, is_loss))) = pending.pop() else {
+            break;
+        };
+        now = now.max(t);
+        let Some((sent_time, state)) = in_flight.remove(&pn) else {
+            continue;
+        };
+        let in_flight_bytes = in_flight.len() as Bytes * MSS;
+        if is_loss {
+            let loss = LossEvent {
+                lost_bytes: MSS,
+                lost_packets: 1,
+                largest_lost_pn: pn,
+                largest_lost_sent_time: sent_time,
+                persistent_congestion: false,
+                in_flight: in_flight_bytes,
+                mss: MSS,
+            };
+            cc.on_loss(now, &loss);
+            events.push(Event::Loss(now, loss));
+            continue;
+        }
+        let sample = now - sent_time;
+        rtt.update(now, sample, Duration::ZERO);
+        rate.on_packet_acked(now, &state, MSS);
+        let ack = AckEvent {
+            acked_bytes: MSS,
+            acked_packets: 1,
+            largest_acked: pn,
+            largest_acked_sent_time: sent_time,
+            min_rtt_sample: Some(sample),
+            rtt: rtt.snapshot(),
+            prior_in_flight: in_flight_bytes + MSS,
+            in_flight: in_flight_bytes,
+            delivered: rate.delivered(),
+            rate_sample: rate.finish_ack(rtt.min()),
+            app_limited: false,
+            mss: MSS,
+        };
+        cc.on_ack(now, &ack);
+        events.push(Event::Ack(now, ack));
+        acks += 1;
+        if acks == WARMUP_ACKS {
+            warmup_len = events.len();
+        }
+    }
+    let steady = events.split_off(warmup_len);
+    Trace {
+        warmup: events,
+        steady,
+    }
+}
+
+/// How far one replay of the steady trace moves time, packet numbers and the delivered counter,
+/// so that every lap starts after everything the previous one referred to.
+struct Lap {
+    time: Duration,
+    pn: u64,
+    bytes: Bytes,
+}
+
+impl Lap {
+    fn of(events: &[Event]) -> Lap {
+        let mut t = (Time::MAX, Time::ZERO);
+        let mut pn = (u64::MAX, 0u64);
+        let mut delivered = (Bytes::MAX, 0);
+        let mut see = |at: Time, sent: Time, n: u64| {
+            t = (t.0.min(sent), t.1.max(at));
+            pn = (pn.0.min(n), pn.1.max(n));
+        };
+        for ev in events {
+            match ev {
+                Event::Sent(at, s) => see(*at, *at, s.pn),
+                Event::Ack(at, a) => {
+                    see(*at, a.largest_acked_sent_time, a.largest_acked);
+                    delivered = (delivered.0.min(a.delivered), delivered.1.max(a.delivered));
+                }
+                Event::Loss(at, l) => see(*at, l.largest_lost_sent_time, l.largest_lost_pn),
+            }
+        }
+        Lap {
+            time: (t.1 - t.0) + Duration::from_micros(1),
+            pn: pn.1.saturating_sub(pn.0) + 1,
+            bytes: delivered.1.saturating_sub(delivered.0) + MSS,
+        }
+    }
+
+    /// `ev` as it occurs on lap `n` (lap 0 is the recording).
+    fn shift(&self, ev: Event, n: u64) -> Event {
+        let (dt, dpn, dbytes) = (self.time * n, self.pn * n, self.bytes * n);
+        match ev {
+            Event::Sent(t, mut s) => {
+                s.pn += dpn;
+                Event::Sent(t + dt, s)
+            }
+            Event::Ack(t, mut a) => {
+                a.largest_acked += dpn;
+                a.largest_acked_sent_time += dt;
+                a.delivered += dbytes;
+                if let Some(r) = a.rate_sample.as_mut() {
+                    r.prior_delivered += dbytes;
+                }
+                Event::Ack(t + dt, a)
+            }
+            Event::Loss(t, mut l) => {
+                l.largest_lost_pn += dpn;
+                l.largest_lost_sent_time += dt;
+                Event::Loss(t + dt, l)
+            }
+        }
+    }
+}
+
+fn deliver(cc: &mut dyn CongestionControl, ev: &Event) {
+    match ev {
+        Event::Sent(t, s) => cc.on_sent(*t, s),
+        Event::Ack(t, a) => {
+            cc.on_ack(*t, a);
+            black_box(cc.cwnd());
+            black_box(cc.pacing_rate());
+        }
+        Event::Loss(t, l) => cc.on_loss(*t, l),
+    }
+}
+
+fn per_ack(c: &mut Criterion) {
+    let registry = Registry::standard();
+    let ctx = CcContext::new(MSS);
+    let mut group = c.benchmark_group("per_ack");
+    group.throughput(Throughput::Elements(1));
+    for name in registry.names() {
+        let build = || {
+            registry
+                .build(&CcSpec::named(name), &ctx)
+                .unwrap_or_else(|e| panic!("{name}: {e}"))
+        };
+        let trace = record(build().as_mut());
+        let lap = Lap::of(&trace.steady);
+        let losses = trace
+            .steady
+            .iter()
+            .filter(|e| matches!(e, Event::Loss(..)))
+            .count();
+
+        let mut cc = build();
+        for ev in &trace.warmup {
+            deliver(cc.as_mut(), ev);
+        }
+        let mut i = 0usize;
+        let mut laps = 0u64;
+        group.bench_function(name, |b| {
+            b.iter(|| loop {
+                let ev = lap.shift(trace.steady[i], laps);
+                deliver(cc.as_mut(), &ev);
+                i += 1;
+                if i == trace.steady.len() {
+                    i = 0;
+                    laps += 1;
+                }
+                if matches!(ev, Event::Ack(..)) {
+                    break;
+                }
+            })
+        });
+        let t = cc.telemetry();
+        eprintln!(
+            "{name}: {losses} losses per lap of {TRACE_ACKS} ACKs; after the run cwnd = {} B \
+             ({} packets), state {}",
+            cc.cwnd(),
+            cc.cwnd() / MSS,
+            t.state
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, per_ack);
+criterion_main!(benches);
