@@ -29,6 +29,16 @@ const MAX_IN_FLIGHT_PACKETS: usize = 2048;
 const MAX_TIMER_FIRINGS: usize = 64;
 const SEED: u64 = 0x0070_6f6c_7963_6363; // "polyccc"
 
+/// Where an ACK's RTT sample comes from.
+#[derive(Clone, Copy, Debug)]
+enum RttDraw {
+    /// Anything from 1 µs to 10 s, unrelated to earlier samples.
+    Wild(Duration),
+    /// The case's path RTT plus a queueing delay that random-walks by `step`/16 of the path RTT
+    /// (kept within 0..4 path RTTs), so that delay-based logic sees trends it can act on.
+    Path { step: i8 },
+}
+
 #[derive(Clone, Debug)]
 enum Action {
     Send {
@@ -42,7 +52,7 @@ enum Action {
         packets: usize,
         /// Offset into the in-flight queue of the first acked packet: models reordering.
         skip: usize,
-        rtt_sample: Option<Duration>,
+        rtt_sample: Option<RttDraw>,
         rate: Option<(Duration, bool)>,
         app_limited: bool,
     },
@@ -139,13 +149,27 @@ fn decode(raw: &RawAction) -> Action {
             retransmission: chance(x, 15, 10),
         },
         1 => Action::Ack {
-            packets: 1 + (y % 16) as usize,
+            // Mostly one packet per ACK, so that rounds hold enough ACKs for HyStart++'s and
+            // Vegas' sample counts; sometimes up to 16 (stretch ACKs).
+            packets: if x >> 28 & 0x7 < 5 {
+                1
+            } else {
+                1 + (y % 16) as usize
+            },
             skip: if chance(x, 0, 20) {
                 (y >> 8) as usize % 8
             } else {
                 0
             },
-            rtt_sample: (!chance(x, 7, 10)).then(|| duration_1us_to_10s(z)),
+            rtt_sample: (!chance(x, 7, 10)).then(|| {
+                if bit(x, 31) {
+                    RttDraw::Wild(duration_1us_to_10s(z))
+                } else {
+                    RttDraw::Path {
+                        step: (z % 17) as i8 - 8,
+                    }
+                }
+            }),
             rate: (!chance(x, 14, 30)).then(|| (duration_1us_to_10s(mix(z, 1)), chance(x, 21, 20))),
             app_limited: mix(y, 11) % 100 < 15,
         },
@@ -203,10 +227,12 @@ struct Model {
     rtt: RttEstimator,
     /// Recently sent packets, for receiver feedback.
     recent: VecDeque<Outstanding>,
+    path_rtt: Duration,
+    queue_delay: Duration,
 }
 
 impl Model {
-    fn new(name: &str, mss: Bytes) -> Self {
+    fn new(name: &str, mss: Bytes, path_rtt: Duration) -> Self {
         let ctx = CcContext::new(mss);
         let cc = Registry::standard()
             .build(&CcSpec::named(name), &ctx)
@@ -222,6 +248,8 @@ impl Model {
             delivered: 0,
             rtt: RttEstimator::new(),
             recent: VecDeque::new(),
+            path_rtt,
+            queue_delay: Duration::ZERO,
         }
     }
 
@@ -293,6 +321,7 @@ impl Model {
                 self.in_flight_bytes -= acked_bytes;
                 let prior_delivered = self.delivered;
                 self.delivered += acked_bytes;
+                let rtt_sample = rtt_sample.map(|d| self.draw_rtt(d));
                 if let Some(s) = rtt_sample {
                     self.rtt.update(self.now, s, Duration::ZERO);
                 }
@@ -384,6 +413,18 @@ impl Model {
         }
     }
 
+    fn draw_rtt(&mut self, d: RttDraw) -> Duration {
+        match d {
+            RttDraw::Wild(s) => s,
+            RttDraw::Path { step } => {
+                let unit = self.path_rtt.0 / 16;
+                let q = self.queue_delay.0 as i128 + step as i128 * unit as i128;
+                self.queue_delay = Duration(q.clamp(0, 4 * self.path_rtt.0 as i128) as u64);
+                self.path_rtt + self.queue_delay
+            }
+        }
+    }
+
     /// Fires every timer that is due, as a transport's event loop would.
     fn fire_timers(&mut self) -> Result<(), String> {
         for _ in 0..MAX_TIMER_FIRINGS {
@@ -426,10 +467,20 @@ impl Model {
     }
 }
 
-fn run_case(name: &str, mss: Bytes, raw: &[RawAction]) -> Result<(), TestCaseError> {
-    let mut m = Model::new(name, mss);
+/// Runs one case. In a `lossless` case no packet is lost, so that start-up phases (slow start,
+/// HyStart++, Vegas' slow-start exit) are explored as well as the states after losses.
+fn run_case(
+    name: &str,
+    (mss, path_rtt, lossless): (Bytes, u64, bool),
+    raw: &[RawAction],
+) -> Result<(), TestCaseError> {
+    let mut m = Model::new(name, mss, duration_1us_to_10s(path_rtt));
     m.check().map_err(TestCaseError::fail)?;
-    for (i, a) in raw.iter().map(decode).enumerate() {
+    let actions = raw
+        .iter()
+        .map(decode)
+        .filter(|a| !(lossless && matches!(a, Action::Lose { .. })));
+    for (i, a) in actions.enumerate() {
         m.apply(&a);
         m.fire_timers()
             .and_then(|()| m.check())
@@ -461,9 +512,13 @@ fn every_registered_controller_keeps_its_invariants() {
         let mut runner = TestRunner::new(config);
         let strategy = (
             prop_oneof![Just(1200u64), Just(1460), Just(1000), Just(536), Just(8960)],
+            any::<u64>(),
+            any::<bool>(),
             prop::collection::vec(any::<RawAction>(), 1..MAX_ACTIONS),
         );
-        let result = runner.run(&strategy, |(mss, actions)| run_case(name, mss, &actions));
+        let result = runner.run(&strategy, |(mss, path_rtt, lossless, actions)| {
+            run_case(name, (mss, path_rtt, lossless), &actions)
+        });
         if let Err(e) = result {
             panic!("{e}");
         }

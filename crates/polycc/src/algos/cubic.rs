@@ -461,6 +461,9 @@ impl CongestionControl for Cubic {
         }
         if let Some(s) = c.ssthresh {
             self.ssthresh = s.max(self.min_window());
+            // HyStart++ is for the initial slow start only (RFC 9406 §4.3); a policy that sets
+            // the threshold has taken that decision over.
+            self.hystart = None;
         }
         if let Some(w) = c.cwnd {
             self.cwnd = w;

@@ -152,7 +152,7 @@ impl Vegas {
         self.cwnd = self.cwnd.max(self.min_window());
     }
 
-    fn in_slow_start(&self) -> bool {
+    fn below_ssthresh(&self) -> bool {
         self.cwnd < self.ssthresh
     }
 
@@ -165,7 +165,7 @@ impl Vegas {
 
     /// tcp_reno_cong_avoid for one ACK.
     fn reno(&mut self, acked: Bytes) {
-        if self.in_slow_start() {
+        if self.below_ssthresh() {
             self.cwnd = self.cwnd.saturating_add(acked);
         } else {
             self.ca_credit = self.ca_credit.saturating_add(acked);
@@ -190,7 +190,7 @@ impl Vegas {
         let cwnd_pkts = self.cwnd as f64 / self.mss as f64;
         let diff = cwnd_pkts * rtt.0.saturating_sub(base.0) as f64 / base.0 as f64;
         self.last_diff = Some(diff);
-        if self.in_slow_start() {
+        if self.below_ssthresh() {
             if diff > self.cfg.gamma {
                 // Too much queued to keep doubling: drop to what the base RTT supports plus one
                 // packet, and leave slow start.
@@ -251,7 +251,7 @@ impl CongestionControl for Vegas {
             self.per_rtt(ack.acked_bytes);
             self.min_rtt = None;
             self.cnt_rtt = 0;
-        } else if self.in_slow_start() {
+        } else if self.below_ssthresh() {
             self.cwnd = self.cwnd.saturating_add(ack.acked_bytes);
         }
         self.apply_clamp();
@@ -294,7 +294,7 @@ impl CongestionControl for Vegas {
     fn telemetry(&self) -> Telemetry {
         let mut t = Telemetry::new(if self.in_recovery {
             "recovery"
-        } else if self.in_slow_start() {
+        } else if self.below_ssthresh() {
             "slow_start"
         } else {
             "congestion_avoidance"
