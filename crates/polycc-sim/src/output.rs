@@ -30,6 +30,8 @@ pub struct FlowSummary {
     pub loss_rate: f64,
     pub retransmits: u64,
     pub packets_sent: u64,
+    /// ACKs the receiver sent.
+    pub acks_sent: u64,
     pub bytes_delivered: u64,
     pub rtt_ms: Percentiles,
     /// Queueing delay of this flow's data packets, summed over the links of its path.

@@ -47,8 +47,7 @@ fn trace_link_delivers_the_trace_capacity() {
     let lines = text.lines().filter(|l| !l.trim().is_empty()).count() as f64;
     let period_s: f64 = text
         .lines()
-        .filter(|l| !l.trim().is_empty())
-        .last()
+        .rfind(|l| !l.trim().is_empty())
         .unwrap()
         .trim()
         .parse::<f64>()

@@ -74,10 +74,6 @@ impl EventQueue {
     pub fn pop(&mut self) -> Option<(Time, Ev)> {
         self.heap.pop().map(|i| (i.t, i.ev))
     }
-
-    pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|i| i.t)
-    }
 }
 
 /// A re-armable timer that avoids a heap push per re-arm: a pending event earlier than the

@@ -45,8 +45,6 @@ struct Flow {
     app: App,
     data_route: Vec<Hop>,
     ack_route: Vec<Hop>,
-    /// Base RTT of the path (flow RTT plus link delays both ways).
-    path_rtt: Duration,
     /// One-way delay of the ACK direction, used for unresponsive flows' RTT estimate.
     reverse_owd: Duration,
     started: Option<Time>,
@@ -205,7 +203,6 @@ impl<'a> Simulator<'a> {
             app: App::new(fm.traffic.clone(), sc.mss),
             data_route,
             ack_route,
-            path_rtt: fm.rtt + link_delay * 2,
             reverse_owd: rev_owd + link_delay,
             started: None,
             ended: None,
@@ -404,7 +401,7 @@ impl<'a> Simulator<'a> {
             let fl = &mut self.flows[f as usize];
             let Some(s) = fl.sender.as_mut() else { return };
             match s.poll_send(now) {
-                Poll::Send { pn, seg, wire, .. } => {
+                Poll::Send { pn, seg, wire } => {
                     let p = Packet {
                         flow: f,
                         kind: Kind::Data,
@@ -627,6 +624,7 @@ impl<'a> Simulator<'a> {
         let Some((idx, largest, delay, log_pos)) = fl.receiver.make_ack(now) else {
             return;
         };
+        fl.stats.acks_sent += 1;
         let p = Packet {
             flow: f,
             kind: Kind::Ack,

@@ -30,6 +30,7 @@ pub struct FlowStats {
     pub queue_ns_sum: u128,
     pub arrivals: u64,
     pub packets_sent: u64,
+    pub acks_sent: u64,
     pub dropped_in_network: u64,
     // RTT of unresponsive flows (reliable flows keep theirs in the sender).
     pub rtt_hist: Histogram<u64>,
@@ -50,6 +51,7 @@ impl FlowStats {
             queue_ns_sum: 0,
             arrivals: 0,
             packets_sent: 0,
+            acks_sent: 0,
             dropped_in_network: 0,
             rtt_hist: delay_histogram(),
             rtt_sum_ns: 0,
@@ -345,6 +347,7 @@ impl Recorder {
                 },
                 retransmits: retx,
                 packets_sent: sent,
+                acks_sent: fl.stats.acks_sent,
                 bytes_delivered: fl.stats.rx_unique_payload,
                 rtt_ms: rtt,
                 queue_delay_ms: mean_p95(

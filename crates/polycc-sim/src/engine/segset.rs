@@ -11,7 +11,6 @@ pub struct SegSet {
     /// a multiple of 64.
     words: VecDeque<u64>,
     base: u64,
-    count: u64,
 }
 
 impl SegSet {
@@ -22,14 +21,6 @@ impl SegSet {
     /// Everything below this index is present.
     pub fn cumulative(&self) -> u64 {
         self.cum
-    }
-
-    pub fn len(&self) -> u64 {
-        self.count
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
     }
 
     pub fn contains(&self, i: u64) -> bool {
@@ -52,7 +43,6 @@ impl SegSet {
             self.words.resize(w + 1, 0);
         }
         self.words[w] |= 1 << (off % 64);
-        self.count += 1;
         self.advance();
         true
     }
@@ -102,6 +92,5 @@ mod tests {
         assert!(s.contains(131) && !s.contains(130));
         s.insert(130);
         assert_eq!(s.cumulative(), 200);
-        assert_eq!(s.len(), 200);
     }
 }

@@ -56,12 +56,7 @@ pub struct Transfer {
 /// What `poll_send` found.
 pub enum Poll {
     /// Send a packet carrying this segment with this packet number.
-    Send {
-        pn: u64,
-        seg: u64,
-        wire: u64,
-        retransmission: bool,
-    },
+    Send { pn: u64, seg: u64, wire: u64 },
     /// Pacing: try again at this time.
     Wait(Time),
     /// The window is full.
@@ -273,12 +268,7 @@ impl Sender {
                 app_limited: false,
             },
         );
-        Poll::Send {
-            pn,
-            seg,
-            wire,
-            retransmission,
-        }
+        Poll::Send { pn, seg, wire }
     }
 
     fn meta(&mut self, pn: u64) -> Option<&mut SentMeta> {

@@ -1,0 +1,254 @@
+//! Each network feature of the simulator, checked by the effect it must have.
+
+mod common;
+use common::run;
+
+#[test]
+fn delayed_ack_sends_one_ack_per_two_packets() {
+    let out = run(r#"
+        name = "delack"
+        duration = "10s"
+        [[links]]
+        id = "b"
+        rate = "20Mbps"
+        queue = { size = "100000pkt" }
+        [[flows]]
+        id = "every"
+        cca = "newreno"
+        rtt = "30ms"
+        [[flows]]
+        id = "delayed"
+        cca = "newreno"
+        rtt = "30ms"
+        ack = "delayed"
+    "#);
+    let f = &out.summary.flows;
+    // Every packet delivered is a new full segment here (no loss), so ACKs per delivered packet:
+    let per_packet = |i: usize| f[i].acks_sent as f64 / (f[i].bytes_delivered as f64 / 1448.0);
+    let (ratio_every, ratio_delayed) = (per_packet(0), per_packet(1));
+    assert_eq!(out.summary.links[0].drops, 0);
+    assert!(ratio_every > 0.99, "ack-every ratio {ratio_every}");
+    assert!(
+        (0.48..0.60).contains(&ratio_delayed),
+        "delayed-ack ratio {ratio_delayed}"
+    );
+}
+
+#[test]
+fn ack_aggregation_spreads_rtt_by_up_to_the_interval() {
+    let base = r#"
+        name = "agg"
+        duration = "20s"
+        [[links]]
+        id = "b"
+        rate = "100Mbps"
+        AGG
+        [[flows]]
+        id = "w"
+        cca = "newreno"
+        rtt = "40ms"
+        traffic = { kind = "web", size = "30KB", interval = "200ms", arrivals = "periodic" }
+    "#;
+    let plain = run(&base.replace("AGG", ""));
+    let agg = run(&base.replace("AGG", "ack_aggregation = { interval = \"20ms\" }"));
+    let p = &plain.summary.flows[0].rtt_ms;
+    let a = &agg.summary.flows[0].rtt_ms;
+    assert!(p.p99 - p.min < 2.0, "no aggregation: RTT spread {:?}", p);
+    // ACKs wait up to 20 ms for the next release.
+    assert!(
+        a.max_minus_min() > 5.0 && a.p99 <= p.min + 20.5,
+        "aggregated: {a:?}"
+    );
+}
+
+trait Spread {
+    fn max_minus_min(&self) -> f64;
+}
+impl Spread for polycc_sim::output::Percentiles {
+    fn max_minus_min(&self) -> f64 {
+        self.p99 - self.min
+    }
+}
+
+#[test]
+fn jitter_adds_delay_without_reordering() {
+    let out = run(r#"
+        name = "jitter"
+        duration = "20s"
+        [[links]]
+        id = "b"
+        rate = "50Mbps"
+        jitter = { max = "40ms", direction = "ack" }
+        [[flows]]
+        id = "a"
+        cca = "newreno"
+        rtt = "50ms"
+    "#);
+    let f = &out.summary.flows[0];
+    assert!(
+        f.rtt_ms.p95 > 60.0,
+        "jitter should raise RTTs: {:?}",
+        f.rtt_ms
+    );
+    // FIFO is kept, so jitter causes no spurious loss (retransmissions come from queue drops only).
+    assert_eq!(f.retransmits, out.summary.links[0].drops, "{f:?}");
+}
+
+#[test]
+fn reverse_traffic_congests_the_ack_path() {
+    let base = r#"
+        name = "reverse"
+        duration = "20s"
+        [[links]]
+        id = "b"
+        rate = "20Mbps"
+        queue = { size = "1bdp" }
+        reverse_rate = "2Mbps"
+        reverse_queue = { size = "100pkt" }
+        [[flows]]
+        id = "fwd"
+        cca = "newreno"
+        rtt = "30ms"
+        REV
+    "#;
+    let alone = run(&base.replace("REV", ""));
+    let with = run(&base.replace(
+        "REV",
+        "[[flows]]\nid = \"rev\"\ncca = \"newreno\"\nrtt = \"30ms\"\nreverse = true\n",
+    ));
+    let a = &alone.summary.flows[0];
+    let w = &with.summary.flows[0];
+    // ACKs (64 B) of 20 Mbit/s of data need ~0.9 Mbit/s: alone the reverse link carries them.
+    assert!(a.goodput_mbps > 18.0, "alone {a:?}");
+    // A reverse bulk flow fills the 2 Mbit/s reverse queue: the forward flow's RTT grows.
+    assert!(
+        w.rtt_ms.mean > a.rtt_ms.mean + 50.0,
+        "alone {:?} with {:?}",
+        a.rtt_ms,
+        w.rtt_ms
+    );
+    let rev = &with.summary.flows[1];
+    assert!(
+        rev.goodput_mbps > 0.5 && rev.goodput_mbps < 2.0,
+        "reverse flow {rev:?}"
+    );
+}
+
+#[test]
+fn parking_lot_flow_crossing_two_bottlenecks_gets_less() {
+    let out = run(r#"
+        name = "parking-lot"
+        duration = "40s"
+        [[links]]
+        id = "l1"
+        rate = "20Mbps"
+        queue = { size = "1bdp" }
+        [[links]]
+        id = "l2"
+        rate = "20Mbps"
+        queue = { size = "1bdp" }
+        [[flows]]
+        id = "long"
+        cca = "newreno"
+        rtt = "30ms"
+        path = ["l1", "l2"]
+        [[flows]]
+        id = "one"
+        cca = "newreno"
+        rtt = "30ms"
+        path = ["l1"]
+        [[flows]]
+        id = "two"
+        cca = "newreno"
+        rtt = "30ms"
+        path = ["l2"]
+    "#);
+    let g: Vec<f64> = out.summary.flows.iter().map(|f| f.goodput_mbps).collect();
+    assert!(g[0] < g[1] && g[0] < g[2], "{g:?}");
+    for l in &out.summary.links {
+        assert!(l.utilization > 0.9, "{l:?}");
+    }
+}
+
+#[test]
+fn schedule_step_halves_the_capacity_series() {
+    let out = run(r#"
+        name = "step"
+        duration = "10s"
+        bin = "1s"
+        [[links]]
+        id = "b"
+        schedule = [{ at = "0s", rate = "20Mbps" }, { at = "5s", rate = "10Mbps" }]
+        [[flows]]
+        id = "a"
+        cca = "cubic"
+        rtt = "40ms"
+    "#);
+    let cap = out.links.f64s("capacity_mbps").unwrap();
+    assert_eq!(cap.len(), 10);
+    assert!(cap[..5].iter().all(|c| (c - 20.0).abs() < 1e-6), "{cap:?}");
+    assert!(cap[5..].iter().all(|c| (c - 10.0).abs() < 1e-6), "{cap:?}");
+    let gp = out.flows.f64s("goodput_mbps").unwrap();
+    assert!(
+        gp[8] > 8.0 && gp[8] <= 10.0,
+        "goodput after the step {:?}",
+        gp
+    );
+}
+
+#[test]
+fn flows_start_and_stop_on_schedule() {
+    let out = run(r#"
+        name = "startstop"
+        duration = "10s"
+        bin = "1s"
+        [[links]]
+        id = "b"
+        rate = "10Mbps"
+        [[flows]]
+        id = "a"
+        cca = "newreno"
+        rtt = "20ms"
+        start = "2s"
+        stop = "6s"
+    "#);
+    let gp = out.flows.f64s("goodput_mbps").unwrap();
+    assert_eq!(gp[0] + gp[1], 0.0);
+    assert!(gp[3] > 8.0, "{gp:?}");
+    assert!(gp[8] == 0.0 && gp[9] == 0.0, "{gp:?}");
+    let f = &out.summary.flows[0];
+    assert!((f.active_s - 4.0).abs() < 1e-9);
+}
+
+#[test]
+fn codel_bounds_the_standing_queue() {
+    let base = r#"
+        name = "aqm"
+        duration = "20s"
+        [[links]]
+        id = "b"
+        rate = "20Mbps"
+        queue = { kind = "KIND", size = "1000pkt" }
+        [[flows]]
+        id = "a"
+        cca = "cubic"
+        rtt = "20ms"
+    "#;
+    let tail = run(&base.replace("KIND", "droptail"));
+    let codel = run(&base.replace("KIND", "codel"));
+    let fq = run(&base.replace("KIND", "fq_codel"));
+    let (t, c, f) = (
+        &tail.summary.links[0],
+        &codel.summary.links[0],
+        &fq.summary.links[0],
+    );
+    assert!(t.queue_delay_ms.mean > 100.0, "drop-tail {t:?}");
+    assert!(
+        c.queue_delay_ms.mean < 15.0 && c.utilization > 0.9,
+        "codel {c:?}"
+    );
+    assert!(
+        f.queue_delay_ms.mean < 15.0 && f.utilization > 0.9,
+        "fq_codel {f:?}"
+    );
+}
