@@ -184,6 +184,14 @@ impl SubAssign for Duration {
     }
 }
 
+impl std::ops::Mul<u64> for Duration {
+    /// Saturating multiplication by an integer factor.
+    type Output = Duration;
+    fn mul(self, k: u64) -> Duration {
+        Duration(self.0.saturating_mul(k))
+    }
+}
+
 impl fmt::Display for Duration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ns = self.0;

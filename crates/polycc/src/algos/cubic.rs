@@ -391,7 +391,7 @@ impl CongestionControl for Cubic {
         // the congestion event already answered.
         let new_epoch = self
             .recovery_start
-            .map_or(true, |r| loss.largest_lost_sent_time > r);
+            .is_none_or(|r| loss.largest_lost_sent_time > r);
         if new_epoch {
             self.reduce(now);
         }

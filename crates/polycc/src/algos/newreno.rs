@@ -106,7 +106,7 @@ impl CongestionControl for NewReno {
     fn on_loss(&mut self, now: Time, loss: &LossEvent) {
         let new_epoch = self
             .recovery_start
-            .map_or(true, |r| loss.largest_lost_sent_time > r);
+            .is_none_or(|r| loss.largest_lost_sent_time > r);
         if new_epoch {
             self.recovery_start = Some(now);
             self.in_recovery = true;

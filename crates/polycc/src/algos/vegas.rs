@@ -262,7 +262,7 @@ impl CongestionControl for Vegas {
         // the congestion event already answered.
         let new_epoch = self
             .recovery_start
-            .map_or(true, |r| loss.largest_lost_sent_time > r);
+            .is_none_or(|r| loss.largest_lost_sent_time > r);
         if new_epoch {
             self.recovery_start = Some(now);
             self.in_recovery = true;

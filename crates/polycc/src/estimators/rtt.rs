@@ -118,13 +118,6 @@ impl RttEstimator {
     }
 }
 
-impl std::ops::Mul<u64> for Duration {
-    type Output = Duration;
-    fn mul(self, k: u64) -> Duration {
-        Duration(self.0.saturating_mul(k))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,111 @@
+//! Bad scenarios are rejected before anything runs, with the key path and what is allowed.
+
+mod common;
+use polycc::Registry;
+
+fn error_of(toml: &str) -> String {
+    match polycc_sim::load_toml(toml, &common::origin(), &Registry::standard()) {
+        Ok(_) => panic!("scenario was accepted:\n{toml}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+const GOOD: &str = r#"
+name = "ok"
+duration = "5s"
+[[links]]
+id = "b"
+rate = "10Mbps"
+[[flows]]
+id = "a"
+cca = "cubic"
+rtt = "30ms"
+"#;
+
+#[test]
+fn the_reference_scenario_is_valid() {
+    polycc_sim::load_toml(GOOD, &common::origin(), &Registry::standard()).unwrap();
+}
+
+fn assert_mentions(e: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(e.contains(p), "error {e:?} should mention {p:?}");
+    }
+}
+
+#[test]
+fn unknown_cca_lists_the_known_names() {
+    let e = error_of(&GOOD.replace("\"cubic\"", "\"cubik\""));
+    assert_mentions(
+        &e,
+        &["test.toml", "flows[0].cca", "cubik", "newreno", "vegas"],
+    );
+}
+
+#[test]
+fn bad_cca_parameter_names_the_allowed_ones() {
+    let e = error_of(&GOOD.replace("cca = \"cubic\"", "cca = { name = \"cubic\", betta = 0.7 }"));
+    assert_mentions(&e, &["flows[0].cca", "betta", "beta"]);
+}
+
+#[test]
+fn bad_unit_says_which_units_exist() {
+    let e = error_of(&GOOD.replace("\"10Mbps\"", "\"10Mbit\""));
+    assert_mentions(&e, &["links[0].rate", "Mbps"]);
+}
+
+#[test]
+fn negative_rate_is_rejected() {
+    let e = error_of(&GOOD.replace("\"10Mbps\"", "\"-10Mbps\""));
+    assert_mentions(&e, &["links[0].rate", "negative"]);
+}
+
+#[test]
+fn unknown_key_names_the_expected_keys() {
+    let e = error_of(&GOOD.replace("rtt = \"30ms\"", "rtt = \"30ms\"\nrttt = \"1ms\""));
+    assert_mentions(&e, &["flows[0]", "rttt", "rtt"]);
+}
+
+#[test]
+fn missing_trace_names_the_file() {
+    let e = error_of(&GOOD.replace("rate = \"10Mbps\"", "trace = \"no/such.trace\""));
+    assert_mentions(&e, &["links[0].trace", "no/such.trace"]);
+}
+
+#[test]
+fn malformed_trace_names_the_line() {
+    let dir = std::env::temp_dir().join(format!("polycc-bad-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.trace");
+    std::fs::write(&path, "1\n2\nabc\n").unwrap();
+    let e = error_of(&GOOD.replace(
+        "rate = \"10Mbps\"",
+        &format!("trace = \"{}\"", path.display()),
+    ));
+    assert_mentions(&e, &["links[0].trace", "line 3", "abc"]);
+}
+
+#[test]
+fn unknown_link_in_a_path_and_bad_probability() {
+    let e = error_of(&GOOD.replace("rtt = \"30ms\"", "rtt = \"30ms\"\npath = [\"x\"]"));
+    assert_mentions(&e, &["flows[0].path[0]", "\"x\"", "known: b"]);
+    let e = error_of(&GOOD.replace("rate = \"10Mbps\"", "rate = \"10Mbps\"\nloss = 1.5"));
+    assert_mentions(&e, &["links[0].loss", "0.0 to 1.0"]);
+}
+
+#[test]
+fn wrong_type_and_syntax_errors_carry_the_location() {
+    let e = error_of(&GOOD.replace("duration = \"5s\"", "duration = 5"));
+    assert_mentions(&e, &["duration", "string"]);
+    let e = error_of("name = \"x\"\n[[links]\n");
+    assert_mentions(&e, &["test.toml", "line"]);
+}
+
+#[test]
+fn bad_traffic_kind_lists_the_kinds() {
+    let e = error_of(&GOOD.replace(
+        "rtt = \"30ms\"",
+        "rtt = \"30ms\"\ntraffic = { kind = \"burst\" }",
+    ));
+    assert_mentions(&e, &["flows[0].traffic", "sized", "web", "cbr"]);
+}
