@@ -1,11 +1,19 @@
-//! The algorithm pool: one file per controller.
+//! The algorithm pool: one file (or folder) per controller. Each module registers its own names.
 
+pub mod bbr;
+pub mod copa;
 pub mod cubic;
+pub mod htcp;
+pub mod hybla;
+pub mod illinois;
+pub mod ledbat;
+pub mod ledbat_pp;
 pub mod newreno;
 pub(crate) mod round;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod vegas;
+pub mod westwood;
 
 use crate::registry::Registry;
 
@@ -14,4 +22,12 @@ pub fn register_all(r: &mut Registry) {
     r.register("cubic", cubic::SUMMARY, cubic::build);
     r.register("newreno", newreno::SUMMARY, newreno::build);
     r.register("vegas", vegas::SUMMARY, vegas::build);
+    bbr::register(r);
+    copa::register(r);
+    ledbat::register(r);
+    ledbat_pp::register(r);
+    westwood::register(r);
+    hybla::register(r);
+    illinois::register(r);
+    htcp::register(r);
 }
