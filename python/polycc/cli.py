@@ -100,7 +100,7 @@ def run(file: Path, out: Path | None, seed: int | None, plots: bool) -> None:
         result = run_scenario(scenario, seed=seed)
         write_run(result, target, plots=plots)
     _print_run(result.summary)
-    click.echo(f"report: {target / 'report.html'}")
+    click.echo(f"report: {(target / 'report.html').resolve()}")
 
 
 def _print_run(summary: dict[str, Any]) -> None:
@@ -167,8 +167,8 @@ def sweep(
     for rec in failed.to_dict("records"):
         click.echo(f"polycc: run {rec['run_id']} failed: {rec['error']}", err=True)
     click.echo(f"{len(df) - len(failed)}/{len(df)} runs ok")
-    click.echo(f"index: {target / 'index.html'}")
-    click.echo(f"results: {target / 'results.parquet'}")
+    click.echo(f"index: {(target / 'index.html').resolve()}")
+    click.echo(f"results: {(target / 'results.parquet').resolve()}")
     if len(failed):
         sys.exit(EXIT_INTERNAL)
 
@@ -193,7 +193,7 @@ def demo(out: Path, jobs: int | None, plots: bool) -> None:
         )
     if result.failed:
         click.echo(f"polycc: {len(result.failed)} demo run(s) failed; see above", err=True)
-    click.echo(f"report: {result.index}")
+    click.echo(f"report: {result.index.resolve()}")
     if result.failed:
         sys.exit(EXIT_INTERNAL)
 
