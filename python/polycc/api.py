@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from polycc import tomlw
+from polycc._native import ScenarioError
 from polycc.scenario import Scenario, ScenarioSource
 
 #: Columns of the long-format tables that hold text; every other column is numeric (nullable).
@@ -71,6 +72,10 @@ def columns_to_frame(columns: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
 
 def run_scenario(scenario: Scenario, *, seed: int | None = None) -> RunResult:
     """Runs a prepared scenario. Raises ScenarioError for a bad scenario, RuntimeError otherwise."""
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
+        raise ScenarioError(
+            f"{scenario.origin}: seed: {seed!r} is not a seed; allowed: integers 0 ..= 2^64-1"
+        )
     out = scenario.run_native(seed)
     summary = json.loads(out["summary_json"])
     resolved = out["resolved_toml"]

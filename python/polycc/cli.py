@@ -78,7 +78,7 @@ def cli() -> None:
 @cli.command()
 @SCENARIO
 @_out_option(None, "Results directory [default: results/<scenario name>].")
-@click.option("--seed", type=click.IntRange(min=0), help="Replace the scenario's seed.")
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Replace the scenario's seed.")
 @PLOTS
 def run(file: Path, out: Path | None, seed: int | None, plots: bool) -> None:
     """Run one scenario FILE and write its results directory.

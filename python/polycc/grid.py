@@ -17,6 +17,8 @@ from polycc.scenario import OverrideError, Scenario, ScenarioSource, format_valu
 from polycc.tasks import RunTask
 
 _KEY = re.compile(r"^[A-Za-z0-9_\-*]+(\.[A-Za-z0-9_\-*]+)*$")
+#: Seeds are unsigned 64-bit integers in the simulator.
+MAX_SEED = 2**64 - 1
 GRID_HELP = "write --grid KEY=V1,V2,... with KEY a dotted path such as links.0.rate, flows.*.cca or duration"
 
 
@@ -99,17 +101,19 @@ def plan(
             )
         seed_values = []
         for v in grid.pop("seed"):
-            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= MAX_SEED:
                 raise GridError(
-                    f"{base.origin}: --grid seed: {format_value(v)} is not a seed; allowed: integers >= 0"
+                    f"{base.origin}: --grid seed: {format_value(v)} is not a seed; "
+                    f"allowed: integers 0 ..= {MAX_SEED}"
                 )
             seed_values.append(v)
     else:
         first = doc.get("seed", 1)
-        if not isinstance(first, int) or isinstance(first, bool) or first < 0:
+        if not isinstance(first, int) or isinstance(first, bool) or not 0 <= first <= MAX_SEED:
             base.validate()  # reports the bad seed the way the simulator does
             first = 1
-        seed_values = [first + i for i in range(seeds)]
+        # Wrap around rather than overflow (the seeds stay distinct).
+        seed_values = [(first + i) % (MAX_SEED + 1) for i in range(seeds)]
 
     keys = list(grid)
     combos = list(product(*(grid[k] for k in keys))) if keys else [()]

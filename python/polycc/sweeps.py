@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +113,8 @@ def sweep(
     """
     if not isinstance(grid, Mapping):
         grid = parse_grid(grid)
-    tasks = plan(source, grid, seeds=seeds)
+    base = Scenario.load(source)
+    tasks = plan(base, grid, seeds=seeds)
     keys = [k for k in grid if k != "seed"]
     executor = executor or LocalExecutor(jobs)
     if out_dir is None:
@@ -121,23 +123,14 @@ def sweep(
     out = Path(out_dir)
     with atomic_dir(out) as tmp:
         tasks = [
-            RunTask(
-                index=t.index,
-                run_id=t.run_id,
-                params=t.params,
-                seed=t.seed,
-                scenario=t.scenario,
-                out_dir=str(tmp / "runs" / t.run_id),
-                plots=plots,
-                back="../../index.html",
-            )
+            replace(t, out_dir=str(tmp / "runs" / t.run_id), plots=plots, back="../../index.html")
             for t in tasks
         ]
         outcomes = _execute_all(executor, tasks, progress)
         df = results_frame(outcomes, keys)
         df.to_parquet(tmp / "results.parquet", index=False)
         manifest = {
-            "scenario": tasks[0].scenario.origin.split(" (with ")[0],
+            "scenario": base.origin,
             "grid": {k: [format_value(v) for v in vs] for k, vs in grid.items()},
             "seeds": sorted({t.seed for t in tasks}),
             "runs": [
