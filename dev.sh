@@ -11,6 +11,26 @@ PY=$VENV/bin/python
 STAMP=$VENV/.polycc-build-stamp
 
 log() { printf '\n==> %s\n' "$*" >&2; }
+die() { printf 'dev.sh: %s\n' "$*" >&2; exit 1; }
+
+# A Python >= 3.11 with the venv module.
+find_python() {
+    local py
+    for py in "${PYTHON:-}" python3 python3.13 python3.12 python3.11; do
+        [[ -n $py ]] && command -v "$py" >/dev/null 2>&1 || continue
+        if "$py" -c 'import sys, venv; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+            echo "$py"
+            return
+        fi
+    done
+    die "need Python >= 3.11 with the venv module (set PYTHON=/path/to/python3.11)"
+}
+
+if ! command -v cargo >/dev/null 2>&1 && [[ -f $HOME/.cargo/env ]]; then
+    # shellcheck disable=SC1091
+    source "$HOME/.cargo/env"
+fi
+command -v cargo >/dev/null 2>&1 || die "need a Rust toolchain (cargo) on PATH"
 
 # Hash of everything the installed package is built from; the editable install exposes python/
 # directly, so only the Rust side and the packaging metadata need a rebuild when they change.
@@ -18,13 +38,15 @@ source_hash() {
     {
         printf '%s\n' pyproject.toml Cargo.toml Cargo.lock
         find crates -type f \( -name '*.rs' -o -name Cargo.toml \) -not -path '*/target/*'
-    } | LC_ALL=C sort | xargs -d '\n' sha256sum 2>/dev/null | sha256sum | cut -d' ' -f1
+    } | LC_ALL=C sort | { xargs -d '\n' sha256sum 2>/dev/null || true; } | sha256sum | cut -d' ' -f1
 }
 
 setup() {
     if [[ ! -x $PY ]]; then
-        log "creating $VENV"
-        python3 -m venv "$VENV"
+        local base
+        base=$(find_python)
+        log "creating $VENV with $base"
+        "$base" -m venv "$VENV"
     fi
     if [[ ! -x $VENV/bin/uv ]]; then
         log "installing uv into $VENV"
