@@ -1,0 +1,679 @@
+#!/usr/bin/env python3
+"""Runs one dumbbell scenario (or a grid of them) in polycc and in ns-3 and prints one table.
+
+    python validation/ns3/compare.py --cca cubic --rate 100Mbps --rtt 20ms --buffer 1bdp \
+        --loss 0.001 --flows 4 --duration 30s
+    python validation/ns3/compare.py --grid --ccas newreno,cubic --jobs 2 --markdown out.md
+
+For each scenario the table shows, for polycc (p) and ns-3 (n): goodput per flow, link utilisation,
+mean and p95 queueing delay at the bottleneck, drops (queue overflow; random losses separately),
+wall time, and the ratio polycc/ns-3 of each. A row agrees when the mean per-flow goodput is within
+10 % and the mean and p95 queueing delays are within 25 % (or within one packet's transmission
+time, the resolution of a queue that holds whole packets).
+
+The ns-3 side is validation/ns3/build/dumbbell (built by validation/ns3/install.sh). ns-3 results
+are cached in a JSON-lines file (default results/ns3/cache.jsonl) keyed by the scenario, the seed
+and a hash of dumbbell.cc, so an interrupted grid resumes where it stopped; polycc runs take
+milliseconds and are always redone, so the table reflects the polycc that is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import hashlib
+import itertools
+import json
+import math
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+SOURCE = HERE / "dumbbell.cc"
+BINARY = HERE / "build" / "dumbbell"
+INSTALL = HERE / "install.sh"
+DEFAULT_CACHE = REPO / "results" / "ns3" / "cache.jsonl"
+
+#: Bytes of a full data packet on the wire in both simulators (1448 payload + 52 header bytes).
+PACKET_BYTES = 1500
+#: Agreement thresholds of the issue: goodput within 10 %, queueing delay within 25 %.
+GOODPUT_TOLERANCE = 0.10
+QDELAY_TOLERANCE = 0.25
+
+#: polycc CCA name -> the name dumbbell.cc takes (its --cca), which selects the ns-3 TypeId.
+NS3_CCAS: dict[str, str] = {
+    "newreno": "newreno",
+    "cubic": "cubic",
+    "vegas": "vegas",
+    "bbr": "bbr",
+    "ledbat": "ledbat",
+    "westwood": "westwood",  # ns3::TcpWestwood with ProtocolType=WestwoodPlus
+    "hybla": "hybla",
+    "illinois": "illinois",
+    "htcp": "htcp",
+}
+
+GRID_FLOWS = (1, 4)
+GRID_RATES = ("10Mbps", "100Mbps")
+GRID_RTTS = ("20ms", "100ms")
+GRID_BUFFERS = ("0.2bdp", "1bdp", "4bdp")
+GRID_LOSSES = (0.0, 0.001, 0.01)
+
+
+# --------------------------------------------------------------------------------------------
+# Quantities
+
+
+_RATE_UNITS = {"bps": 1.0, "kbps": 1e3, "mbps": 1e6, "gbps": 1e9}
+_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
+_NUMBER = r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*"
+
+
+def parse_rate(text: str) -> float:
+    """'100Mbps' -> 1e8 (bit/s)."""
+    m = re.fullmatch(_NUMBER + r"([A-Za-z]+)\s*", text)
+    if not m or m.group(2).lower() not in _RATE_UNITS:
+        raise ValueError(f"{text!r} is not a rate; write a number with bps, Kbps, Mbps or Gbps")
+    return float(m.group(1)) * _RATE_UNITS[m.group(2).lower()]
+
+
+def parse_time(text: str) -> float:
+    """'20ms' -> 0.02 (seconds)."""
+    m = re.fullmatch(_NUMBER + r"([a-z]+)\s*", text)
+    if not m or m.group(2) not in _TIME_UNITS:
+        raise ValueError(f"{text!r} is not a duration; write a number with ns, us, ms, s or min")
+    return float(m.group(1)) * _TIME_UNITS[m.group(2)]
+
+
+def parse_buffer(text: str) -> tuple[float, str]:
+    """'1bdp' -> (1.0, 'bdp'); '100pkt' -> (100.0, 'pkt')."""
+    m = re.fullmatch(_NUMBER + r"(bdp|pkt)\s*", text)
+    if not m:
+        raise ValueError(f"{text!r} is not a buffer size; write e.g. 1bdp, 0.2bdp or 100pkt")
+    return float(m.group(1)), m.group(2)
+
+
+def fmt_rate(bps: float) -> str:
+    for unit, scale in (("Gbps", 1e9), ("Mbps", 1e6), ("Kbps", 1e3)):
+        if bps >= scale and (bps / scale) == round(bps / scale, 6):
+            return f"{bps / scale:g}{unit}"
+    return f"{bps:g}bps"
+
+
+def fmt_time(seconds: float) -> str:
+    if seconds >= 1 and seconds == round(seconds, 6):
+        return f"{seconds:g}s"
+    return f"{seconds * 1e3:g}ms"
+
+
+# --------------------------------------------------------------------------------------------
+# Scenarios
+
+
+@dataclass(frozen=True)
+class Point:
+    """One dumbbell scenario: N identical bulk flows through one drop-tail bottleneck."""
+
+    cca: str
+    rate_bps: float
+    rtt_s: float
+    buffer: str
+    loss: float
+    flows: int
+    duration_s: float
+
+    @property
+    def queue_packets(self) -> int:
+        """Buffer in whole 1500-byte packets (both simulators get this packet count)."""
+        value, unit = parse_buffer(self.buffer)
+        if unit == "pkt":
+            return max(1, int(value))
+        bdp_bytes = self.rate_bps * self.rtt_s / 8
+        return max(1, math.floor(value * bdp_bytes / PACKET_BYTES + 1e-9))
+
+    @property
+    def label(self) -> str:
+        return (
+            f"{self.cca} {self.flows}x {fmt_rate(self.rate_bps)} {fmt_time(self.rtt_s)} "
+            f"{self.buffer} loss={self.loss:g}"
+        )
+
+    def key(self, seed: int) -> str:
+        d = asdict(self)
+        d["seed"] = seed
+        return json.dumps(d, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Ns3Options:
+    """Settings of the ns-3 side that are not part of the scenario (VALIDATION.md explains them)."""
+
+    min_rto_ms: float = 200.0
+    delack: int = 1
+    recovery: str = "prr"
+    pacing: str = "auto"
+    sack: bool = True
+
+    def args(self) -> list[str]:
+        return [
+            f"--min-rto={self.min_rto_ms:g}",
+            f"--delack={self.delack}",
+            f"--recovery={self.recovery}",
+            f"--pacing={self.pacing}",
+            f"--sack={'true' if self.sack else 'false'}",
+        ]
+
+
+@dataclass
+class SimResult:
+    """What one simulator reported for one run, in the table's units."""
+
+    goodput_mbps: list[float]
+    utilization: float
+    qdelay_mean_ms: float
+    qdelay_p95_ms: float
+    drops: float
+    random_losses: float
+    retransmits: float
+    wall_s: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def mean_goodput(self) -> float:
+        return sum(self.goodput_mbps) / len(self.goodput_mbps) if self.goodput_mbps else 0.0
+
+    @staticmethod
+    def average(results: Sequence[SimResult]) -> SimResult:
+        """Mean over seeds, flow by flow."""
+        n = len(results)
+        if n == 1:
+            return results[0]
+
+        def mean(f: Callable[[SimResult], float]) -> float:
+            return sum(f(r) for r in results) / n
+
+        flows = len(results[0].goodput_mbps)
+        return SimResult(
+            goodput_mbps=[sum(r.goodput_mbps[i] for r in results) / n for i in range(flows)],
+            utilization=mean(lambda r: r.utilization),
+            qdelay_mean_ms=mean(lambda r: r.qdelay_mean_ms),
+            qdelay_p95_ms=mean(lambda r: r.qdelay_p95_ms),
+            drops=mean(lambda r: r.drops),
+            random_losses=mean(lambda r: r.random_losses),
+            retransmits=mean(lambda r: r.retransmits),
+            wall_s=mean(lambda r: r.wall_s),
+            extra={"seeds": n},
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# The two simulators
+
+
+def polycc_scenario(p: Point, seed: int) -> dict[str, Any]:
+    """The polycc scenario equivalent to the ns-3 dumbbell (see VALIDATION.md)."""
+    return {
+        "name": "ns3-compare",
+        "description": p.label,
+        "duration": fmt_time(p.duration_s),
+        "seed": seed,
+        "bin": "1s" if p.duration_s >= 1 else fmt_time(p.duration_s),
+        "links": [
+            {
+                "id": "bottleneck",
+                "rate": fmt_rate(p.rate_bps),
+                "queue": {"kind": "droptail", "size": f"{p.queue_packets}pkt"},
+                "loss": p.loss,
+            }
+        ],
+        "flows": [
+            {
+                "id": "f",
+                "cca": p.cca,
+                "rtt": fmt_time(p.rtt_s),
+                "count": p.flows,
+                "ack": "every",
+                # ns-3 paces only BBR (which sets its own rate); polycc's pacing=false likewise
+                # leaves only a controller's own pacing rate in force.
+                "pacing": False,
+            }
+        ],
+    }
+
+
+def run_polycc(p: Point, seed: int) -> SimResult:
+    import polycc
+
+    r = polycc.run(polycc_scenario(p, seed))
+    s = r.summary
+    link = s["links"][0]
+    return SimResult(
+        goodput_mbps=[float(f["goodput_mbps"]) for f in s["flows"]],
+        utilization=float(link["utilization"]),
+        qdelay_mean_ms=float(link["queue_delay_ms"]["mean"]),
+        qdelay_p95_ms=float(link["queue_delay_ms"]["p95"]),
+        drops=float(link["drops"]),
+        random_losses=float(link.get("random_losses", 0)),
+        retransmits=float(sum(f["retransmits"] for f in s["flows"])),
+        wall_s=float(s["wall_s"]),
+    )
+
+
+def ns3_args(p: Point, seed: int, opts: Ns3Options) -> list[str]:
+    return [
+        f"--cca={NS3_CCAS.get(p.cca, p.cca)}",
+        f"--rate={int(p.rate_bps)}bps",
+        f"--rtt={p.rtt_s * 1e3:g}ms",
+        f"--flows={p.flows}",
+        f"--queue={p.queue_packets}",
+        f"--loss={p.loss:g}",
+        f"--duration={p.duration_s:g}",
+        f"--seed={seed}",
+        *opts.args(),
+    ]
+
+
+def run_ns3_raw(p: Point, seed: int, opts: Ns3Options, binary: Path = BINARY) -> dict[str, Any]:
+    cmd = [str(binary), *ns3_args(p, seed, opts)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()[-2000:]}")
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if not lines:
+        raise RuntimeError(f"{' '.join(cmd)} printed no JSON line: {proc.stdout[-500:]}")
+    out: dict[str, Any] = json.loads(lines[-1])
+    return out
+
+
+def ns3_result(raw: dict[str, Any]) -> SimResult:
+    link = raw["link"]
+    return SimResult(
+        goodput_mbps=[float(f["goodput_mbps"]) for f in raw["flows"]],
+        utilization=float(link["utilization"]),
+        qdelay_mean_ms=float(link["queue_delay_ms"]["mean"]),
+        qdelay_p95_ms=float(link["queue_delay_ms"]["p95"]),
+        drops=float(link["drops"]),
+        random_losses=float(link["random_losses"]),
+        retransmits=float(sum(f["retransmits"] for f in raw["flows"])),
+        wall_s=float(raw["wall_s"]),
+        extra={"rtos": sum(f["rtos"] for f in raw["flows"])},
+    )
+
+
+def ns3_available(build: bool = True) -> Path | None:
+    """The dumbbell binary, building it (install.sh) first when asked; None when ns-3 is absent."""
+    if build and INSTALL.exists():
+        subprocess.run(["bash", str(INSTALL)], check=False, stdout=sys.stderr)
+    return BINARY if BINARY.exists() else None
+
+
+def model_hash(opts: Ns3Options) -> str:
+    h = hashlib.sha256(SOURCE.read_bytes())
+    h.update(json.dumps(asdict(opts), sort_keys=True).encode())
+    return h.hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------------------------
+# Cache
+
+
+class Cache:
+    """ns-3 results, one JSON object per line: {"key", "model", "raw"}; appended as runs finish."""
+
+    def __init__(self, path: Path | None, model: str) -> None:
+        self.path = path
+        self.model = model
+        self.lock = threading.Lock()
+        self.entries: dict[str, dict[str, Any]] = {}
+        if path is not None and path.exists():
+            for line in path.read_text().splitlines():
+                try:
+                    e = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line cut short by an interruption
+                if e.get("model") == model:
+                    self.entries[e["key"]] = e["raw"]
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self.entries.get(key)
+
+    def put(self, key: str, raw: dict[str, Any]) -> None:
+        with self.lock:
+            self.entries[key] = raw
+            if self.path is None:
+                return
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a") as f:
+                f.write(json.dumps({"key": key, "model": self.model, "raw": raw}) + "\n")
+
+
+# --------------------------------------------------------------------------------------------
+# Comparison
+
+
+def ratio(a: float, b: float) -> float:
+    if b == 0:
+        return 1.0 if a == 0 else math.inf
+    return a / b
+
+
+@dataclass
+class Row:
+    point: Point
+    polycc: SimResult
+    ns3: SimResult
+
+    @property
+    def goodput_ratio(self) -> float:
+        return ratio(self.polycc.mean_goodput, self.ns3.mean_goodput)
+
+    @property
+    def packet_time_ms(self) -> float:
+        return PACKET_BYTES * 8 / self.point.rate_bps * 1e3
+
+    def qdelay_close(self, a: float, b: float) -> bool:
+        return abs(a - b) <= max(QDELAY_TOLERANCE * b, self.packet_time_ms)
+
+    @property
+    def goodput_ok(self) -> bool:
+        return abs(self.goodput_ratio - 1) <= GOODPUT_TOLERANCE
+
+    @property
+    def qdelay_ok(self) -> bool:
+        return self.qdelay_close(self.polycc.qdelay_mean_ms, self.ns3.qdelay_mean_ms) and self.qdelay_close(
+            self.polycc.qdelay_p95_ms, self.ns3.qdelay_p95_ms
+        )
+
+    @property
+    def verdict(self) -> str:
+        bad = [name for name, ok in (("goodput", self.goodput_ok), ("qdelay", self.qdelay_ok)) if not ok]
+        return "ok" if not bad else "DIFF " + "+".join(bad)
+
+
+COLUMNS = [
+    "cca",
+    "flows",
+    "rate",
+    "rtt",
+    "buffer",
+    "loss",
+    "goodput/flow p",
+    "goodput/flow n",
+    "g ratio",
+    "util p",
+    "util n",
+    "u ratio",
+    "qdelay mean p",
+    "qdelay mean n",
+    "qm ratio",
+    "qdelay p95 p",
+    "qdelay p95 n",
+    "q95 ratio",
+    "drops p",
+    "drops n",
+    "d ratio",
+    "wall p",
+    "wall n",
+    "w ratio",
+    "verdict",
+]
+
+
+def _flows(values: Sequence[float]) -> str:
+    return " ".join(f"{v:.2f}" for v in values)
+
+
+def _r(x: float) -> str:
+    return "inf" if math.isinf(x) else f"{x:.2f}"
+
+
+def row_cells(r: Row) -> list[str]:
+    p, n, pt = r.polycc, r.ns3, r.point
+    return [
+        pt.cca,
+        str(pt.flows),
+        fmt_rate(pt.rate_bps),
+        fmt_time(pt.rtt_s),
+        f"{pt.buffer} ({pt.queue_packets}p)",
+        f"{pt.loss * 100:g}%",
+        _flows(p.goodput_mbps),
+        _flows(n.goodput_mbps),
+        _r(r.goodput_ratio),
+        f"{p.utilization:.3f}",
+        f"{n.utilization:.3f}",
+        _r(ratio(p.utilization, n.utilization)),
+        f"{p.qdelay_mean_ms:.2f}",
+        f"{n.qdelay_mean_ms:.2f}",
+        _r(ratio(p.qdelay_mean_ms, n.qdelay_mean_ms)),
+        f"{p.qdelay_p95_ms:.2f}",
+        f"{n.qdelay_p95_ms:.2f}",
+        _r(ratio(p.qdelay_p95_ms, n.qdelay_p95_ms)),
+        f"{p.drops:g}",
+        f"{n.drops:g}",
+        _r(ratio(p.drops, n.drops)),
+        f"{p.wall_s:.3f}s",
+        f"{n.wall_s:.1f}s",
+        f"{ratio(p.wall_s, n.wall_s):.4f}",
+        r.verdict,
+    ]
+
+
+def text_table(rows: Sequence[Row]) -> str:
+    cells = [COLUMNS] + [row_cells(r) for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(COLUMNS))]
+    lines = ["  ".join(c[i].ljust(widths[i]) for i in range(len(COLUMNS))).rstrip() for c in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def markdown_table(rows: Sequence[Row]) -> str:
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for r in rows:
+        cells = row_cells(r)
+        cells[-1] = "ok" if r.verdict == "ok" else f"**{r.verdict}**"
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def summary_text(rows: Sequence[Row]) -> str:
+    if not rows:
+        return "no rows"
+    g = sum(r.goodput_ok for r in rows)
+    q = sum(r.qdelay_ok for r in rows)
+    both = sum(r.goodput_ok and r.qdelay_ok for r in rows)
+    return (
+        f"{len(rows)} scenarios: goodput within {GOODPUT_TOLERANCE:.0%}: {g}; queueing delay within "
+        f"{QDELAY_TOLERANCE:.0%} (or one packet time): {q}; both: {both}"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Running
+
+
+@dataclass
+class Runner:
+    opts: Ns3Options
+    cache: Cache
+    seeds: Sequence[int]
+    binary: Path = BINARY
+    log: Callable[[str], None] = lambda _msg: None
+
+    def ns3(self, p: Point, seed: int) -> SimResult:
+        key = p.key(seed)
+        raw = self.cache.get(key)
+        if raw is None:
+            raw = run_ns3_raw(p, seed, self.opts, self.binary)
+            self.cache.put(key, raw)
+        return ns3_result(raw)
+
+    def row(self, p: Point) -> Row:
+        ns = [self.ns3(p, s) for s in self.seeds]
+        pc = [run_polycc(p, s) for s in self.seeds]
+        return Row(p, SimResult.average(pc), SimResult.average(ns))
+
+    def rows(self, points: Sequence[Point], jobs: int) -> list[Row]:
+        """Runs the points (jobs at a time; each job is one ns-3 process); keeps the input order."""
+        out: dict[int, Row] = {}
+        t0 = time.monotonic()
+        with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
+            futures = {ex.submit(self.row, p): i for i, p in enumerate(points)}
+            for done, fut in enumerate(cf.as_completed(futures), start=1):
+                i = futures[fut]
+                row = fut.result()
+                out[i] = row
+                self.log(
+                    f"[{done}/{len(points)} {time.monotonic() - t0:.0f}s] {points[i].label}: "
+                    f"goodput ratio {row.goodput_ratio:.2f}, {row.verdict}"
+                )
+        return [out[i] for i in range(len(points))]
+
+
+def grid_points(
+    ccas: Iterable[str],
+    flows: Iterable[int],
+    rates: Iterable[str],
+    rtts: Iterable[str],
+    buffers: Iterable[str],
+    losses: Iterable[float],
+    duration_s: float,
+) -> list[Point]:
+    return [
+        Point(cca, parse_rate(rate), parse_time(rtt), buf, loss, n, duration_s)
+        for cca, n, rate, rtt, buf, loss in itertools.product(ccas, flows, rates, rtts, buffers, losses)
+    ]
+
+
+def _csv(cast: Callable[[str], Any]) -> Callable[[str], list[Any]]:
+    def parse(text: str) -> list[Any]:
+        return [cast(v.strip()) for v in text.split(",") if v.strip()]
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        description="Run a dumbbell scenario in polycc and in ns-3 and compare them.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    ap.add_argument("--cca", default="newreno", help="congestion control (polycc name)")
+    ap.add_argument("--rate", default="10Mbps", help="bottleneck rate")
+    ap.add_argument("--rtt", default="20ms", help="base RTT of every flow")
+    ap.add_argument("--buffer", default="1bdp", help="drop-tail buffer: N bdp or N pkt")
+    ap.add_argument("--loss", type=float, default=0.0, help="random loss probability of data packets")
+    ap.add_argument("--flows", type=int, default=1, help="number of identical flows")
+    ap.add_argument("--duration", default="30s", help="simulated time")
+    ap.add_argument("--seed", type=int, default=1, help="first seed")
+    ap.add_argument("--seeds", type=int, default=1, help="seeds per scenario (results are averaged)")
+    ap.add_argument("--grid", action="store_true", help="run the cartesian product of the grid lists")
+    ap.add_argument("--ccas", type=_csv(str), default=["newreno", "cubic"], help="grid: CCAs")
+    ap.add_argument("--flows-list", type=_csv(int), default=list(GRID_FLOWS), help="grid: flow counts")
+    ap.add_argument("--rates", type=_csv(str), default=list(GRID_RATES), help="grid: rates")
+    ap.add_argument("--rtts", type=_csv(str), default=list(GRID_RTTS), help="grid: RTTs")
+    ap.add_argument("--buffers", type=_csv(str), default=list(GRID_BUFFERS), help="grid: buffers")
+    ap.add_argument("--losses", type=_csv(float), default=list(GRID_LOSSES), help="grid: loss rates")
+    ap.add_argument("--jobs", type=int, default=1, help="scenarios run at once (one ns-3 process each)")
+    ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="JSON-lines cache of ns-3 results")
+    ap.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    ap.add_argument("--markdown", type=Path, help="also write the table as Markdown to this file")
+    ap.add_argument("--json", type=Path, help="also write every row (both results) as JSON lines")
+    ap.add_argument("--ns3-min-rto", type=float, default=200.0, help="ns-3 TcpSocketBase::MinRto (ms)")
+    ap.add_argument("--ns3-delack", type=int, default=1, help="ns-3 TcpSocket::DelAckCount")
+    ap.add_argument("--ns3-recovery", choices=["prr", "classic"], default="prr", help="ns-3 recovery")
+    ap.add_argument("--ns3-pacing", choices=["auto", "on", "off"], default="auto", help="ns-3 pacing")
+    ap.add_argument("--no-build", action="store_true", help="do not run install.sh first")
+    ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        duration_s = parse_time(args.duration)
+        if args.grid:
+            points = grid_points(
+                args.ccas, args.flows_list, args.rates, args.rtts, args.buffers, args.losses, duration_s
+            )
+        else:
+            points = grid_points(
+                [args.cca], [args.flows], [args.rate], [args.rtt], [args.buffer], [args.loss], duration_s
+            )
+        for p in points:
+            _ = p.queue_packets
+    except ValueError as e:
+        print(f"compare.py: error: {e}", file=sys.stderr)
+        return 2
+    unknown = sorted({p.cca for p in points} - set(NS3_CCAS))
+    if unknown:
+        known = sorted(NS3_CCAS)
+        print(f"compare.py: error: no ns-3 counterpart for {unknown}; known: {known}", file=sys.stderr)
+        return 2
+    import polycc
+
+    missing = sorted({p.cca for p in points} - set(polycc.cca_names()))
+    if missing:
+        print(
+            f"compare.py: error: polycc has no {missing}; registered: {polycc.cca_names()}",
+            file=sys.stderr,
+        )
+        return 2
+    binary = ns3_available(build=not args.no_build)
+    if binary is None:
+        print(
+            "compare.py: error: ns-3 (libns3-dev) not installed: run validation/ns3/install.sh",
+            file=sys.stderr,
+        )
+        return 2
+    opts = Ns3Options(
+        min_rto_ms=args.ns3_min_rto,
+        delack=args.ns3_delack,
+        recovery=args.ns3_recovery,
+        pacing=args.ns3_pacing,
+    )
+    cache = Cache(None if args.no_cache else args.cache, model_hash(opts))
+
+    def log(msg: str) -> None:
+        if not args.quiet:
+            print(msg, file=sys.stderr, flush=True)
+
+    runner = Runner(opts, cache, [args.seed + k for k in range(args.seeds)], binary, log)
+    t0 = time.monotonic()
+    rows = runner.rows(points, args.jobs)
+    elapsed = time.monotonic() - t0
+    print(text_table(rows))
+    print()
+    print(summary_text(rows))
+    ns3_wall = sum(r.ns3.wall_s for r in rows)
+    print(f"wall time: {elapsed:.0f} s for this invocation; ns-3 wall time summed over rows {ns3_wall:.0f} s")
+    if args.markdown:
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text(markdown_table(rows) + "\n\n" + summary_text(rows) + "\n")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        with args.json.open("w") as f:
+            for r in rows:
+                f.write(
+                    json.dumps(
+                        {
+                            "point": asdict(r.point),
+                            "queue_packets": r.point.queue_packets,
+                            "polycc": asdict(r.polycc),
+                            "ns3": asdict(r.ns3),
+                            "verdict": r.verdict,
+                        }
+                    )
+                    + "\n"
+                )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
