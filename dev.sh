@@ -79,6 +79,7 @@ cmd_test() {
     cargo test --workspace --release --exclude polycc-py
     log "ruff"
     "$VENV/bin/ruff" check python
+    validation/ns3/install.sh  # ns-3 for python/tests/test_ns3.py; exits 0 (tests skip) without apt
     log "pytest"
     "$VENV/bin/pytest" -q python/tests
 }

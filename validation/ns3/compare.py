@@ -185,21 +185,46 @@ class SimResult:
     retransmits: float
     wall_s: float
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Per-seed values behind an average: mean per-flow goodput, mean and p95 queueing delay.
+    samples: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def mean_goodput(self) -> float:
         return sum(self.goodput_mbps) / len(self.goodput_mbps) if self.goodput_mbps else 0.0
 
+    @property
+    def seeds(self) -> int:
+        return len(self.samples.get("goodput", [])) or 1
+
+    def stderr(self, metric: str) -> float:
+        """Standard error of the mean over seeds (0 for a single seed)."""
+        xs = self.samples.get(metric, [])
+        n = len(xs)
+        if n < 2:
+            return 0.0
+        m = sum(xs) / n
+        return math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1) / n)
+
     @staticmethod
     def average(results: Sequence[SimResult]) -> SimResult:
-        """Mean over seeds, flow by flow."""
+        """Mean over seeds, flow by flow; keeps the per-seed values for the standard errors."""
         n = len(results)
+        samples = {
+            "goodput": [r.mean_goodput for r in results],
+            "qdelay_mean": [r.qdelay_mean_ms for r in results],
+            "qdelay_p95": [r.qdelay_p95_ms for r in results],
+        }
         if n == 1:
+            results[0].samples = samples
             return results[0]
 
         def mean(f: Callable[[SimResult], float]) -> float:
             return sum(f(r) for r in results) / n
 
+        extra: dict[str, Any] = {}
+        for k, v in results[0].extra.items():
+            if isinstance(v, int | float):
+                extra[k] = sum(float(r.extra.get(k, 0)) for r in results) / n
         flows = len(results[0].goodput_mbps)
         return SimResult(
             goodput_mbps=[sum(r.goodput_mbps[i] for r in results) / n for i in range(flows)],
@@ -210,7 +235,8 @@ class SimResult:
             random_losses=mean(lambda r: r.random_losses),
             retransmits=mean(lambda r: r.retransmits),
             wall_s=mean(lambda r: r.wall_s),
-            extra={"seeds": n},
+            extra=extra,
+            samples=samples,
         )
 
 
@@ -304,7 +330,10 @@ def ns3_result(raw: dict[str, Any]) -> SimResult:
         random_losses=float(link["random_losses"]),
         retransmits=float(sum(f["retransmits"] for f in raw["flows"])),
         wall_s=float(raw["wall_s"]),
-        extra={"rtos": sum(f["rtos"] for f in raw["flows"])},
+        extra={
+            "rtos": sum(f["rtos"] for f in raw["flows"]),
+            "repeat_retransmits": sum(f.get("repeat_retransmits", 0) for f in raw["flows"]),
+        },
     )
 
 
@@ -315,10 +344,18 @@ def ns3_available(build: bool = True) -> Path | None:
     return BINARY if BINARY.exists() else None
 
 
+def model_version() -> int:
+    """dumbbell.cc's kModelVersion, bumped whenever a change alters its results."""
+    m = re.search(r"kModelVersion\s*=\s*(\d+)", SOURCE.read_text())
+    if not m:
+        raise RuntimeError(f"{SOURCE}: no kModelVersion")
+    return int(m.group(1))
+
+
 def model_hash(opts: Ns3Options) -> str:
-    h = hashlib.sha256(SOURCE.read_bytes())
-    h.update(json.dumps(asdict(opts), sort_keys=True).encode())
-    return h.hexdigest()[:16]
+    """Cache key of the ns-3 model: dumbbell.cc's model version and the ns-3 options."""
+    text = json.dumps({"version": model_version(), "opts": asdict(opts)}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 # --------------------------------------------------------------------------------------------
@@ -382,20 +419,59 @@ class Row:
     def qdelay_close(self, a: float, b: float) -> bool:
         return abs(a - b) <= max(QDELAY_TOLERANCE * b, self.packet_time_ms)
 
+    def _se_ratio(self, metric: str, a: float, b: float) -> float:
+        """Standard error of a/b from the seeds' spread (delta method); 0 with one seed each."""
+        if a == 0 or b == 0:
+            return 0.0
+        return (a / b) * math.hypot(self.polycc.stderr(metric) / a, self.ns3.stderr(metric) / b)
+
+    @property
+    def goodput_se(self) -> float:
+        return self._se_ratio("goodput", self.polycc.mean_goodput, self.ns3.mean_goodput)
+
     @property
     def goodput_ok(self) -> bool:
         return abs(self.goodput_ratio - 1) <= GOODPUT_TOLERANCE
 
     @property
-    def qdelay_ok(self) -> bool:
-        return self.qdelay_close(self.polycc.qdelay_mean_ms, self.ns3.qdelay_mean_ms) and self.qdelay_close(
-            self.polycc.qdelay_p95_ms, self.ns3.qdelay_p95_ms
+    def goodput_noise(self) -> bool:
+        """Beyond the threshold, but not by more than two standard errors (seed noise)."""
+        return abs(self.goodput_ratio - 1) - 2 * self.goodput_se <= GOODPUT_TOLERANCE
+
+    def _qdelay_excess(self, metric: str, a: float, b: float, sigmas: float) -> float:
+        se = math.hypot(self.polycc.stderr(metric), self.ns3.stderr(metric))
+        return abs(a - b) - sigmas * se - max(QDELAY_TOLERANCE * b, self.packet_time_ms)
+
+    def _qdelay_within(self, sigmas: float) -> bool:
+        p, n = self.polycc, self.ns3
+        return (
+            self._qdelay_excess("qdelay_mean", p.qdelay_mean_ms, n.qdelay_mean_ms, sigmas) <= 0
+            and self._qdelay_excess("qdelay_p95", p.qdelay_p95_ms, n.qdelay_p95_ms, sigmas) <= 0
         )
 
     @property
+    def qdelay_ok(self) -> bool:
+        return self._qdelay_within(0)
+
+    @property
+    def qdelay_noise(self) -> bool:
+        return self._qdelay_within(2)
+
+    @property
     def verdict(self) -> str:
-        bad = [name for name, ok in (("goodput", self.goodput_ok), ("qdelay", self.qdelay_ok)) if not ok]
-        return "ok" if not bad else "DIFF " + "+".join(bad)
+        """'ok', or per metric 'DIFF <metric>' (significant) / 'noise <metric>' (within 2 SE)."""
+        parts = []
+        for name, ok, noise in (
+            ("goodput", self.goodput_ok, self.goodput_noise),
+            ("qdelay", self.qdelay_ok, self.qdelay_noise),
+        ):
+            if not ok:
+                parts.append(f"{'noise' if noise else 'DIFF'} {name}")
+        return ", ".join(parts) or "ok"
+
+    @property
+    def disagrees(self) -> bool:
+        return "DIFF" in self.verdict
 
 
 COLUMNS = [
@@ -405,6 +481,7 @@ COLUMNS = [
     "rtt",
     "buffer",
     "loss",
+    "seeds",
     "goodput/flow p",
     "goodput/flow n",
     "g ratio",
@@ -435,6 +512,10 @@ def _r(x: float) -> str:
     return "inf" if math.isinf(x) else f"{x:.2f}"
 
 
+def _r_se(x: float, se: float) -> str:
+    return _r(x) if se == 0 else f"{_r(x)}±{se:.2f}"
+
+
 def row_cells(r: Row) -> list[str]:
     p, n, pt = r.polycc, r.ns3, r.point
     return [
@@ -444,9 +525,10 @@ def row_cells(r: Row) -> list[str]:
         fmt_time(pt.rtt_s),
         f"{pt.buffer} ({pt.queue_packets}p)",
         f"{pt.loss * 100:g}%",
+        str(n.seeds),
         _flows(p.goodput_mbps),
         _flows(n.goodput_mbps),
-        _r(r.goodput_ratio),
+        _r_se(r.goodput_ratio, r.goodput_se),
         f"{p.utilization:.3f}",
         f"{n.utilization:.3f}",
         _r(ratio(p.utilization, n.utilization)),
@@ -478,7 +560,7 @@ def markdown_table(rows: Sequence[Row]) -> str:
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for r in rows:
         cells = row_cells(r)
-        cells[-1] = "ok" if r.verdict == "ok" else f"**{r.verdict}**"
+        cells[-1] = f"**{r.verdict}**" if r.disagrees else r.verdict
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -486,12 +568,20 @@ def markdown_table(rows: Sequence[Row]) -> str:
 def summary_text(rows: Sequence[Row]) -> str:
     if not rows:
         return "no rows"
-    g = sum(r.goodput_ok for r in rows)
-    q = sum(r.qdelay_ok for r in rows)
-    both = sum(r.goodput_ok and r.qdelay_ok for r in rows)
+
+    def count(ok: Callable[[Row], bool], noise: Callable[[Row], bool]) -> str:
+        n_ok = sum(ok(r) for r in rows)
+        n_noise = sum(noise(r) and not ok(r) for r in rows)
+        return f"{n_ok} within, {n_noise} more within seed noise (2 SE), {len(rows) - n_ok - n_noise} beyond"
+
     return (
-        f"{len(rows)} scenarios: goodput within {GOODPUT_TOLERANCE:.0%}: {g}; queueing delay within "
-        f"{QDELAY_TOLERANCE:.0%} (or one packet time): {q}; both: {both}"
+        f"{len(rows)} scenarios. goodput (10 %): "
+        + count(lambda r: r.goodput_ok, lambda r: r.goodput_noise)
+        + ". queueing delay (25 % or one packet time): "
+        + count(lambda r: r.qdelay_ok, lambda r: r.qdelay_noise)
+        + ". both: "
+        + count(lambda r: r.goodput_ok and r.qdelay_ok, lambda r: r.goodput_noise and r.qdelay_noise)
+        + "."
     )
 
 
@@ -501,11 +591,18 @@ def summary_text(rows: Sequence[Row]) -> str:
 
 @dataclass
 class Runner:
+    """Runs points in both simulators: `seeds` for loss-free points (both simulators are then
+    deterministic), `lossy_seeds` for points with random loss (results are averaged)."""
+
     opts: Ns3Options
     cache: Cache
     seeds: Sequence[int]
     binary: Path = BINARY
     log: Callable[[str], None] = lambda _msg: None
+    lossy_seeds: Sequence[int] | None = None
+
+    def seeds_for(self, p: Point) -> Sequence[int]:
+        return self.lossy_seeds if p.loss > 0 and self.lossy_seeds else self.seeds
 
     def ns3(self, p: Point, seed: int) -> SimResult:
         key = p.key(seed)
@@ -515,23 +612,37 @@ class Runner:
             self.cache.put(key, raw)
         return ns3_result(raw)
 
+    def both(self, p: Point, seed: int) -> tuple[SimResult, SimResult]:
+        return run_polycc(p, seed), self.ns3(p, seed)
+
     def row(self, p: Point) -> Row:
-        ns = [self.ns3(p, s) for s in self.seeds]
-        pc = [run_polycc(p, s) for s in self.seeds]
-        return Row(p, SimResult.average(pc), SimResult.average(ns))
+        runs = [self.both(p, s) for s in self.seeds_for(p)]
+        return Row(p, SimResult.average([a for a, _ in runs]), SimResult.average([b for _, b in runs]))
 
     def rows(self, points: Sequence[Point], jobs: int) -> list[Row]:
-        """Runs the points (jobs at a time; each job is one ns-3 process); keeps the input order."""
+        """Runs every (point, seed), `jobs` at a time (each one ns-3 process and one polycc run);
+        returns the rows in the order of `points`."""
+        tasks = [(i, s) for i, p in enumerate(points) for s in self.seeds_for(p)]
+        done_runs: dict[int, dict[int, tuple[SimResult, SimResult]]] = {i: {} for i in range(len(points))}
         out: dict[int, Row] = {}
         t0 = time.monotonic()
         with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
-            futures = {ex.submit(self.row, p): i for i, p in enumerate(points)}
-            for done, fut in enumerate(cf.as_completed(futures), start=1):
-                i = futures[fut]
-                row = fut.result()
+            futures = {ex.submit(self.both, points[i], s): (i, s) for i, s in tasks}
+            for fut in cf.as_completed(futures):
+                i, s = futures[fut]
+                done_runs[i][s] = fut.result()
+                seeds = self.seeds_for(points[i])
+                if len(done_runs[i]) < len(seeds):
+                    continue
+                runs = [done_runs[i][k] for k in seeds]
+                row = Row(
+                    points[i],
+                    SimResult.average([a for a, _ in runs]),
+                    SimResult.average([b for _, b in runs]),
+                )
                 out[i] = row
                 self.log(
-                    f"[{done}/{len(points)} {time.monotonic() - t0:.0f}s] {points[i].label}: "
+                    f"[{len(out)}/{len(points)} {time.monotonic() - t0:.0f}s] {points[i].label}: "
                     f"goodput ratio {row.goodput_ratio:.2f}, {row.verdict}"
                 )
         return [out[i] for i in range(len(points))]
@@ -572,7 +683,13 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--flows", type=int, default=1, help="number of identical flows")
     ap.add_argument("--duration", default="30s", help="simulated time")
     ap.add_argument("--seed", type=int, default=1, help="first seed")
-    ap.add_argument("--seeds", type=int, default=1, help="seeds per scenario (results are averaged)")
+    ap.add_argument("--seeds", type=int, default=1, help="seeds per loss-free scenario (averaged)")
+    ap.add_argument(
+        "--lossy-seeds",
+        type=int,
+        default=None,
+        help="seeds per scenario with random loss (averaged; default: --seeds)",
+    )
     ap.add_argument("--grid", action="store_true", help="run the cartesian product of the grid lists")
     ap.add_argument("--ccas", type=_csv(str), default=["newreno", "cubic"], help="grid: CCAs")
     ap.add_argument("--flows-list", type=_csv(int), default=list(GRID_FLOWS), help="grid: flow counts")
@@ -644,7 +761,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.quiet:
             print(msg, file=sys.stderr, flush=True)
 
-    runner = Runner(opts, cache, [args.seed + k for k in range(args.seeds)], binary, log)
+    lossy = args.lossy_seeds or args.seeds
+    runner = Runner(
+        opts,
+        cache,
+        [args.seed + k for k in range(args.seeds)],
+        binary,
+        log,
+        [args.seed + k for k in range(lossy)],
+    )
     t0 = time.monotonic()
     rows = runner.rows(points, args.jobs)
     elapsed = time.monotonic() - t0
@@ -668,6 +793,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                             "polycc": asdict(r.polycc),
                             "ns3": asdict(r.ns3),
                             "verdict": r.verdict,
+                            "goodput_ratio": r.goodput_ratio,
+                            "goodput_ratio_se": r.goodput_se,
                         }
                     )
                     + "\n"

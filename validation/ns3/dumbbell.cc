@@ -44,6 +44,9 @@ using namespace ns3;
 namespace
 {
 
+// Bump when a change alters results: compare.py keys its cache of ns-3 results on it.
+constexpr int kModelVersion = 1;
+
 // Bytes ns-3 adds to each IP packet on a point-to-point link.
 constexpr double kPppHeader = 2.0;
 // Bytes of a full IP packet: MSS 1448 + TCP 20 + timestamp option 12 + IP 20.
@@ -137,6 +140,8 @@ OnTxEnd(Ptr<const Packet> p)
 struct FlowStats
 {
     uint64_t retransmits = 0;
+    uint64_t repeatRetransmits = 0; // a segment retransmitted a second time or more
+    std::map<uint32_t, uint32_t> retxCount;
     uint64_t rtos = 0;
     uint64_t recoveries = 0;
     uint32_t highestEnd = 0; // highest sequence number (relative) sent so far, plus length
@@ -167,6 +172,10 @@ OnTx(uint32_t i, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBas
     if (end <= f.highestEnd)
     {
         ++f.retransmits;
+        if (++f.retxCount[seq - f.isn] > 1)
+        {
+            ++f.repeatRetransmits;
+        }
     }
     else
     {
@@ -525,7 +534,7 @@ main(int argc, char* argv[])
     const double capacityBytes = static_cast<double>(wireRate.GetBitRate()) / 8.0 * duration;
     std::ostringstream out;
     out.precision(10);
-    out << "{\"simulator\":\"ns-3.37\",\"cca\":\"" << JsonEscape(cca) << "\",\"tcp_type\":\""
+    out << "{\"simulator\":\"ns-3.37\",\"model_version\":" << kModelVersion << ",\"cca\":\"" << JsonEscape(cca) << "\",\"tcp_type\":\""
         << tcpType << "\",\"duration_s\":" << duration << ",\"seed\":" << seed
         << ",\"rate_bps\":" << bps << ",\"queue_packets\":" << queuePackets
         << ",\"loss\":" << loss << ",\"min_rto_ms\":" << minRtoMs << ",\"delack\":" << delAck
@@ -539,7 +548,8 @@ main(int argc, char* argv[])
         out << (i ? "," : "") << "{\"id\":" << i << ",\"rtt\":\""
             << rttList[rttList.size() == 1 ? 0 : i] << "\",\"goodput_mbps\":"
             << (active > 0 ? rx * 8.0 / active / 1e6 : 0.0) << ",\"bytes_delivered\":" << rx
-            << ",\"retransmits\":" << f.retransmits << ",\"rtos\":" << f.rtos
+            << ",\"retransmits\":" << f.retransmits
+            << ",\"repeat_retransmits\":" << f.repeatRetransmits << ",\"rtos\":" << f.rtos
             << ",\"recoveries\":" << f.recoveries << ",\"rtt_mean_ms\":"
             << (f.rttCount ? f.rttSumMs / f.rttCount : 0.0) << "}";
         if (f.cwndOut)

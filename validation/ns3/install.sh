@@ -2,7 +2,11 @@
 # Installs ns-3 (Debian's libns3-dev) when absent and builds validation/ns3/build/dumbbell when its
 # source is newer than the binary. Idempotent. Exits 0 without a binary when ns-3 cannot be
 # installed (no apt-get, not root, no network), so callers (pytest, dev.sh) can skip.
+#   validation/ns3/install.sh               install when absent, then build
+#   validation/ns3/install.sh --build-only  never call apt-get; build only if ns-3 is present
 set -euo pipefail
+BUILD_ONLY=0
+[[ ${1:-} == --build-only ]] && BUILD_ONLY=1
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC=$HERE/dumbbell.cc
 OUT=$HERE/build/dumbbell
@@ -14,6 +18,10 @@ say() { printf 'ns3/install.sh: %s\n' "$*" >&2; }
 have_ns3() { [[ -f /usr/include/ns3/tcp-socket-base.h ]] && ls /usr/lib/*/libns3-internet.so >/dev/null 2>&1; }
 
 if ! have_ns3 || ! command -v g++ >/dev/null; then
+    if [[ $BUILD_ONLY == 1 ]]; then
+        say "ns-3 (libns3-dev) or g++ not installed; run validation/ns3/install.sh to install them"
+        exit 0
+    fi
     if ! command -v apt-get >/dev/null; then
         say "apt-get not available: cannot install libns3-dev; ns-3 validation will be skipped"
         exit 0
