@@ -115,22 +115,36 @@ impl Rate {
         if interval.0 == 0 {
             return Rate::ZERO;
         }
-        Rate(
-            ((bytes as u128 * 8 * NANOS_PER_SEC as u128) / interval.0 as u128).min(u64::MAX as u128)
-                as u64,
-        )
+        // 64-bit arithmetic when it cannot overflow (every packet-sized quantity): these run on
+        // every packet, and a 128-bit division costs several times more.
+        match bytes.checked_mul(8 * NANOS_PER_SEC) {
+            Some(num) => Rate(num / interval.0),
+            None => Rate(
+                ((bytes as u128 * 8 * NANOS_PER_SEC as u128) / interval.0 as u128)
+                    .min(u64::MAX as u128) as u64,
+            ),
+        }
     }
     /// Bytes sent at this rate over `d` (rounded down).
     pub fn bytes_in(self, d: Duration) -> Bytes {
-        ((self.0 as u128 * d.0 as u128) / (8 * NANOS_PER_SEC as u128)).min(u64::MAX as u128) as u64
+        match self.0.checked_mul(d.0) {
+            Some(num) => num / (8 * NANOS_PER_SEC),
+            None => ((self.0 as u128 * d.0 as u128) / (8 * NANOS_PER_SEC as u128))
+                .min(u64::MAX as u128) as u64,
+        }
     }
     /// Time to serialise `bytes` at this rate (rounded up); `Duration::MAX` at rate zero.
     pub fn time_to_send(self, bytes: Bytes) -> Duration {
         if self.0 == 0 {
             return Duration::MAX;
         }
-        let num = bytes as u128 * 8 * NANOS_PER_SEC as u128;
-        Duration(num.div_ceil(self.0 as u128).min(u64::MAX as u128) as u64)
+        match bytes.checked_mul(8 * NANOS_PER_SEC) {
+            Some(num) => Duration(num.div_ceil(self.0)),
+            None => {
+                let num = bytes as u128 * 8 * NANOS_PER_SEC as u128;
+                Duration(num.div_ceil(self.0 as u128).min(u64::MAX as u128) as u64)
+            }
+        }
     }
     pub fn mul_f64(self, k: f64) -> Rate {
         Rate::from_bps_f64(self.0 as f64 * k)
@@ -235,6 +249,10 @@ mod tests {
         assert_eq!(Rate::from_bytes_over(375_000, Duration::from_millis(30)), r);
         assert_eq!(Rate::ZERO.time_to_send(1), Duration::MAX);
         assert_eq!(Time(5) - Time(9), Duration::ZERO);
+        // Past 64 bits the 128-bit path gives the exact answer.
+        let big = Rate::from_bytes_over(u64::MAX / 4, Duration::from_secs(1_000_000));
+        assert_eq!(big.0, ((u64::MAX / 4) as u128 * 8 / 1_000_000) as u64);
+        assert_eq!(Rate::from_mbps(100_000).bytes_in(Duration::from_secs(1000)), 12_500_000_000_000);
     }
 
     #[test]

@@ -634,7 +634,7 @@ impl<'a> Simulator<'a> {
             seg: idx,
             sent: now,
             queue_ns: 0,
-            ack_delay_ns: delay.0,
+            ack_delay_ns: delay.0.min(u32::MAX as u64) as u32,
             log_pos,
         };
         self.arrive(p);
@@ -661,7 +661,7 @@ impl<'a> Simulator<'a> {
             &receiver.ranges,
             p.seg as usize,
             p.pn,
-            Duration(p.ack_delay_ns),
+            Duration(p.ack_delay_ns as u64),
             log,
         );
         if receiver.keep_log {

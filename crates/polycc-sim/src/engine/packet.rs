@@ -10,6 +10,7 @@ pub enum Kind {
     Ack,
 }
 
+/// 56 bytes, so a packet with its due time fills one cache line in a delay line.
 #[derive(Clone, Copy, Debug)]
 pub struct Packet {
     pub flow: u32,
@@ -17,6 +18,8 @@ pub struct Packet {
     /// Position along the route of its direction.
     pub hop: u16,
     pub wire_bytes: u32,
+    /// ACK: receiver's ACK delay (ns, saturating at ~4.3 s) for the largest packet.
+    pub ack_delay_ns: u32,
     /// Data: packet number. ACK: largest packet number acknowledged.
     pub pn: u64,
     /// Data: application segment index. ACK: index of the receiver's last ACK range covered.
@@ -25,8 +28,6 @@ pub struct Packet {
     pub sent: Time,
     /// Queueing delay accumulated along the route, ns.
     pub queue_ns: u64,
-    /// ACK: receiver's ACK delay (ns) for the largest packet. Data: unused.
-    pub ack_delay_ns: u64,
     /// ACK: receiver arrival-log position covered (for feedback).
     pub log_pos: u64,
 }
@@ -37,5 +38,13 @@ impl Queued for Packet {
     }
     fn flow_key(&self) -> u32 {
         self.flow
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn packet_stays_small() {
+        assert!(std::mem::size_of::<super::Packet>() <= 56);
     }
 }
