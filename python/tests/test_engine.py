@@ -178,3 +178,48 @@ def test_threads_run_in_parallel_without_mixing_results(short_scenario: Path) ->
     for s in results:
         s.pop("wall_s")
     assert results[0] == results[2] and results[1] == results[3] and results[0] != results[1]
+
+
+def test_demo_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scen = tmp_path / "scen"
+    scen.mkdir()
+    (scen / "plain.toml").write_text(scenario_text())
+    (scen / "cell.toml").write_text(scenario_text(capacity='trace = "../no/such.down"'))
+    monkeypatch.setenv("POLYCC_DEMO_DIR", str(scen))
+    out = tmp_path / "demo"
+    res = polycc("demo", "--out", out, "--no-plots")
+    assert res.returncode == 0, res.stderr
+    assert "synthesised" in res.stderr
+    assert res.stdout.strip().splitlines()[-1] == f"report: {out / 'index.html'}"
+    index = (out / "index.html").read_text()
+    for run in ("plain", "cell"):
+        assert f'href="runs/{run}/report.html"' in index
+        assert (out / "runs" / run / "summary.json").is_file()
+
+
+def test_the_gil_is_released_during_a_run(tmp_path: Path) -> None:
+    """While one thread simulates, another keeps running Python: its longest pause is a small part
+    of the simulation's duration (were the GIL held, it would pause for all of it)."""
+    import threading
+    import time
+
+    from polycc import _native
+
+    text = scenario_text(capacity='rate = "100Mbps"').replace('"3s"', '"120s"')
+    done = threading.Event()
+    span: list[float] = []
+
+    def simulate() -> None:
+        t0 = time.perf_counter()
+        _native.run_toml(text, "long.toml", str(tmp_path))
+        span.append(time.perf_counter() - t0)
+        done.set()
+
+    worker = threading.Thread(target=simulate)
+    worker.start()
+    longest, last = 0.0, time.perf_counter()
+    while not done.is_set():
+        now = time.perf_counter()
+        longest, last = max(longest, now - last), now
+    worker.join()
+    assert span and longest < 0.5 * span[0], (longest, span)
