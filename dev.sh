@@ -69,19 +69,31 @@ cmd_demo() {
     "$VENV/bin/polycc" demo "$@"
 }
 
+# Runs one check and records a failure instead of stopping, so that one run reports every
+# failing check (a formatting slip does not hide a failing test).
+FAILED=()
+step() {
+    local name=$1
+    shift
+    log "$name"
+    if ! "$@"; then
+        FAILED+=("$name")
+    fi
+}
+
 cmd_test() {
     setup
-    log "cargo fmt --check"
-    cargo fmt --all --check
-    log "cargo clippy"
-    cargo clippy --workspace --all-targets -- -D warnings
-    log "cargo test (release)"
-    cargo test --workspace --release --exclude polycc-py
-    log "ruff"
-    "$VENV/bin/ruff" check python
+    step "cargo fmt --check" cargo fmt --all --check
+    step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
+    step "cargo test (release)" cargo test --workspace --release --exclude polycc-py
+    step "ruff" "$VENV/bin/ruff" check python
     validation/ns3/install.sh  # ns-3 for python/tests/test_ns3.py; exits 0 (tests skip) without apt
-    log "pytest"
-    "$VENV/bin/pytest" -q python/tests
+    step "pytest" "$VENV/bin/pytest" -q python/tests
+    if ((${#FAILED[@]})); then
+        log "FAILED: ${FAILED[*]}"
+        exit 1
+    fi
+    log "all checks passed"
 }
 
 case "${1:-}" in
