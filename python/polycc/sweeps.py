@@ -131,18 +131,18 @@ def sweep(
         df.to_parquet(tmp / "results.parquet", index=False)
         manifest = {
             "scenario": base.origin,
-            "grid": {k: [format_value(v) for v in vs] for k, vs in grid.items()},
+            "grid": {k: list(vs) for k, vs in grid.items()},
             "seeds": sorted({t.seed for t in tasks}),
             "runs": [
                 {
                     "run_id": t.run_id,
                     "seed": t.seed,
-                    "params": {k: format_value(v) for k, v in t.params.items()},
+                    "params": t.params,
                 }
                 for t in tasks
             ],
         }
-        (tmp / "sweep.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        (tmp / "sweep.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
         (tmp / "index.html").write_text(
             render_sweep_index(
                 manifest["scenario"],
