@@ -5,7 +5,7 @@
 //! (Janus, PolyCC fusion) implement the same trait around other controllers, so they compose.
 
 use crate::estimators::rtt::RttSnapshot;
-use crate::signals::{AckEvent, Feedback, LossEvent, SentPacket};
+use crate::signals::{AckEvent, Feedback, LossEvent, PacketOutcome, SentPacket};
 use crate::units::{Bytes, Rate, Time};
 
 /// RFC 9002 §7.2 kMinimumWindow: no controller may let its window fall below 2 datagrams.
@@ -119,6 +119,15 @@ pub trait CongestionControl: Send {
     /// Receiver-reported arrivals; called only when [`Self::wants_feedback`] is true.
     fn on_feedback(&mut self, _now: Time, _feedback: &Feedback<'_>) {}
     fn wants_feedback(&self) -> bool {
+        false
+    }
+    /// One newly acknowledged packet, before the [`Self::on_ack`] of its ACK; called only when
+    /// [`Self::wants_packet_detail`] is true.
+    fn on_packet_acked(&mut self, _now: Time, _packet: &PacketOutcome) {}
+    /// One packet declared lost, before the [`Self::on_loss`] of its detection pass; called only
+    /// when [`Self::wants_packet_detail`] is true.
+    fn on_packet_lost(&mut self, _now: Time, _packet: &PacketOutcome) {}
+    fn wants_packet_detail(&self) -> bool {
         false
     }
     /// Called at or after [`Self::next_timer`].

@@ -13,5 +13,5 @@ pub mod units;
 
 pub use cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
 pub use registry::{CcError, CcSpec, Params, Registry};
-pub use signals::{AckEvent, Arrival, Feedback, LossEvent, RateSample, SentPacket};
+pub use signals::{AckEvent, Arrival, Feedback, LossEvent, PacketOutcome, RateSample, SentPacket};
 pub use units::{Bytes, Duration, Rate, Time};

@@ -85,6 +85,17 @@ pub struct LossEvent {
     pub mss: Bytes,
 }
 
+/// One packet newly acknowledged or declared lost, for controllers that attribute packets to
+/// intervals (PCC's monitor intervals). Sent only when the controller asks for packet detail.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PacketOutcome {
+    pub pn: u64,
+    pub bytes: Bytes,
+    pub sent_time: Time,
+    /// RTT of this packet (`now − sent_time`) when acknowledged; `None` when lost.
+    pub rtt: Option<Duration>,
+}
+
 /// The arrival of one packet at the receiver, as reported back to the sender.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Arrival {

@@ -11,7 +11,8 @@
 use polycc::estimators::rtt::{RttEstimator, RttSnapshot};
 use polycc::{
     AckEvent, Arrival, Bytes, Calibration, CcContext, CcSpec, CongestionControl, Duration,
-    Feedback, HandoverState, LossEvent, Rate, RateSample, Registry, SentPacket, Time,
+    Feedback, HandoverState, LossEvent, PacketOutcome, Rate, RateSample, Registry, SentPacket,
+    Time,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestCaseError, TestRunner};
@@ -333,6 +334,17 @@ impl Model {
                     is_app_limited,
                     rtt: rtt_sample.unwrap_or(interval),
                 });
+                if self.cc.wants_packet_detail() {
+                    for p in &acked {
+                        let o = PacketOutcome {
+                            pn: p.pn,
+                            bytes: p.bytes,
+                            sent_time: p.sent,
+                            rtt: rtt_sample,
+                        };
+                        self.cc.on_packet_acked(self.now, &o);
+                    }
+                }
                 let ev = AckEvent {
                     acked_bytes,
                     acked_packets: acked.len() as u32,
@@ -361,6 +373,17 @@ impl Model {
                 let lost_bytes: Bytes = lost.iter().map(|p| p.bytes).sum();
                 self.in_flight_bytes -= lost_bytes;
                 let largest = lost[lost.len() - 1];
+                if self.cc.wants_packet_detail() {
+                    for p in &lost {
+                        let o = PacketOutcome {
+                            pn: p.pn,
+                            bytes: p.bytes,
+                            sent_time: p.sent,
+                            rtt: None,
+                        };
+                        self.cc.on_packet_lost(self.now, &o);
+                    }
+                }
                 self.cc.on_loss(
                     self.now,
                     &LossEvent {

@@ -8,7 +8,7 @@ use super::segset::SegSet;
 use hdrhistogram::Histogram;
 use polycc::estimators::delivery_rate::{DeliveryRateEstimator, PacketDeliveryState};
 use polycc::estimators::rtt::{RttEstimator, GRANULARITY};
-use polycc::signals::{AckEvent, Arrival, Feedback, LossEvent, SentPacket};
+use polycc::signals::{AckEvent, Arrival, Feedback, LossEvent, PacketOutcome, SentPacket};
 use polycc::units::{Bytes, Duration, Rate, Time};
 use polycc::CongestionControl;
 use std::collections::VecDeque;
@@ -293,6 +293,7 @@ impl Sender {
         let mut acked_packets = 0u32;
         let mut min_rtt_sample: Option<Duration> = None;
         let mut largest_newly: Option<(u64, Time)> = None;
+        let detail = self.cc.wants_packet_detail();
         let start_range = self.ack_range;
         if range_idx < start_range || (range_idx == start_range && largest < self.ack_next_pn) {
             return; // nothing beyond what earlier ACKs covered
@@ -325,6 +326,15 @@ impl Sender {
                 acked_packets += 1;
                 let sample = now - d.sent_time;
                 min_rtt_sample = Some(min_rtt_sample.map_or(sample, |m| m.min(sample)));
+                if detail {
+                    let o = PacketOutcome {
+                        pn,
+                        bytes,
+                        sent_time: d.sent_time,
+                        rtt: Some(sample),
+                    };
+                    self.cc.on_packet_acked(now, &o);
+                }
                 if seg != NO_SEGMENT {
                     self.acked_segs.insert(seg);
                 }
@@ -400,6 +410,7 @@ impl Sender {
         let pc_duration =
             (self.rtt.smoothed() + (self.rtt.var() * 4).max(GRANULARITY) + self.max_ack_delay)
                 * PERSISTENT_CONGESTION_THRESHOLD;
+        let detail = self.cc.wants_packet_detail();
         let mut run_start: Option<Time> = None;
         let mut persistent = false;
         let end = largest
@@ -419,6 +430,15 @@ impl Sender {
                         self.lost_packets += 1;
                         if m.seg != NO_SEGMENT && !self.acked_segs.contains(m.seg) {
                             self.retx.push_back(m.seg);
+                        }
+                        if detail {
+                            let o = PacketOutcome {
+                                pn,
+                                bytes: m.bytes as u64,
+                                sent_time: sent,
+                                rtt: None,
+                            };
+                            self.cc.on_packet_lost(now, &o);
                         }
                         ev.lost_bytes += m.bytes as u64;
                         ev.lost_packets += 1;

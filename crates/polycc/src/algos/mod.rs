@@ -9,6 +9,7 @@ pub mod illinois;
 pub mod ledbat;
 pub mod ledbat_pp;
 pub mod newreno;
+pub mod pcc;
 pub(crate) mod round;
 #[cfg(test)]
 pub(crate) mod test_support;
@@ -30,4 +31,5 @@ pub fn register_all(r: &mut Registry) {
     hybla::register(r);
     illinois::register(r);
     htcp::register(r);
+    pcc::register(r);
 }

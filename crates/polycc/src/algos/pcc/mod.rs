@@ -1,0 +1,6 @@
+//! (being written)
+
+use crate::registry::Registry;
+
+/// Registers this module's controllers.
+pub fn register(_r: &mut Registry) {}
