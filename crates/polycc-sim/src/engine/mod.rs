@@ -216,7 +216,8 @@ impl<'a> Simulator<'a> {
     pub fn run(mut self) -> Result<RunOutput, SimError> {
         let wall = std::time::Instant::now();
         while let Some((t, ev)) = self.q.pop() {
-            if t > self.end {
+            // The run covers [0, end): capacity is offered over that interval too.
+            if t >= self.end {
                 break;
             }
             self.now = t;

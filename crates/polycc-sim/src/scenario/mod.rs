@@ -498,6 +498,12 @@ fn dir_model(
 ) -> Result<LinkDirModel, ScenarioError> {
     let bdp_rtt = q.bdp_rtt.as_ref().map(|d| d.value).unwrap_or(max_rtt);
     let bdp = rate.bytes_in(bdp_rtt);
+    if matches!(q.size.value, Size::Bdp(_)) && bdp_rtt.is_zero() {
+        return Err(origin.err(
+            format!("{at}.size"),
+            "a size in bdp needs an RTT: no flow crosses this link, so set bdp_rtt or give the size in pkt or bytes",
+        ));
+    }
     let (limit_bytes, limit_packets) = match q.size.value {
         Size::Packets(n) => (None, Some(n)),
         ref s => (Some(bytes_of(s, full_packet, bdp)), None),
