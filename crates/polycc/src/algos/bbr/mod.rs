@@ -1,6 +1,26 @@
-//! (being written)
+//! BBR: model-based congestion control that paces at the estimated bottleneck bandwidth and
+//! bounds in-flight data by a multiple of the estimated BDP.
+//!
+//! - [`v1`]: BBR v1 (Linux `tcp_bbr.c`), registered as `bbr`.
+//! - [`v3`]: BBR v3 (google/bbr v3, draft-ietf-ccwg-bbr), registered as `bbr3`.
+//! - [`model`]: what both share: BDP and quantization budget, the min-RTT filter and PROBE_RTT
+//!   clock, loss-recovery save / restore, the ACK-aggregation estimator, send records, the PRNG.
+//!
+//! Rounds are counted by packet number ([`crate::algos::round::RoundTracker`]), which is Linux's
+//! `next_rtt_delivered` expressed with QUIC packet numbers; a round advances only on ACKs that
+//! carry a valid delivery-rate sample, as in Linux.
+
+pub mod model;
+pub mod v1;
+pub mod v3;
+
+#[cfg(test)]
+mod tests;
 
 use crate::registry::Registry;
 
-/// Registers this module's controllers.
-pub fn register(_r: &mut Registry) {}
+/// Registers `bbr` (v1) and `bbr3`.
+pub fn register(r: &mut Registry) {
+    r.register(v1::NAME, v1::SUMMARY, v1::build);
+    r.register(v3::NAME, v3::SUMMARY, v3::build);
+}

@@ -1,0 +1,602 @@
+//! BBR v1 as Linux `net/ipv4/tcp_bbr.c` and draft-cardwell-iccrg-bbr-congestion-control-00.
+//!
+//! Model: BtlBw is the windowed max of delivery-rate samples over 10 packet-timed round trips,
+//! min RTT the windowed min over 10 s. Control: pacing rate = pacing_gain · BtlBw · (1 − 1 %),
+//! cwnd = cwnd_gain · BtlBw · min_RTT + the TSO quantization budget. States STARTUP (gain
+//! 2/ln 2), DRAIN (its inverse), PROBE_BW (gain cycle 5/4, 3/4, 1 ×6 starting at a random phase
+//! that is never 3/4) and PROBE_RTT (4 packets for 200 ms and a round, when min RTT was not
+//! refreshed for 10 s). Loss: packet conservation for the first round of recovery, then the window
+//! saved at the start of recovery is restored.
+//!
+//! Deliberately absent, as in the original v1: the ACK-aggregation allowance (`extra_acked`,
+//! added to Linux's v1 in 4.19 and part of BBR v2/v3): with ACK aggregation BBR v1's cwnd of
+//! 2·BDP limits it, which is its known behaviour. Not modelled either: long-term policer detection
+//! (`lt_bw`), and the earliest-departure-time correction of in-flight (`bbr_packets_in_net_at_edt`,
+//! which concerns the kernel's pacing layer).
+
+use super::model::{
+    bdp, default_seed, pacing_for, tso_goal_v1, CaState, MinRttFilter, Prng, ProbeRttAppLimited,
+    Recovery, CWND_MIN_TARGET_PACKETS, MIN_RTT_WINDOW, PROBE_RTT_DURATION,
+};
+use crate::algos::round::RoundTracker;
+use crate::cc::{
+    Calibration, CcContext, CongestionControl, HandoverState, Telemetry, MIN_WINDOW_PACKETS,
+};
+use crate::estimators::rtt::RttSnapshot;
+use crate::estimators::windowed_filter::WindowedFilter;
+use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::signals::{AckEvent, LossEvent, SentPacket};
+use crate::units::{Bytes, Duration, Rate, Time};
+use serde::Deserialize;
+
+pub const NAME: &str = "bbr";
+pub const SUMMARY: &str =
+    "BBR v1 (Linux tcp_bbr.c, draft-cardwell-iccrg-bbr-congestion-control-00): model-based rate and window";
+
+/// Linux `bbr_high_gain` = 2/ln 2 ≈ 2.885 (2885/1000 in 1/256 units, plus one): the smallest gain
+/// that doubles the delivery rate every round in STARTUP.
+pub const HIGH_GAIN: f64 = 2.885;
+/// Linux `bbr_cwnd_gain`: cwnd = 2·BDP in PROBE_BW, tolerating delayed and stretched ACKs.
+pub const CWND_GAIN: f64 = 2.0;
+/// Linux `bbr_pacing_gain`: the PROBE_BW cycle, one phase per min RTT.
+pub const PACING_GAIN_CYCLE: [f64; CYCLE_LEN] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+const CYCLE_LEN: usize = 8;
+/// Linux `bbr_cycle_rand`: the starting phase is drawn from the 7 phases other than 3/4.
+const CYCLE_RAND: u64 = 7;
+/// Linux `bbr_bw_rtts` = CYCLE_LEN + 2: BtlBw max-filter window in round trips.
+pub const BW_FILTER_ROUNDS: u64 = CYCLE_LEN as u64 + 2;
+/// Linux `bbr_full_bw_thresh`: STARTUP continues while BtlBw grows by at least 25 % a round…
+pub const FULL_BW_THRESH: f64 = 1.25;
+/// … and the pipe is full after `bbr_full_bw_cnt` = 3 rounds without such growth.
+pub const FULL_BW_COUNT: u32 = 3;
+/// Linux `TCP_INIT_CWND`: cwnd keeps growing until this many packets were delivered.
+const INIT_CWND_PACKETS: u64 = 10;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BbrParams {
+    #[serde(default)]
+    seed: Option<u64>,
+    #[serde(default = "default_cwnd_gain")]
+    cwnd_gain: f64,
+    #[serde(default = "default_startup_gain")]
+    startup_gain: f64,
+}
+
+fn default_cwnd_gain() -> f64 {
+    CWND_GAIN
+}
+fn default_startup_gain() -> f64 {
+    HIGH_GAIN
+}
+
+pub fn build(
+    p: &Params,
+    ctx: &CcContext,
+    _: &Registry,
+) -> Result<Box<dyn CongestionControl>, CcError> {
+    let params: BbrParams = parse_params(NAME, p)?;
+    check_range(NAME, "cwnd_gain", params.cwnd_gain, 1.0, 10.0)?;
+    check_range(NAME, "startup_gain", params.startup_gain, 1.5, 10.0)?;
+    Ok(Box::new(BbrV1::new(
+        ctx,
+        BbrV1Config {
+            seed: params.seed.unwrap_or_else(|| default_seed(ctx, 1)),
+            cwnd_gain: params.cwnd_gain,
+            startup_gain: params.startup_gain,
+        },
+    )))
+}
+
+/// Tunables of [`BbrV1`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BbrV1Config {
+    pub seed: u64,
+    /// PROBE_BW cwnd gain.
+    pub cwnd_gain: f64,
+    /// STARTUP pacing and cwnd gain; DRAIN paces at its inverse.
+    pub startup_gain: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Startup => "startup",
+            Mode::Drain => "drain",
+            Mode::ProbeBw => "probe_bw",
+            Mode::ProbeRtt => "probe_rtt",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct BbrV1 {
+    cfg: BbrV1Config,
+    mss: Bytes,
+    init_cwnd: Bytes,
+    mode: Mode,
+    cwnd: Bytes,
+    pacing_rate: Rate,
+    has_seen_rtt: bool,
+    /// BtlBw: max filter over `BW_FILTER_ROUNDS`, time in round counts.
+    bw: WindowedFilter<Rate>,
+    rounds: RoundTracker,
+    round_count: u64,
+    round_start: bool,
+    min_rtt: MinRttFilter,
+    full_bw: Rate,
+    full_bw_cnt: u32,
+    full_bw_reached: bool,
+    cycle_idx: usize,
+    cycle_stamp: Time,
+    probe_rtt_done: Option<Time>,
+    probe_rtt_round_done: bool,
+    idle_restart: bool,
+    recovery: Recovery,
+    packet_conservation: bool,
+    /// Bytes declared lost since the last ACK (Linux `rs->losses`).
+    pending_losses: Bytes,
+    rng: Prng,
+    probe_rtt_app_limited: ProbeRttAppLimited,
+    clamp: Option<Bytes>,
+    last_app_limited: bool,
+    last_rtt: RttSnapshot,
+    last_in_flight: Bytes,
+}
+
+impl BbrV1 {
+    pub fn new(ctx: &CcContext, cfg: BbrV1Config) -> Self {
+        let mss = ctx.mss.max(1);
+        let init_cwnd = ctx.initial_cwnd.max(MIN_WINDOW_PACKETS * mss);
+        let mut s = BbrV1 {
+            cfg,
+            mss,
+            init_cwnd,
+            mode: Mode::Startup,
+            cwnd: init_cwnd,
+            pacing_rate: Rate(1),
+            has_seen_rtt: false,
+            bw: WindowedFilter::new_max(BW_FILTER_ROUNDS),
+            rounds: RoundTracker::default(),
+            round_count: 0,
+            round_start: false,
+            min_rtt: MinRttFilter::new(ctx.now, MIN_RTT_WINDOW, MIN_RTT_WINDOW),
+            full_bw: Rate::ZERO,
+            full_bw_cnt: 0,
+            full_bw_reached: false,
+            cycle_idx: 0,
+            cycle_stamp: ctx.now,
+            probe_rtt_done: None,
+            probe_rtt_round_done: false,
+            idle_restart: false,
+            recovery: Recovery::new(init_cwnd),
+            packet_conservation: false,
+            pending_losses: 0,
+            rng: Prng::new(cfg.seed),
+            probe_rtt_app_limited: ProbeRttAppLimited::default(),
+            clamp: None,
+            last_app_limited: false,
+            last_rtt: RttSnapshot::default(),
+            last_in_flight: 0,
+        };
+        s.init_pacing_rate(None);
+        s
+    }
+
+    /// Linux `bbr_init_pacing_rate_from_rtt`: high_gain · cwnd / srtt, with 1 ms before any RTT
+    /// sample.
+    fn init_pacing_rate(&mut self, srtt: Option<Duration>) {
+        let rtt = srtt.unwrap_or(Duration::from_millis(1)).max(Duration(1));
+        self.has_seen_rtt = srtt.is_some();
+        let bw = Rate::from_bytes_over(self.cwnd, rtt);
+        self.pacing_rate = pacing_for(bw, self.cfg.startup_gain);
+    }
+
+    fn max_bw(&self) -> Rate {
+        self.bw.get().unwrap_or(Rate::ZERO)
+    }
+
+    fn gains(&self) -> (f64, f64) {
+        match self.mode {
+            Mode::Startup => (self.cfg.startup_gain, self.cfg.startup_gain),
+            Mode::Drain => (1.0 / self.cfg.startup_gain, self.cfg.startup_gain),
+            Mode::ProbeBw => (PACING_GAIN_CYCLE[self.cycle_idx], self.cfg.cwnd_gain),
+            Mode::ProbeRtt => (1.0, 1.0),
+        }
+    }
+
+    fn min_cwnd_target(&self) -> Bytes {
+        CWND_MIN_TARGET_PACKETS * self.mss
+    }
+
+    /// Linux `bbr_quantization_budget`: 3 TSO bursts for the end hosts, rounded up to an even
+    /// number of packets, plus 2 packets in the 5/4 phase so that it really raises in-flight.
+    fn quantization_budget(&self, cwnd: Bytes) -> Bytes {
+        let mut packets = cwnd.div_ceil(self.mss) + 3 * tso_goal_v1(self.pacing_rate, self.mss);
+        packets = (packets + 1) & !1;
+        if self.mode == Mode::ProbeBw && self.cycle_idx == 0 {
+            packets += 2;
+        }
+        packets.saturating_mul(self.mss)
+    }
+
+    /// Linux `bbr_inflight`: the in-flight target for `gain` (BDP plus quantization budget).
+    fn inflight(&self, bw: Rate, gain: f64) -> Bytes {
+        self.quantization_budget(bdp(
+            bw,
+            self.min_rtt.min_rtt,
+            gain,
+            self.mss,
+            self.init_cwnd,
+        ))
+    }
+
+    fn reset_probe_bw_mode(&mut self, now: Time) {
+        self.mode = Mode::ProbeBw;
+        self.cycle_idx = CYCLE_LEN - 1 - self.rng.below(CYCLE_RAND) as usize;
+        self.advance_cycle_phase(now);
+    }
+
+    fn reset_mode(&mut self, now: Time) {
+        if self.full_bw_reached {
+            self.reset_probe_bw_mode(now);
+        } else {
+            self.mode = Mode::Startup;
+        }
+    }
+
+    fn advance_cycle_phase(&mut self, now: Time) {
+        self.cycle_idx = (self.cycle_idx + 1) % CYCLE_LEN;
+        self.cycle_stamp = now;
+    }
+
+    /// Linux `bbr_is_next_cycle_phase`.
+    fn is_next_cycle_phase(&self, now: Time, ack: &AckEvent, losses: bool) -> bool {
+        let min_rtt = self.min_rtt.min_rtt.unwrap_or(Duration::ZERO);
+        let full_length = now - self.cycle_stamp > min_rtt;
+        let gain = PACING_GAIN_CYCLE[self.cycle_idx];
+        if gain == 1.0 {
+            return full_length;
+        }
+        let inflight = ack.prior_in_flight;
+        if gain > 1.0 {
+            // The 5/4 phase lasts at least a min RTT and until it has raised in-flight to
+            // 5/4·BDP or seen loss.
+            full_length && (losses || inflight >= self.inflight(self.max_bw(), gain))
+        } else {
+            // The 3/4 phase ends early once the queue it drains is gone.
+            full_length || inflight <= self.inflight(self.max_bw(), 1.0)
+        }
+    }
+
+    /// Linux `bbr_check_full_bw_reached`.
+    fn check_full_bw_reached(&mut self, app_limited: bool) {
+        if self.full_bw_reached || !self.round_start || app_limited {
+            return;
+        }
+        let max_bw = self.max_bw();
+        if max_bw >= self.full_bw.mul_f64(FULL_BW_THRESH) {
+            self.full_bw = max_bw;
+            self.full_bw_cnt = 0;
+            return;
+        }
+        self.full_bw_cnt += 1;
+        self.full_bw_reached = self.full_bw_cnt >= FULL_BW_COUNT;
+    }
+
+    /// Linux `bbr_check_drain`.
+    fn check_drain(&mut self, now: Time, in_flight: Bytes) {
+        if self.mode == Mode::Startup && self.full_bw_reached {
+            self.mode = Mode::Drain;
+        }
+        if self.mode == Mode::Drain && in_flight <= self.inflight(self.max_bw(), 1.0) {
+            self.reset_probe_bw_mode(now);
+        }
+    }
+
+    fn check_probe_rtt_done(&mut self, now: Time) {
+        if self.probe_rtt_done.is_none_or(|d| now <= d) {
+            return;
+        }
+        self.min_rtt.probe_done(now);
+        self.cwnd = self.cwnd.max(self.recovery.prior_cwnd);
+        self.reset_mode(now);
+    }
+
+    /// Linux `bbr_update_min_rtt`, with PROBE_RTT entry and exit.
+    fn update_min_rtt(&mut self, now: Time, ack: &AckEvent, delivered_any: bool) {
+        let expired = self.min_rtt.update(now, ack.min_rtt_sample);
+        if expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
+            self.recovery.save_cwnd(self.cwnd, false);
+            self.mode = Mode::ProbeRtt;
+            self.probe_rtt_done = None;
+        }
+        if self.mode == Mode::ProbeRtt {
+            self.probe_rtt_app_limited.mark();
+            if self.probe_rtt_done.is_none() && ack.in_flight <= self.min_cwnd_target() {
+                self.probe_rtt_done = Some(now + PROBE_RTT_DURATION);
+                self.probe_rtt_round_done = false;
+                self.rounds.start();
+            } else if self.probe_rtt_done.is_some() {
+                if self.round_start {
+                    self.probe_rtt_round_done = true;
+                }
+                if self.probe_rtt_round_done {
+                    self.check_probe_rtt_done(now);
+                }
+            }
+        }
+        if delivered_any {
+            self.idle_restart = false;
+        }
+    }
+
+    /// Linux `bbr_set_pacing_rate`: before the pipe is full the rate never decreases.
+    fn set_pacing_rate(&mut self, ack: &AckEvent, gain: f64) {
+        if !self.has_seen_rtt && ack.rtt.has_sample {
+            self.init_pacing_rate(Some(ack.rtt.smoothed));
+        }
+        let bw = self.max_bw();
+        if bw == Rate::ZERO {
+            return;
+        }
+        let rate = pacing_for(bw, gain);
+        if self.full_bw_reached || rate > self.pacing_rate {
+            self.pacing_rate = rate;
+        }
+    }
+
+    /// Linux `bbr_set_cwnd` with `bbr_set_cwnd_to_recover_or_restore`.
+    fn set_cwnd(&mut self, ack: &AckEvent, gain: f64) {
+        let acked = ack.acked_bytes;
+        if acked > 0 {
+            if self.recovery.on_ack(ack).is_some() {
+                // Leaving recovery or the loss state: restore the window saved when it began.
+                self.cwnd = self.cwnd.max(self.recovery.prior_cwnd);
+                self.packet_conservation = false;
+            }
+            if self.packet_conservation {
+                self.cwnd = self.cwnd.max(ack.in_flight.saturating_add(acked));
+            } else {
+                let target = self.inflight(self.max_bw(), gain);
+                if self.full_bw_reached {
+                    self.cwnd = self.cwnd.saturating_add(acked).min(target);
+                } else if self.cwnd < target || ack.delivered < INIT_CWND_PACKETS * self.mss {
+                    self.cwnd = self.cwnd.saturating_add(acked);
+                }
+                self.cwnd = self.cwnd.max(self.min_cwnd_target());
+            }
+        }
+        self.apply_caps();
+    }
+
+    fn apply_caps(&mut self) {
+        if let Some(c) = self.clamp {
+            self.cwnd = self.cwnd.min(c);
+        }
+        if self.mode == Mode::ProbeRtt {
+            self.cwnd = self.cwnd.min(self.min_cwnd_target());
+        }
+        self.cwnd = self.cwnd.max(MIN_WINDOW_PACKETS * self.mss);
+    }
+
+    /// BDP at gain 1 for telemetry; NaN before the model has both estimates.
+    fn bdp_bytes(&self) -> f64 {
+        match (self.bw.get(), self.min_rtt.min_rtt) {
+            (Some(bw), Some(_)) => {
+                bdp(bw, self.min_rtt.min_rtt, 1.0, self.mss, self.init_cwnd) as f64
+            }
+            _ => f64::NAN,
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    pub fn cycle_idx(&self) -> usize {
+        self.cycle_idx
+    }
+}
+
+impl CongestionControl for BbrV1 {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn on_sent(&mut self, now: Time, sent: &SentPacket) {
+        self.rounds.on_sent(sent.pn);
+        self.probe_rtt_app_limited.on_sent(sent.pn);
+        // Linux CA_EVENT_TX_START: the first packet after an application-limited idle period.
+        if sent.in_flight <= sent.bytes && self.last_app_limited && self.has_seen_rtt {
+            self.idle_restart = true;
+            match self.mode {
+                Mode::ProbeBw if self.max_bw() > Rate::ZERO => {
+                    self.pacing_rate = pacing_for(self.max_bw(), 1.0);
+                }
+                Mode::ProbeRtt => self.check_probe_rtt_done(now),
+                _ => {}
+            }
+        }
+    }
+
+    fn on_ack(&mut self, now: Time, ack: &AckEvent) {
+        if ack.mss > 0 {
+            self.mss = ack.mss;
+        }
+        let losses = std::mem::take(&mut self.pending_losses) > 0;
+        self.last_app_limited = ack.app_limited;
+        self.last_rtt = ack.rtt;
+        self.last_in_flight = ack.in_flight;
+        self.probe_rtt_app_limited.on_ack(ack.largest_acked);
+        let marked = self.probe_rtt_app_limited.covers(ack.largest_acked);
+        let rs = ack
+            .rate_sample
+            .filter(|r| !r.interval.is_zero())
+            .map(|mut r| {
+                r.is_app_limited |= marked;
+                r
+            });
+
+        // Linux bbr_update_bw: rounds are counted on valid rate samples.
+        self.round_start = false;
+        if rs.is_some() && self.rounds.on_ack(ack.largest_acked) {
+            self.round_count += 1;
+            self.round_start = true;
+            self.packet_conservation = false;
+        }
+        if let Some(r) = rs {
+            // App-limited samples only count when they raise the max: they can underestimate,
+            // never overestimate.
+            if !r.is_app_limited || r.delivery_rate >= self.max_bw() {
+                self.bw.update(Time(self.round_count), r.delivery_rate);
+            }
+        }
+        if self.mode == Mode::ProbeBw && self.is_next_cycle_phase(now, ack, losses) {
+            self.advance_cycle_phase(now);
+        }
+        let app_limited = rs.map_or(ack.app_limited, |r| r.is_app_limited);
+        self.check_full_bw_reached(app_limited);
+        self.check_drain(now, ack.in_flight);
+        self.update_min_rtt(now, ack, rs.is_some_and(|r| r.delivered > 0));
+
+        let (pacing_gain, cwnd_gain) = self.gains();
+        self.set_pacing_rate(ack, pacing_gain);
+        self.set_cwnd(ack, cwnd_gain);
+    }
+
+    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
+        if loss.mss > 0 {
+            self.mss = loss.mss;
+        }
+        self.pending_losses = self.pending_losses.saturating_add(loss.lost_bytes);
+        let out = self
+            .recovery
+            .on_loss(now, loss, self.cwnd, self.mode == Mode::ProbeRtt);
+        if out.persistent {
+            // Linux bbr_set_state(TCP_CA_Loss): restart full-bandwidth detection; TCP sets cwnd to
+            // what is in flight plus one packet (here the RFC 9002 minimum window).
+            self.full_bw = Rate::ZERO;
+            self.round_start = true;
+            self.packet_conservation = false;
+            self.cwnd = loss.in_flight.saturating_add(self.mss);
+        } else if out.new_epoch {
+            // Entering recovery: packet conservation for one round (Linux sets cwnd = in flight +
+            // acked on the first recovery ACK; in flight here is before that ACK's removal).
+            self.packet_conservation = true;
+            self.rounds.start();
+            self.cwnd = loss.in_flight;
+        } else {
+            self.cwnd = self.cwnd.saturating_sub(loss.lost_bytes);
+        }
+        self.apply_caps();
+    }
+
+    fn cwnd(&self) -> Bytes {
+        self.cwnd
+    }
+
+    fn pacing_rate(&self) -> Option<Rate> {
+        Some(Rate(self.pacing_rate.as_bps().max(1)))
+    }
+
+    fn in_slow_start(&self) -> bool {
+        self.mode == Mode::Startup
+    }
+
+    fn telemetry(&self) -> Telemetry {
+        let (pacing_gain, cwnd_gain) = self.gains();
+        let mut t = Telemetry::new(self.mode.name());
+        t.push("btl_bw_mbps", self.max_bw().as_mbps_f64());
+        t.push(
+            "min_rtt_ms",
+            self.min_rtt.min_rtt.map_or(f64::NAN, |d| d.as_millis_f64()),
+        );
+        t.push("bdp_bytes", self.bdp_bytes());
+        t.push("pacing_gain", pacing_gain);
+        t.push("cwnd_gain", cwnd_gain);
+        t.push(
+            "cycle_idx",
+            if self.mode == Mode::ProbeBw {
+                self.cycle_idx as f64
+            } else {
+                f64::NAN
+            },
+        );
+        t.push("full_bw_reached", self.full_bw_reached as u8 as f64);
+        t.push("full_bw_cnt", self.full_bw_cnt as f64);
+        t.push("round", self.round_count as f64);
+        t.push("prior_cwnd_bytes", self.recovery.prior_cwnd as f64);
+        t.push(
+            "ca_state",
+            match self.recovery.state {
+                CaState::Open => 0.0,
+                CaState::Recovery => 1.0,
+                CaState::Loss => 2.0,
+            },
+        );
+        t
+    }
+
+    /// `cwnd` and `pacing_rate` are written as is (both are recomputed from the model on the
+    /// next ACK); `cwnd_clamp` bounds the window as Linux `snd_cwnd_clamp`; BBR has no ssthresh.
+    fn calibrate(&mut self, _now: Time, c: &Calibration) {
+        if let Some(clamp) = c.cwnd_clamp {
+            self.clamp = clamp;
+        }
+        if let Some(w) = c.cwnd {
+            self.cwnd = w;
+        }
+        if let Some(r) = c.pacing_rate {
+            self.pacing_rate = Rate(r.as_bps().max(1));
+        }
+        self.apply_caps();
+    }
+
+    fn handover_state(&self) -> HandoverState {
+        let bw = self.max_bw();
+        HandoverState {
+            cwnd: self.cwnd,
+            ssthresh: None,
+            pacing_rate: Some(self.pacing_rate),
+            bandwidth_estimate: (bw > Rate::ZERO).then_some(bw),
+            rtt: self.last_rtt,
+            in_flight: self.last_in_flight,
+        }
+    }
+
+    /// Keeps the window; seeds min RTT from the predecessor's RTT state and, when it had a
+    /// bandwidth estimate, BtlBw too and goes straight to PROBE_BW (the pipe is taken as full).
+    /// Without one BBR starts in STARTUP at the inherited window, as Linux does on a switch.
+    fn adopt(&mut self, now: Time, from: &HandoverState) {
+        self.cwnd = from.cwnd;
+        if from.rtt.has_sample {
+            self.min_rtt.seed(now, from.rtt.min);
+            self.last_rtt = from.rtt;
+        }
+        match from.bandwidth_estimate.filter(|b| *b > Rate::ZERO) {
+            Some(bw) if self.min_rtt.min_rtt.is_some() => {
+                self.bw.reset(Time(self.round_count), bw);
+                self.full_bw = bw;
+                self.full_bw_reached = true;
+                self.pacing_rate = pacing_for(bw, 1.0);
+                self.has_seen_rtt = true;
+                self.reset_probe_bw_mode(now);
+            }
+            _ => {
+                if from.rtt.has_sample {
+                    self.init_pacing_rate(Some(from.rtt.smoothed));
+                }
+            }
+        }
+        self.apply_caps();
+    }
+}
