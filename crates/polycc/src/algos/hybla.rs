@@ -1,6 +1,492 @@
-//! (being written)
+//! TCP Hybla as Linux `net/ipv4/tcp_hybla.c` (Caini & Firrincieli, "TCP Hybla: a TCP
+//! enhancement for heterogeneous networks", Int. J. Satellite Communications and Networking,
+//! 2004).
+//!
+//! Hybla makes a long-RTT flow grow, per unit of time, as a flow with the reference RTT `RTT0`
+//! would. With the normalised RTT `rho = max(RTT_min / RTT0, 1)`, each segment acknowledged adds
+//! `2^rho − 1` segments in slow start and `rho² / cwnd` segments in congestion avoidance; loss
+//! handling is Reno's (halving, one reduction per recovery epoch).
+//!
+//! Simplifications and differences from Linux, all documented here:
+//! - rho is continuous and `2^rho` exact; Linux keeps rho in steps of 1/8 and takes `2^(k/8)`
+//!   from an 8-entry table, so its increments are up to one 1/8-step of rho smaller.
+//! - Growth is per segment acknowledged (`acked_bytes / mss`); Linux adds one increment per
+//!   ACK whatever it covers. The two agree when every segment is acknowledged.
+//! - As in Linux, rho comes from the smallest *smoothed* RTT seen, and the slow-start exponent
+//!   is capped at 16 (`min(rho, 16)`); slow start never overshoots ssthresh.
+//! - In slow start the window is bounded by twice the bytes in flight before the ACK (when the
+//!   transport reports them). Linux applies that rule (`tcp_is_cwnd_limited`) as a gate, so
+//!   one ACK on a 600 ms path (rho = 24) still adds 2^16 − 1 segments; real senders are then
+//!   held back by the receive window, which the simulator does not model, and the burst would
+//!   put ~95 MB in flight. As a bound it lets the window at most double per ACK, so slow start
+//!   proceeds as fast as the sender can fill the window (pacing at 2·cwnd/srtt grows it
+//!   e-fold every srtt/4), still far faster than Reno's doubling per RTT.
+//! - Linux sets the initial window to `rho` segments (`hybla_init`, from the handshake RTT) and
+//!   clamps cwnd at 65535 segments. Here the transport's initial window is kept (the RTT is not
+//!   known when the controller is built) and no clamp is added beyond a policy's.
 
-use crate::registry::Registry;
+use crate::cc::{
+    Calibration, CcContext, CongestionControl, HandoverState, Telemetry, MIN_WINDOW_PACKETS,
+};
+use crate::estimators::rtt::RttSnapshot;
+use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::signals::{AckEvent, LossEvent};
+use crate::units::{Bytes, Duration, Time};
+use serde::Deserialize;
+
+pub const NAME: &str = "hybla";
+pub const SUMMARY: &str =
+    "TCP Hybla (Linux tcp_hybla.c): long-RTT flows grow like a 25 ms reference flow";
+
+/// tcp_hybla.c module parameter `rtt0`: the reference RTT, 25 ms.
+pub const RTT0: Duration = Duration::from_millis(25);
+/// tcp_hybla.c: slow start adds at most `2^16 − 1` segments per ACK (`min(rho, 16U)`).
+pub const MAX_SLOW_START_EXPONENT: f64 = 16.0;
+/// tcp_hybla.c hybla_init: `snd_cwnd_clamp = 65535` segments.
+pub const MAX_CWND_SEGMENTS: u64 = 65_535;
+/// Linux tcp_is_cwnd_limited: in slow start the window may grow only while it is below twice
+/// the packets in flight. Applied here as a bound on the window (see the module notes).
+pub const SLOW_START_FLIGHT_FACTOR: u64 = 2;
+/// tcp_reno_ssthresh: halve on loss.
+const LOSS_REDUCTION_FACTOR: f64 = 0.5;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HyblaParams {
+    /// Reference RTT in milliseconds (Linux's `rtt0`).
+    #[serde(default = "default_rtt0_ms")]
+    rtt0_ms: f64,
+    /// Upper bound on the window in segments (Linux's `snd_cwnd_clamp` from `hybla_init`).
+    #[serde(default = "default_max_cwnd_segments")]
+    max_cwnd_segments: u64,
+}
+
+fn default_max_cwnd_segments() -> u64 {
+    MAX_CWND_SEGMENTS
+}
+
+fn default_rtt0_ms() -> f64 {
+    RTT0.as_millis_f64()
+}
+
+pub fn build(
+    p: &Params,
+    ctx: &CcContext,
+    _: &Registry,
+) -> Result<Box<dyn CongestionControl>, CcError> {
+    let params: HyblaParams = parse_params(NAME, p)?;
+    check_range(NAME, "rtt0_ms", params.rtt0_ms, 0.1, 10_000.0)?;
+    check_range(
+        NAME,
+        "max_cwnd_segments",
+        params.max_cwnd_segments as f64,
+        MIN_WINDOW_PACKETS as f64,
+        1e12,
+    )?;
+    Ok(Box::new(Hybla::with_max_cwnd(
+        ctx,
+        Duration::from_secs_f64(params.rtt0_ms / 1e3),
+        params.max_cwnd_segments,
+    )))
+}
 
 /// Registers this module's controllers.
-pub fn register(_r: &mut Registry) {}
+pub fn register(r: &mut Registry) {
+    r.register(NAME, SUMMARY, build);
+}
+
+#[derive(Clone, Debug)]
+pub struct Hybla {
+    rtt0: Duration,
+    /// The window never exceeds this (bytes).
+    max_cwnd: Bytes,
+    mss: Bytes,
+    cwnd: Bytes,
+    /// Growth below one byte, carried to the next ACK; in [0, 1).
+    cwnd_frac: f64,
+    ssthresh: Bytes,
+    /// `minrtt_us`: the smallest smoothed RTT seen; rho is recomputed when it falls.
+    min_srtt: Option<Duration>,
+    /// Normalised RTT, at least 1.
+    rho: f64,
+    rtt: RttSnapshot,
+    /// Packets sent at or before this time belong to the last recovery epoch: their ACKs do not
+    /// grow the window and their losses do not reduce it again (RFC 9002 §7.3.2).
+    recovery_start: Option<Time>,
+    in_recovery: bool,
+    clamp: Option<Bytes>,
+}
+
+impl Hybla {
+    pub fn new(ctx: &CcContext, rtt0: Duration) -> Self {
+        Self::with_max_cwnd(ctx, rtt0, MAX_CWND_SEGMENTS)
+    }
+
+    /// Like [`Hybla::new`] with the window bounded by `max_cwnd_segments` instead of 65535.
+    pub fn with_max_cwnd(ctx: &CcContext, rtt0: Duration, max_cwnd_segments: u64) -> Self {
+        let mss = ctx.mss.max(1);
+        Hybla {
+            max_cwnd: max_cwnd_segments
+                .max(MIN_WINDOW_PACKETS)
+                .saturating_mul(mss),
+            rtt0: rtt0.max(Duration(1)),
+            mss,
+            cwnd: ctx.initial_cwnd.max(MIN_WINDOW_PACKETS * mss),
+            cwnd_frac: 0.0,
+            ssthresh: Bytes::MAX,
+            min_srtt: None,
+            rho: 1.0,
+            rtt: RttSnapshot::default(),
+            recovery_start: None,
+            in_recovery: false,
+            clamp: None,
+        }
+    }
+
+    /// The normalised RTT in use.
+    pub fn rho(&self) -> f64 {
+        self.rho
+    }
+
+    fn min_window(&self) -> Bytes {
+        MIN_WINDOW_PACKETS * self.mss
+    }
+
+    fn apply_clamp(&mut self) {
+        self.cwnd = self.cwnd.min(self.max_cwnd);
+        if let Some(c) = self.clamp {
+            self.cwnd = self.cwnd.min(c.max(self.min_window()));
+        }
+        self.cwnd = self.cwnd.max(self.min_window());
+    }
+
+    /// hybla_recalc_param, run when the smoothed RTT reaches a new minimum.
+    fn observe_srtt(&mut self, srtt: Duration) {
+        if self.min_srtt.is_none_or(|m| srtt < m) {
+            self.min_srtt = Some(srtt);
+            self.rho = (srtt.as_nanos() as f64 / self.rtt0.as_nanos() as f64).max(1.0);
+        }
+    }
+
+    /// Adds `bytes` (possibly fractional, never negative) to the window.
+    fn grow(&mut self, bytes: f64) {
+        let total = self.cwnd_frac + bytes.max(0.0);
+        let whole = total.floor();
+        self.cwnd = self
+            .cwnd
+            .saturating_add(whole.min(u64::MAX as f64) as Bytes);
+        self.cwnd_frac = total - whole;
+    }
+}
+
+impl CongestionControl for Hybla {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn on_ack(&mut self, _now: Time, ack: &AckEvent) {
+        if ack.rtt.has_sample {
+            self.rtt = ack.rtt;
+            self.observe_srtt(ack.rtt.smoothed.max(Duration(1)));
+        }
+        self.in_recovery = self
+            .recovery_start
+            .is_some_and(|r| ack.largest_acked_sent_time <= r);
+        if self.in_recovery || ack.app_limited {
+            return;
+        }
+        let mss = self.mss as f64;
+        let segments = ack.acked_bytes as f64 / mss;
+        if self.cwnd < self.ssthresh {
+            // INC = 2^rho − 1 segments per segment acknowledged, not past ssthresh, and not past
+            // twice what was in flight (see the module notes).
+            let inc = self.rho.min(MAX_SLOW_START_EXPONENT).exp2() - 1.0;
+            let before = self.cwnd;
+            self.grow(inc * segments * mss);
+            let mut cap = self.ssthresh;
+            if ack.prior_in_flight > 0 {
+                let flight_cap = ack.prior_in_flight.saturating_mul(SLOW_START_FLIGHT_FACTOR);
+                cap = cap.min(flight_cap.max(before));
+            }
+            if self.cwnd >= cap {
+                self.cwnd = cap;
+                self.cwnd_frac = 0.0;
+            }
+        } else {
+            // INC = rho² / cwnd segments per segment acknowledged.
+            let cwnd_seg = self.cwnd as f64 / mss;
+            self.grow(self.rho * self.rho / cwnd_seg * segments * mss);
+        }
+        self.apply_clamp();
+    }
+
+    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
+        let new_epoch = self
+            .recovery_start
+            .is_none_or(|r| loss.largest_lost_sent_time > r);
+        if new_epoch {
+            self.recovery_start = Some(now);
+            self.in_recovery = true;
+            self.ssthresh =
+                ((self.cwnd as f64 * LOSS_REDUCTION_FACTOR) as Bytes).max(self.min_window());
+            self.cwnd = self.ssthresh;
+            self.cwnd_frac = 0.0;
+        }
+        if loss.persistent_congestion {
+            // RFC 9002 §7.6.2: collapse to the minimum window and leave recovery; Hybla's slow
+            // start then climbs back to ssthresh within a round trip or two.
+            self.cwnd = self.min_window();
+            self.cwnd_frac = 0.0;
+            self.recovery_start = None;
+            self.in_recovery = false;
+        }
+        self.apply_clamp();
+    }
+
+    fn cwnd(&self) -> Bytes {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> Option<Bytes> {
+        Some(self.ssthresh)
+    }
+
+    fn telemetry(&self) -> Telemetry {
+        let mut t = Telemetry::new(if self.in_recovery {
+            "recovery"
+        } else if self.cwnd < self.ssthresh {
+            "slow_start"
+        } else {
+            "congestion_avoidance"
+        });
+        t.push(
+            "ssthresh_bytes",
+            if self.ssthresh == Bytes::MAX {
+                f64::NAN
+            } else {
+                self.ssthresh as f64
+            },
+        );
+        t.push("rho", self.rho);
+        t.push(
+            "min_srtt_ms",
+            self.min_srtt.map_or(f64::NAN, |d| d.as_millis_f64()),
+        );
+        t
+    }
+
+    fn calibrate(&mut self, _now: Time, c: &Calibration) {
+        if let Some(clamp) = c.cwnd_clamp {
+            self.clamp = clamp;
+        }
+        if let Some(s) = c.ssthresh {
+            self.ssthresh = s.max(self.min_window());
+        }
+        if let Some(w) = c.cwnd {
+            self.cwnd = w;
+            self.cwnd_frac = 0.0;
+        }
+        self.apply_clamp();
+    }
+
+    fn handover_state(&self) -> HandoverState {
+        HandoverState {
+            cwnd: self.cwnd,
+            ssthresh: Some(self.ssthresh),
+            rtt: self.rtt,
+            ..HandoverState::default()
+        }
+    }
+
+    fn adopt(&mut self, now: Time, from: &HandoverState) {
+        self.calibrate(
+            now,
+            &Calibration {
+                cwnd: Some(from.cwnd),
+                ssthresh: from.ssthresh,
+                ..Calibration::default()
+            },
+        );
+        if from.rtt.has_sample {
+            self.rtt = from.rtt;
+            // The predecessor's minimum RTT is a lower bound on the smoothed RTT to come.
+            self.observe_srtt(from.rtt.min.max(Duration(1)));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algos::test_support::{persistent_congestion, Flow};
+
+    const MSS: Bytes = 1000;
+
+    fn hybla() -> Hybla {
+        Hybla::new(&CcContext::new(MSS), RTT0)
+    }
+
+    #[test]
+    fn rho_is_min_srtt_over_rtt0_at_least_one() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(200));
+        let mut cc = hybla();
+        flow.run_rtts(&mut cc, 1);
+        assert_eq!(cc.rho(), 8.0);
+        let mut flow = Flow::new(MSS, Duration::from_millis(10));
+        let mut cc = hybla();
+        flow.run_rtts(&mut cc, 1);
+        assert_eq!(cc.rho(), 1.0);
+        // A longer RTT later does not raise rho (it follows the minimum smoothed RTT).
+        let mut flow = Flow::new(MSS, Duration::from_millis(50));
+        let mut cc = hybla();
+        flow.run_rtts(&mut cc, 2);
+        assert_eq!(cc.rho(), 2.0);
+        flow.rtt = Duration::from_millis(100);
+        flow.run_rtts(&mut cc, 3);
+        assert_eq!(cc.rho(), 2.0);
+    }
+
+    #[test]
+    fn slow_start_adds_two_to_the_rho_minus_one_per_segment() {
+        // rho = 2 (50 ms): each ACKed segment adds 3, so the window quadruples per RTT.
+        let mut flow = Flow::new(MSS, Duration::from_millis(50));
+        let mut cc = hybla();
+        flow.run_rtts(&mut cc, 1);
+        assert_eq!(cc.cwnd(), 40 * MSS);
+        flow.run_rtts(&mut cc, 1);
+        assert_eq!(cc.cwnd(), 160 * MSS);
+        // rho = 1 (25 ms and below) is Reno's doubling.
+        let mut flow = Flow::new(MSS, Duration::from_millis(20));
+        let mut cc = hybla();
+        flow.run_rtts(&mut cc, 3);
+        assert_eq!(cc.cwnd(), 80 * MSS);
+    }
+
+    #[test]
+    fn slow_start_stops_at_ssthresh() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(100));
+        let mut cc = hybla();
+        cc.calibrate(
+            flow.now,
+            &Calibration {
+                ssthresh: Some(100 * MSS),
+                ..Calibration::default()
+            },
+        );
+        // rho = 4: 15 segments per ACK. The first ACK is bounded by twice the 10 packets in
+        // flight (20, not 25); then +15 per ACK, the last one stopping at ssthresh (100, not 110).
+        flow.fill(&mut cc);
+        for (i, pkts) in [20, 35, 50, 65, 80, 95, 100].into_iter().enumerate() {
+            assert!(flow.ack_next(&mut cc));
+            assert_eq!(cc.cwnd(), pkts * MSS, "ACK {}", i + 1);
+        }
+        assert!(!cc.in_slow_start());
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_rho_squared_per_rtt() {
+        // rho = 4 (100 ms): 16 segments per RTT, against Reno's one.
+        let mut flow = Flow::new(MSS, Duration::from_millis(100));
+        let mut cc = hybla();
+        cc.calibrate(
+            flow.now,
+            &Calibration {
+                cwnd: Some(100 * MSS),
+                ssthresh: Some(100 * MSS),
+                ..Calibration::default()
+            },
+        );
+        flow.run_rtts(&mut cc, 2);
+        let before = cc.cwnd();
+        flow.run_rtts(&mut cc, 5);
+        let grown = (cc.cwnd() - before) as f64 / MSS as f64;
+        // rho²/cwnd per ACK with cwnd growing within the round: 5·16 minus a little.
+        assert!(
+            (75.0..=80.0).contains(&grown),
+            "grew {grown} segments in 5 RTTs"
+        );
+    }
+
+    #[test]
+    fn loss_halves_once_per_epoch_and_persistent_congestion_collapses() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(100));
+        let mut cc = hybla();
+        cc.calibrate(
+            flow.now,
+            &Calibration {
+                cwnd: Some(100 * MSS),
+                ssthresh: Some(100 * MSS),
+                ..Calibration::default()
+            },
+        );
+        flow.fill(&mut cc);
+        assert!(flow.lose_oldest(&mut cc));
+        assert!(flow.lose_oldest(&mut cc));
+        assert_eq!(cc.cwnd(), 50 * MSS);
+        assert_eq!(cc.telemetry().state, "recovery");
+        // No growth until a packet sent after the reduction is acknowledged.
+        flow.run_rtts(&mut cc, 1);
+        assert_eq!(cc.cwnd(), 50 * MSS);
+        flow.run_rtts(&mut cc, 1);
+        assert!(cc.cwnd() > 50 * MSS);
+        let w = cc.cwnd();
+        cc.on_loss(flow.now, &persistent_congestion(10_000, flow.now, MSS));
+        assert_eq!(cc.cwnd(), 2 * MSS);
+        // Back in slow start with rho = 4, three ACKs take 2 packets back to ssthresh (half of
+        // the 64 packets before): 17, 32, then capped at ssthresh.
+        let ssthresh = cc.ssthresh().expect("ssthresh");
+        assert_eq!(ssthresh, w / 2);
+        assert!((32 * MSS..33 * MSS).contains(&ssthresh), "{ssthresh}");
+        for _ in 0..3 {
+            assert!(flow.ack_next(&mut cc));
+        }
+        assert_eq!(cc.cwnd(), ssthresh);
+    }
+
+    #[test]
+    fn adopt_takes_rho_from_the_predecessor_min_rtt() {
+        let mut cc = hybla();
+        cc.adopt(
+            Time::ZERO,
+            &HandoverState {
+                cwnd: 30 * MSS,
+                ssthresh: Some(30 * MSS),
+                rtt: RttSnapshot {
+                    latest: Duration::from_millis(650),
+                    smoothed: Duration::from_millis(640),
+                    var: Duration::from_millis(10),
+                    min: Duration::from_millis(600),
+                    has_sample: true,
+                },
+                ..HandoverState::default()
+            },
+        );
+        assert_eq!(cc.rho(), 24.0);
+        assert_eq!(cc.cwnd(), 30 * MSS);
+    }
+
+    #[test]
+    fn params_are_validated() {
+        let reg = Registry::standard();
+        let ctx = CcContext::new(MSS);
+        let spec = |v: serde_json::Value| -> crate::registry::CcSpec {
+            serde_json::from_value(v).expect("spec")
+        };
+        assert!(reg
+            .build(
+                &spec(serde_json::json!({"name": NAME, "rtt0_ms": 50})),
+                &ctx
+            )
+            .is_ok());
+        for bad in [
+            serde_json::json!({"name": NAME, "rtt0_ms": 0}),
+            serde_json::json!({"name": NAME, "max_cwnd_segments": 1}),
+            serde_json::json!({"name": NAME, "rtt0": 25}),
+        ] {
+            assert!(matches!(
+                reg.build(&spec(bad), &ctx),
+                Err(CcError::BadParams { .. })
+            ));
+        }
+    }
+}

@@ -1,6 +1,580 @@
-//! (being written)
+//! TCP Westwood+ as Linux `net/ipv4/tcp_westwood.c` (Grieco & Mascolo, "Performance evaluation
+//! and comparison of Westwood+, New Reno, and Vegas TCP congestion control", CCR 2004).
+//!
+//! Growth is Reno's. The sender estimates the bandwidth it gets end to end from the bytes ACKed
+//! over intervals of one RTT (at least 50 ms) — the "+" of Westwood+: one sample per RTT rather
+//! than per ACK, which ACK compression cannot inflate — and low-pass filters the samples twice
+//! with gain 1/8. On a congestion event the threshold becomes the pipe that estimate fills,
+//! `ssthresh = max(BWE·RTT_min, 2·MSS)`, instead of half the window, so random (non-congestion)
+//! losses cost little.
+//!
+//! Differences from Linux, all deliberate:
+//! - Linux halves the window on entering recovery (`tcp_reno_ssthresh`, with PRR) and writes
+//!   `cwnd = ssthresh = BWE·RTT_min` when recovery completes (`CA_EVENT_COMPLETE_CWR`). Here the
+//!   Westwood+ threshold is applied at the congestion event itself, as the paper's algorithm
+//!   states it: `ssthresh = BWE·RTT_min; if cwnd > ssthresh { cwnd = ssthresh }`. A loss
+//!   therefore never raises the window; when the estimate exceeds it, slow start climbs back to
+//!   the estimated pipe.
+//! - The first sampling interval starts at the first ACK. Linux starts it when the connection
+//!   is set up, so its first sample includes the round trip before any ACK and reads about half
+//!   the rate, which the two filter stages then take tens of RTTs to forget.
+//! - Before the first bandwidth sample exists (a loss within the first RTT or so) Linux would use
+//!   `BWE = 0`, i.e. a 2-packet window; here Reno's halving is used until there is an estimate.
+//! - Byte counting uses the transport's newly-acknowledged bytes; Linux's duplicate-ACK and
+//!   delayed-ACK accounting (`westwood_acked_count`) is not needed with SACK/QUIC-style ACKs.
+//! - Values are kept in floating point (bytes per second) rather than bytes per jiffy.
 
-use crate::registry::Registry;
+use crate::cc::{
+    Calibration, CcContext, CongestionControl, HandoverState, Telemetry, MIN_WINDOW_PACKETS,
+};
+use crate::estimators::rtt::RttSnapshot;
+use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::signals::{AckEvent, LossEvent};
+use crate::units::{Bytes, Duration, Rate, Time};
+use serde::Deserialize;
+
+pub const NAME: &str = "westwood";
+pub const SUMMARY: &str =
+    "Westwood+ (Linux tcp_westwood.c): Reno growth, ssthresh = bandwidth estimate × min RTT on loss";
+
+/// tcp_westwood.c TCP_WESTWOOD_RTT_MIN (HZ/20): a bandwidth sample spans at least 50 ms, so that
+/// short RTTs do not produce noisy per-RTT samples.
+pub const MIN_SAMPLE_INTERVAL: Duration = Duration::from_millis(50);
+/// tcp_westwood.c westwood_do_filter: `new = (7·old + sample) / 8`, applied twice (`bw_ns_est`,
+/// then `bw_est`).
+pub const FILTER_GAIN: f64 = 1.0 / 8.0;
+/// tcp_reno_ssthresh: halving, used only while there is no bandwidth estimate yet.
+const RENO_BETA: f64 = 0.5;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WestwoodParams {
+    /// Shortest bandwidth-sampling interval, in milliseconds.
+    #[serde(default = "default_min_interval_ms")]
+    min_interval_ms: f64,
+}
+
+fn default_min_interval_ms() -> f64 {
+    MIN_SAMPLE_INTERVAL.as_millis_f64()
+}
+
+pub fn build(
+    p: &Params,
+    ctx: &CcContext,
+    _: &Registry,
+) -> Result<Box<dyn CongestionControl>, CcError> {
+    let params: WestwoodParams = parse_params(NAME, p)?;
+    check_range(
+        NAME,
+        "min_interval_ms",
+        params.min_interval_ms,
+        0.0,
+        10_000.0,
+    )?;
+    Ok(Box::new(Westwood::new(
+        ctx,
+        WestwoodConfig {
+            min_sample_interval: Duration::from_secs_f64(params.min_interval_ms / 1e3),
+        },
+    )))
+}
 
 /// Registers this module's controllers.
-pub fn register(_r: &mut Registry) {}
+pub fn register(r: &mut Registry) {
+    r.register(NAME, SUMMARY, build);
+}
+
+/// Tunables of [`Westwood`], validated by [`build`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WestwoodConfig {
+    pub min_sample_interval: Duration,
+}
+
+impl Default for WestwoodConfig {
+    fn default() -> Self {
+        WestwoodConfig {
+            min_sample_interval: MIN_SAMPLE_INTERVAL,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Westwood {
+    cfg: WestwoodConfig,
+    mss: Bytes,
+    cwnd: Bytes,
+    ssthresh: Bytes,
+    /// Acked bytes not yet turned into window growth in congestion avoidance.
+    ca_credit: Bytes,
+    /// `rtt_win_sx`: start of the bandwidth-sampling interval in progress; `None` until the
+    /// first ACK.
+    win_start: Option<Time>,
+    /// `bk`: bytes acknowledged since `win_start`.
+    win_acked: Bytes,
+    /// `rtt`: the latest RTT sample, the length of a sampling interval.
+    latest_rtt: Option<Duration>,
+    /// `rtt_min`; `None` until the first sample and again after persistent congestion
+    /// (`reset_rtt_min` on CA_EVENT_LOSS).
+    rtt_min: Option<Duration>,
+    /// `bw_ns_est` and `bw_est` in bytes per second; zero while empty.
+    bw_ns_est: f64,
+    bw_est: f64,
+    /// The transport's RTT state at the last ACK, for hand-over.
+    rtt: RttSnapshot,
+    /// Packets sent at or before this time belong to the last recovery epoch: their ACKs do not
+    /// grow the window and their losses do not reduce it again (RFC 9002 §7.3.2).
+    recovery_start: Option<Time>,
+    in_recovery: bool,
+    clamp: Option<Bytes>,
+}
+
+impl Westwood {
+    pub fn new(ctx: &CcContext, cfg: WestwoodConfig) -> Self {
+        let mss = ctx.mss.max(1);
+        Westwood {
+            cfg,
+            mss,
+            cwnd: ctx.initial_cwnd.max(MIN_WINDOW_PACKETS * mss),
+            ssthresh: Bytes::MAX,
+            ca_credit: 0,
+            win_start: None,
+            win_acked: 0,
+            latest_rtt: None,
+            rtt_min: None,
+            bw_ns_est: 0.0,
+            bw_est: 0.0,
+            rtt: RttSnapshot::default(),
+            recovery_start: None,
+            in_recovery: false,
+            clamp: None,
+        }
+    }
+
+    fn min_window(&self) -> Bytes {
+        MIN_WINDOW_PACKETS * self.mss
+    }
+
+    fn apply_clamp(&mut self) {
+        if let Some(c) = self.clamp {
+            self.cwnd = self.cwnd.min(c.max(self.min_window()));
+        }
+        self.cwnd = self.cwnd.max(self.min_window());
+    }
+
+    /// The filtered bandwidth estimate, once there is one.
+    pub fn bandwidth_estimate(&self) -> Option<Rate> {
+        (self.bw_est > 0.0).then(|| Rate::from_bps_f64(self.bw_est * 8.0))
+    }
+
+    /// westwood_filter: the first sample fills both stages; later ones pass through both.
+    fn filter(&mut self, sample: f64) {
+        if self.bw_ns_est == 0.0 && self.bw_est == 0.0 {
+            self.bw_ns_est = sample;
+            self.bw_est = sample;
+        } else {
+            self.bw_ns_est += FILTER_GAIN * (sample - self.bw_ns_est);
+            self.bw_est += FILTER_GAIN * (self.bw_ns_est - self.bw_est);
+        }
+    }
+
+    /// westwood_update_window: close the sampling interval once it is longer than the latest
+    /// RTT and the 50 ms floor.
+    fn update_window(&mut self, now: Time) {
+        let (Some(rtt), Some(start)) = (self.latest_rtt, self.win_start) else {
+            return;
+        };
+        let delta = now - start;
+        if delta > rtt.max(self.cfg.min_sample_interval) {
+            self.filter(self.win_acked as f64 / delta.as_secs_f64());
+            self.win_acked = 0;
+            self.win_start = Some(now);
+        }
+    }
+
+    /// tcp_westwood_bw_rttmin: the pipe the estimate fills, in bytes; `None` without an estimate.
+    fn bw_rttmin(&self) -> Option<Bytes> {
+        let rtt_min = self.rtt_min?;
+        if self.bw_est <= 0.0 {
+            return None;
+        }
+        let bytes = (self.bw_est * rtt_min.as_secs_f64()).min(u64::MAX as f64) as Bytes;
+        Some(bytes.max(self.min_window()))
+    }
+
+    fn loss_threshold(&self) -> Bytes {
+        self.bw_rttmin()
+            .unwrap_or(((self.cwnd as f64 * RENO_BETA) as Bytes).max(self.min_window()))
+    }
+
+    /// tcp_reno_cong_avoid for `acked` bytes.
+    fn reno(&mut self, acked: Bytes) {
+        if self.cwnd < self.ssthresh {
+            self.cwnd = self.cwnd.saturating_add(acked).min(self.ssthresh);
+        } else {
+            self.ca_credit = self.ca_credit.saturating_add(acked);
+            if self.ca_credit >= self.cwnd {
+                self.ca_credit -= self.cwnd;
+                self.cwnd = self.cwnd.saturating_add(self.mss);
+            }
+        }
+    }
+}
+
+impl CongestionControl for Westwood {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn on_ack(&mut self, now: Time, ack: &AckEvent) {
+        self.rtt = ack.rtt;
+        if let Some(s) = ack.min_rtt_sample {
+            let s = s.max(Duration(1));
+            self.latest_rtt = Some(s);
+            self.rtt_min = Some(self.rtt_min.map_or(s, |m| m.min(s)));
+        }
+        // The estimate counts every ACK, in recovery too (tcp_westwood_ack runs in all states).
+        // The first ACK only opens the first interval: its bytes left before the interval did.
+        if self.win_start.is_none() {
+            self.win_start = Some(now);
+        } else {
+            self.update_window(now);
+            self.win_acked = self.win_acked.saturating_add(ack.acked_bytes);
+        }
+
+        self.in_recovery = self
+            .recovery_start
+            .is_some_and(|r| ack.largest_acked_sent_time <= r);
+        if self.in_recovery || ack.app_limited {
+            return;
+        }
+        self.reno(ack.acked_bytes);
+        self.apply_clamp();
+    }
+
+    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
+        let new_epoch = self
+            .recovery_start
+            .is_none_or(|r| loss.largest_lost_sent_time > r);
+        if new_epoch {
+            self.recovery_start = Some(now);
+            self.in_recovery = true;
+            self.ssthresh = self.loss_threshold();
+            self.cwnd = self.cwnd.min(self.ssthresh);
+            self.ca_credit = 0;
+        }
+        if loss.persistent_congestion {
+            // The paper's timeout rule (Linux CA_EVENT_LOSS): threshold from the estimate,
+            // window to the minimum, and RTT_min re-learnt from the next sample.
+            self.ssthresh = self.loss_threshold();
+            self.cwnd = self.min_window();
+            self.ca_credit = 0;
+            self.rtt_min = None;
+            self.recovery_start = None;
+            self.in_recovery = false;
+        }
+        self.apply_clamp();
+    }
+
+    fn cwnd(&self) -> Bytes {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> Option<Bytes> {
+        Some(self.ssthresh)
+    }
+
+    fn telemetry(&self) -> Telemetry {
+        let mut t = Telemetry::new(if self.in_recovery {
+            "recovery"
+        } else if self.cwnd < self.ssthresh {
+            "slow_start"
+        } else {
+            "congestion_avoidance"
+        });
+        let ms = |d: Option<Duration>| d.map_or(f64::NAN, |d| d.as_millis_f64());
+        t.push(
+            "ssthresh_bytes",
+            if self.ssthresh == Bytes::MAX {
+                f64::NAN
+            } else {
+                self.ssthresh as f64
+            },
+        );
+        t.push("bw_est_mbps", self.bw_est * 8.0 / 1e6);
+        t.push("bw_ns_est_mbps", self.bw_ns_est * 8.0 / 1e6);
+        t.push("rtt_min_ms", ms(self.rtt_min));
+        t.push(
+            "bw_rttmin_bytes",
+            self.bw_rttmin().map_or(f64::NAN, |b| b as f64),
+        );
+        t.push("sample_acked_bytes", self.win_acked as f64);
+        t
+    }
+
+    fn calibrate(&mut self, _now: Time, c: &Calibration) {
+        if let Some(clamp) = c.cwnd_clamp {
+            self.clamp = clamp;
+        }
+        if let Some(s) = c.ssthresh {
+            self.ssthresh = s.max(self.min_window());
+        }
+        if let Some(w) = c.cwnd {
+            self.cwnd = w;
+            self.ca_credit = 0;
+        }
+        self.apply_clamp();
+    }
+
+    fn handover_state(&self) -> HandoverState {
+        HandoverState {
+            cwnd: self.cwnd,
+            ssthresh: Some(self.ssthresh),
+            pacing_rate: None,
+            bandwidth_estimate: self.bandwidth_estimate(),
+            rtt: self.rtt,
+            in_flight: 0,
+        }
+    }
+
+    fn adopt(&mut self, now: Time, from: &HandoverState) {
+        self.calibrate(
+            now,
+            &Calibration {
+                cwnd: Some(from.cwnd),
+                ssthresh: from.ssthresh,
+                ..Calibration::default()
+            },
+        );
+        if from.rtt.has_sample {
+            self.rtt = from.rtt;
+            self.latest_rtt = Some(from.rtt.latest.max(Duration(1)));
+            self.rtt_min = Some(from.rtt.min.max(Duration(1)));
+        }
+        // A predecessor's bandwidth estimate seeds both filter stages, as a first sample would.
+        if let Some(bw) = from.bandwidth_estimate.filter(|b| b.as_bps() > 0) {
+            self.bw_ns_est = bw.as_bytes_per_sec_f64();
+            self.bw_est = self.bw_ns_est;
+        }
+        self.win_start = Some(now);
+        self.win_acked = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algos::test_support::{ack, loss, persistent_congestion, Flow};
+
+    const MSS: Bytes = 1000;
+
+    fn westwood() -> Westwood {
+        Westwood::new(&CcContext::new(MSS), WestwoodConfig::default())
+    }
+
+    /// One ACK of `bytes` at `now` with RTT sample `rtt`.
+    fn ack_at(cc: &mut Westwood, now: Time, pn: u64, bytes: Bytes, rtt: Duration) {
+        let sent = now - rtt;
+        cc.on_ack(now, &ack(pn, sent, bytes, MSS, rtt, RttSnapshot::default()));
+    }
+
+    #[test]
+    fn filter_takes_one_sample_per_rtt_and_smooths_twice() {
+        let mut cc = westwood();
+        let rtt = Duration::from_millis(100);
+        let ms = |m: u64| Time::ZERO + Duration::from_millis(m);
+        // The first ACK opens the first interval; ten more (10 kB) arrive by 200 ms, and the
+        // ACK at 201 ms closes it (the interval must be longer than the 100 ms RTT).
+        ack_at(&mut cc, ms(100), 0, MSS, rtt);
+        for i in 1..=10 {
+            ack_at(&mut cc, ms(100 + 10 * i), i, MSS, rtt);
+        }
+        assert_eq!(cc.bandwidth_estimate(), None);
+        ack_at(&mut cc, ms(201), 11, MSS, rtt);
+        // The first sample fills both stages: 10 000 B / 0.101 s.
+        let first = 10_000.0 / 0.101;
+        assert!((cc.bw_est - first).abs() < 1e-6 && cc.bw_ns_est == cc.bw_est);
+        // The closing ACK's 1 kB belongs to the next interval; with one more it holds 2 kB
+        // when the ACK at 302 ms closes it.
+        ack_at(&mut cc, ms(250), 12, MSS, rtt);
+        ack_at(&mut cc, ms(302), 13, MSS, rtt);
+        let sample = 2_000.0 / 0.101;
+        let ns = first + (sample - first) / 8.0;
+        let est = first + (ns - first) / 8.0;
+        assert!((cc.bw_ns_est - ns).abs() < 1e-6, "{} vs {ns}", cc.bw_ns_est);
+        assert!((cc.bw_est - est).abs() < 1e-6, "{} vs {est}", cc.bw_est);
+    }
+
+    #[test]
+    fn short_rtts_sample_over_at_least_50_ms() {
+        let mut cc = westwood();
+        let rtt = Duration::from_millis(10);
+        // Opened at 1 ms; 50 ACKs by 51 ms are not yet more than 50 ms.
+        for i in 0..=50 {
+            ack_at(
+                &mut cc,
+                Time::ZERO + Duration::from_millis(i + 1),
+                i,
+                MSS,
+                rtt,
+            );
+        }
+        assert_eq!(cc.bandwidth_estimate(), None);
+        ack_at(
+            &mut cc,
+            Time::ZERO + Duration::from_millis(52),
+            51,
+            MSS,
+            rtt,
+        );
+        let expected = 50_000.0 / 0.051;
+        assert!((cc.bw_est - expected).abs() < 1e-6);
+    }
+
+    /// A Westwood+ whose window is held at `pkts` packets by a clamp, on `flow`.
+    fn clamped(flow: &Flow, pkts: u64) -> Westwood {
+        let mut cc = westwood();
+        cc.calibrate(
+            flow.now,
+            &Calibration {
+                cwnd: Some(pkts * MSS),
+                ssthresh: Some(pkts * MSS),
+                cwnd_clamp: Some(Some(pkts * MSS)),
+                ..Calibration::default()
+            },
+        );
+        cc
+    }
+
+    #[test]
+    fn loss_sets_ssthresh_to_estimate_times_min_rtt() {
+        // No queue: the estimate converges to cwnd/RTT, so BWE·RTT_min is the window itself and
+        // a loss costs (almost) nothing.
+        let mut flow = Flow::new(MSS, Duration::from_millis(100));
+        let mut cc = clamped(&flow, 50);
+        flow.run_rtts(&mut cc, 60);
+        assert!((cc.bw_est * 8.0 / 1e6 - 4.0).abs() < 0.01, "{}", cc.bw_est);
+        let pipe = cc.bw_rttmin().expect("estimate");
+        assert!((49_900..=50_100).contains(&pipe), "pipe {pipe}");
+        flow.lose_fresh(&mut cc);
+        assert_eq!(cc.ssthresh(), Some(pipe));
+        assert_eq!(cc.cwnd(), pipe);
+
+        // 60 packets over a path whose RTT has grown from 100 to 150 ms: 20 packets are queued,
+        // the estimate reads 60 packets per 150 ms (to 0.25 % once the filters have settled), and
+        // the loss leaves the 40 that fill the path without the queue.
+        let mut flow = Flow::new(MSS, Duration::from_millis(100));
+        let mut cc = clamped(&flow, 60);
+        flow.run_rtts(&mut cc, 2);
+        flow.rtt = Duration::from_millis(150);
+        flow.run_rtts(&mut cc, 150);
+        flow.lose_fresh(&mut cc);
+        let cwnd = cc.cwnd();
+        assert!((39_900..=40_100).contains(&cwnd), "cwnd {cwnd}");
+        assert_eq!(cc.ssthresh(), Some(cwnd));
+    }
+
+    #[test]
+    fn one_reduction_per_epoch_and_reno_halving_without_an_estimate() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(40));
+        let mut cc = westwood();
+        flow.fill(&mut cc);
+        // A loss before the first sample: Reno's halving.
+        assert!(flow.lose_oldest(&mut cc));
+        assert_eq!(cc.cwnd(), 5 * MSS);
+        assert_eq!(cc.ssthresh(), Some(5 * MSS));
+        assert_eq!(cc.telemetry().state, "recovery");
+        // More losses of packets sent before the reduction: nothing more.
+        assert!(flow.lose_oldest(&mut cc));
+        cc.on_loss(flow.now, &loss(0, Time::ZERO, MSS, MSS));
+        assert_eq!(cc.cwnd(), 5 * MSS);
+    }
+
+    #[test]
+    fn persistent_congestion_collapses_and_relearns_min_rtt() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(100));
+        let mut cc = westwood();
+        flow.run_rtts(&mut cc, 5);
+        let pipe = cc.bw_rttmin().expect("estimate");
+        cc.on_loss(flow.now, &persistent_congestion(1_000, flow.now, MSS));
+        assert_eq!(cc.cwnd(), 2 * MSS);
+        assert_eq!(cc.ssthresh(), Some(pipe));
+        assert_eq!(cc.rtt_min, None);
+        ack_at(&mut cc, flow.now, 1_001, MSS, Duration::from_millis(300));
+        assert_eq!(cc.rtt_min, Some(Duration::from_millis(300)));
+    }
+
+    #[test]
+    fn random_losses_cost_westwood_far_less_than_reno() {
+        // Closed loop without a bottleneck, one packet lost every 4 RTTs. Reno halves each time
+        // and settles near 8 packets; Westwood+ sets the window to what it was delivering, so
+        // it keeps growing.
+        fn run(cc: &mut dyn CongestionControl) -> Bytes {
+            let mut flow = Flow::new(MSS, Duration::from_millis(100));
+            flow.run_rtts(cc, 3);
+            for _ in 0..50 {
+                flow.lose_fresh(cc);
+                flow.run_rtts(cc, 4);
+            }
+            cc.cwnd()
+        }
+        let reno = run(&mut crate::algos::newreno::NewReno::new(
+            &CcContext::new(MSS),
+            0.5,
+        ));
+        let ww = run(&mut westwood());
+        assert!(reno <= 10 * MSS, "reno {reno}");
+        assert!(ww >= 3 * reno, "westwood {ww} vs reno {reno}");
+    }
+
+    #[test]
+    fn adopt_seeds_the_estimate_and_min_rtt() {
+        let mut cc = westwood();
+        let rtt = RttSnapshot {
+            latest: Duration::from_millis(60),
+            smoothed: Duration::from_millis(60),
+            var: Duration::from_millis(5),
+            min: Duration::from_millis(50),
+            has_sample: true,
+        };
+        cc.adopt(
+            Time::ZERO,
+            &HandoverState {
+                cwnd: 80 * MSS,
+                ssthresh: Some(70 * MSS),
+                bandwidth_estimate: Some(Rate::from_mbps(8)),
+                rtt,
+                ..HandoverState::default()
+            },
+        );
+        assert_eq!(cc.cwnd(), 80 * MSS);
+        // 1 MB/s × 50 ms.
+        assert_eq!(cc.bw_rttmin(), Some(50_000));
+        let h = cc.handover_state();
+        assert_eq!(h.bandwidth_estimate, Some(Rate::from_mbps(8)));
+        assert_eq!(h.rtt, rtt);
+    }
+
+    #[test]
+    fn params_are_validated() {
+        let reg = Registry::standard();
+        let ctx = CcContext::new(MSS);
+        let spec = |v: serde_json::Value| -> crate::registry::CcSpec {
+            serde_json::from_value(v).expect("spec")
+        };
+        assert!(reg
+            .build(
+                &spec(serde_json::json!({"name": NAME, "min_interval_ms": 20})),
+                &ctx
+            )
+            .is_ok());
+        for bad in [
+            serde_json::json!({"name": NAME, "min_interval_ms": -1}),
+            serde_json::json!({"name": NAME, "beta": 0.5}),
+        ] {
+            assert!(matches!(
+                reg.build(&spec(bad), &ctx),
+                Err(CcError::BadParams { .. })
+            ));
+        }
+    }
+}
