@@ -87,6 +87,7 @@ cmd_test() {
     step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
     step "cargo test (release)" cargo test --workspace --release --exclude polycc-py --no-fail-fast
     step "ruff" "$VENV/bin/ruff" check python
+    step "mypy" "$VENV/bin/mypy"
     validation/ns3/install.sh  # ns-3 for python/tests/test_ns3.py; exits 0 (tests skip) without apt
     step "pytest" "$VENV/bin/pytest" -q python/tests
     if ((${#FAILED[@]})); then

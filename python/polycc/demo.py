@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from polycc.executors import Executor, LocalExecutor
 from polycc.outdir import atomic_dir, relative_link
@@ -153,7 +154,7 @@ def describe(outcome: RunOutcome) -> str:
     name = outcome.task.run_id
     if outcome.error is not None:
         return f"  {name}: FAILED: {outcome.error}"
-    flows: Sequence[dict] = (outcome.summary or {}).get("flows", [])
+    flows: Sequence[dict[str, Any]] = (outcome.summary or {}).get("flows", [])
     parts = ", ".join(
         f"{f.get('id')} ({f.get('cca')}) {float(f.get('goodput_mbps', 0)):.1f} Mbit/s" for f in flows
     )

@@ -129,7 +129,7 @@ def sweep(
         outcomes = _execute_all(executor, tasks, progress)
         df = results_frame(outcomes, keys)
         df.to_parquet(tmp / "results.parquet", index=False)
-        manifest = {
+        manifest: dict[str, Any] = {
             "scenario": base.origin,
             "grid": {k: list(vs) for k, vs in grid.items()},
             "seeds": sorted({t.seed for t in tasks}),
@@ -145,7 +145,7 @@ def sweep(
         (tmp / "sweep.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
         (tmp / "index.html").write_text(
             render_sweep_index(
-                manifest["scenario"],
+                base.origin,
                 df,
                 keys,
                 link=lambda rid: relative_link(tmp / "runs" / rid / "report.html", tmp),
