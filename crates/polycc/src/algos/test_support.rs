@@ -6,7 +6,7 @@
 
 use crate::cc::CongestionControl;
 use crate::estimators::rtt::{RttEstimator, RttSnapshot};
-use crate::signals::{AckEvent, LossEvent, SentPacket};
+use crate::signals::{AckEvent, Arrival, Feedback, LossEvent, SentPacket};
 use crate::units::{Bytes, Duration, Time};
 use std::collections::BTreeMap;
 
@@ -70,6 +70,11 @@ pub(crate) struct Flow {
     in_flight_bytes: Bytes,
     delivered: Bytes,
     rtt_est: RttEstimator,
+    /// When set, each ACK is preceded by receiver feedback for the acked packet (to controllers
+    /// that want it), stamped on a receiver clock this many nanoseconds ahead of the sender's.
+    /// The return path takes half the smallest RTT seen, so RTT above that minimum counts as
+    /// forward (queueing) delay.
+    pub feedback_clock_offset: Option<u64>,
 }
 
 impl Flow {
@@ -83,6 +88,7 @@ impl Flow {
             in_flight_bytes: 0,
             delivered: 0,
             rtt_est: RttEstimator::new(),
+            feedback_clock_offset: None,
         }
     }
 
@@ -128,6 +134,24 @@ impl Flow {
         ev.prior_in_flight = prior_in_flight;
         ev.in_flight = self.in_flight_bytes;
         ev.delivered = self.delivered;
+        if let Some(offset) = self.feedback_clock_offset.filter(|_| cc.wants_feedback()) {
+            let arrival = Arrival {
+                pn: p.pn,
+                bytes: self.mss,
+                sent_time: p.sent,
+                arrival_time: Time(
+                    (p.sent + (sample - Duration(self.rtt_est.min().0 / 2)))
+                        .0
+                        .wrapping_add(offset),
+                ),
+            };
+            cc.on_feedback(
+                self.now,
+                &Feedback {
+                    arrivals: &[arrival],
+                },
+            );
+        }
         cc.on_ack(self.now, &ev);
         self.fill(cc);
         true
