@@ -252,3 +252,24 @@ fn codel_bounds_the_standing_queue() {
         "fq_codel {f:?}"
     );
 }
+
+#[test]
+fn receive_window_caps_the_flight() {
+    // 100 packets of window on a 40 ms path: at most 100 × 1448 B per 40 ms ≈ 29 Mbit/s.
+    let out = run(r#"
+        name = "rwnd"
+        duration = "10s"
+        [[links]]
+        id = "b"
+        rate = "100Mbps"
+        queue = { size = "1bdp" }
+        [[flows]]
+        id = "a"
+        cca = "cubic"
+        rtt = "40ms"
+        rwnd = "100pkt"
+    "#);
+    let f = &out.summary.flows[0];
+    assert!(f.goodput_mbps > 25.0 && f.goodput_mbps < 29.5, "{f:?}");
+    assert_eq!(out.summary.links[0].drops, 0);
+}

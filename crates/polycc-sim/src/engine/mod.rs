@@ -193,6 +193,7 @@ impl<'a> Simulator<'a> {
                 sc.header_bytes,
                 fm.max_ack_delay,
                 fm.pacing,
+                fm.rwnd,
             ))
         };
         let keep_log = sender.as_ref().is_some_and(|s| s.cc.wants_feedback());

@@ -73,6 +73,7 @@ pub struct Sender {
     header: u64,
     max_ack_delay: Duration,
     pacing_fallback: bool,
+    rwnd: u64,
     sent: VecDeque<SentMeta>,
     base_pn: u64,
     next_pn: u64,
@@ -117,6 +118,7 @@ impl Sender {
         header: u64,
         max_ack_delay: Duration,
         pacing_fallback: bool,
+        rwnd: Option<u64>,
     ) -> Self {
         Sender {
             cc,
@@ -126,6 +128,7 @@ impl Sender {
             header,
             max_ack_delay,
             pacing_fallback,
+            rwnd: rwnd.unwrap_or(u64::MAX),
             sent: VecDeque::new(),
             base_pn: 0,
             next_pn: 0,
@@ -228,7 +231,7 @@ impl Sender {
             return Poll::Idle;
         };
         let wire = self.payload_of(seg) + self.header;
-        if self.probes == 0 && self.in_flight + wire > self.cc.cwnd() {
+        if self.probes == 0 && self.in_flight + wire > self.cc.cwnd().min(self.rwnd) {
             return Poll::Blocked;
         }
         if now < self.next_send {

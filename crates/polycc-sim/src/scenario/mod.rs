@@ -165,6 +165,8 @@ pub struct FlowModel {
     pub ack_every: u32,
     pub max_ack_delay: Duration,
     pub pacing: bool,
+    /// Receive-window cap on bytes in flight.
+    pub rwnd: Option<u64>,
 }
 
 /// A validated scenario.
@@ -294,6 +296,22 @@ pub fn resolve(sc: Scenario, origin: &Origin, registry: &Registry) -> Result<Mod
                 (d.every, d.max_delay.value)
             }
         };
+        let rwnd = match f.rwnd.as_ref().map(|r| r.value) {
+            None => None,
+            Some(Size::Bdp(_)) => {
+                return Err(origin.err(
+                    at("rwnd"),
+                    "give the receive window in pkt or bytes, not bdp",
+                ))
+            }
+            Some(s) => {
+                let b = bytes_of(&s, full_packet, 0);
+                if b < 2 * full_packet {
+                    return Err(origin.err(at("rwnd"), "must allow at least two full packets"));
+                }
+                Some(b)
+            }
+        };
         if !traffic.is_unresponsive() {
             registry
                 .build(&f.cca, &CcContext::new(sc.mss))
@@ -320,6 +338,7 @@ pub fn resolve(sc: Scenario, origin: &Origin, registry: &Registry) -> Result<Mod
                 ack_every,
                 max_ack_delay,
                 pacing: f.pacing,
+                rwnd,
             });
         }
     }

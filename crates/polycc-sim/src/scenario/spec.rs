@@ -249,6 +249,10 @@ pub struct FlowSpec {
     /// Pace packets (at the CCA's rate, or cwnd/srtt scaled as Linux does when it gives none).
     #[serde(default = "default_true")]
     pub pacing: bool,
+    /// Receive window: the most data in flight the receiver allows, whatever the controller's
+    /// window (Linux's and ns-3's senders are bounded by it too). Unlimited when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rwnd: Option<SizeQ>,
     /// Number of identical flows this entry stands for; ids get "-1", "-2", ... suffixes.
     #[serde(default = "default_count")]
     pub count: u32,
