@@ -7,6 +7,7 @@ with status 1 and asks for a bug report; neither prints a Python traceback.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -224,6 +225,12 @@ def main(argv: list[str] | None = None) -> NoReturn:
     except KeyboardInterrupt:
         click.echo("polycc: interrupted", err=True)
         sys.exit(130)
+    except Exception as e:
+        # A bug, not a user error: say so in one line; POLYCC_DEBUG=1 shows the traceback.
+        if os.environ.get("POLYCC_DEBUG"):
+            raise
+        InternalError(f"{type(e).__name__}: {e} (set POLYCC_DEBUG=1 for the traceback)").show()
+        sys.exit(EXIT_INTERNAL)
     sys.exit(0)
 
 

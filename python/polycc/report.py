@@ -101,20 +101,20 @@ def render_index(
     )
 
 
-SWEEP_METRICS = (
-    ("total_goodput_mbps", "total goodput Mbit/s"),
-    ("jain_index", "Jain's index"),
-    ("mean_rtt_ms", "mean RTT ms"),
-    ("max_rtt_p95_ms", "max RTT p95 ms"),
-    ("mean_utilization", "mean link utilisation"),
-    ("total_drops", "drops"),
+SWEEP_METRICS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
+    ("total_goodput_mbps", "total goodput Mbit/s", _num),
+    ("jain_index", "Jain's index", lambda v: _num(v, 3)),
+    ("mean_rtt_ms", "mean RTT ms", _num),
+    ("max_rtt_p95_ms", "max RTT p95 ms", _num),
+    ("mean_utilization", "mean link utilisation", _pct),
+    ("total_drops", "drops", lambda v: _num(v, 0)),
 )
 
 
 def render_sweep_index(
     scenario: str, results: pd.DataFrame, keys: Sequence[str], *, link: Callable[[str], str]
 ) -> str:
-    metrics = [(c, label) for c, label in SWEEP_METRICS if c in results.columns]
+    metrics = [(c, label, fmt) for c, label, fmt in SWEEP_METRICS if c in results.columns]
     rows = []
     for rec in results.to_dict("records"):
         rows.append(
@@ -124,11 +124,11 @@ def render_sweep_index(
                 "params": [rec.get(k) for k in keys],
                 "seed": rec["seed"],
                 "error": rec.get("error"),
-                "metrics": [rec.get(c) for c, _ in metrics],
+                "metrics": [fmt(rec.get(c)) for c, _, fmt in metrics],
             }
         )
     return (
         _env()
         .get_template("sweep.html.j2")
-        .render(scenario=scenario, keys=list(keys), metrics=[label for _, label in metrics], rows=rows)
+        .render(scenario=scenario, keys=list(keys), metrics=[label for _, label, _ in metrics], rows=rows)
     )

@@ -124,3 +124,22 @@ def test_user_errors_in_a_real_process(tmp_path: Path, args: list[str]) -> None:
     assert res.stderr.startswith("polycc: error: ") and "Traceback" not in res.stderr
     assert ".toml" in res.stderr
     assert not files["out"].exists()
+
+
+def test_internal_errors_are_one_line_not_a_traceback(
+    short_scenario: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import polycc.api
+    from polycc.cli import main
+
+    def broken(*_a: object, **_k: object) -> None:
+        raise KeyError("bug")
+
+    monkeypatch.setattr(polycc.api, "run_scenario", broken)
+    monkeypatch.delenv("POLYCC_DEBUG", raising=False)
+    with pytest.raises(SystemExit) as e:
+        main(["run", str(short_scenario), "--out", str(tmp_path / "out")])
+    assert e.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("polycc: internal error: KeyError") and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
