@@ -20,6 +20,10 @@ pub struct CcContext {
     pub initial_cwnd: Bytes,
     /// Creation time.
     pub now: Time,
+    /// Seed for controllers that randomise (BBR's gain-cycle phase, PCC's trial order). The
+    /// transport gives each flow its own, derived from the run's seed, so runs are reproducible
+    /// and flows built at the same instant still differ.
+    pub seed: u64,
 }
 
 impl CcContext {
@@ -30,6 +34,7 @@ impl CcContext {
             mss,
             initial_cwnd: initial_window(mss),
             now: Time::ZERO,
+            seed: 0,
         }
     }
 

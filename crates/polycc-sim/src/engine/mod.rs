@@ -105,9 +105,23 @@ impl<'a> Simulator<'a> {
         Ok(sim)
     }
 
-    fn new_cc(&self, fm: &FlowModel) -> Result<Box<dyn CongestionControl>, SimError> {
+    /// Builds flow `index`'s controller for its `connection`-th connection (web flows open one
+    /// per transfer).
+    fn new_cc(
+        &self,
+        fm: &FlowModel,
+        index: usize,
+        connection: u64,
+    ) -> Result<Box<dyn CongestionControl>, SimError> {
+        // SplitMix64-style mixing so neighbouring flows get unrelated seeds.
+        let mut z = self.model.scenario.seed
+            ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ connection.rotate_left(32);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         let ctx = CcContext {
             now: self.now,
+            seed: z ^ (z >> 31),
             ..CcContext::new(self.model.scenario.mss)
         };
         self.registry
@@ -186,7 +200,7 @@ impl<'a> Simulator<'a> {
         let sender = if fm.traffic.is_unresponsive() {
             None
         } else {
-            let cc = self.new_cc(fm)?;
+            let cc = self.new_cc(fm, self.flows.len(), 0)?;
             Some(Sender::new(
                 cc,
                 sc.mss,
@@ -374,7 +388,7 @@ impl<'a> Simulator<'a> {
         let cc = if first {
             None
         } else {
-            Some(self.new_cc(&fl.model)?)
+            Some(self.new_cc(&fl.model, f as usize, idx as u64)?)
         };
         let now = self.now;
         let fl = &mut self.flows[f as usize];

@@ -268,7 +268,7 @@ impl Sender {
                 bytes: wire,
                 in_flight: self.in_flight,
                 is_retransmission: retransmission,
-                app_limited: false,
+                app_limited: delivery.is_app_limited,
             },
         );
         Poll::Send { pn, seg, wire }

@@ -56,7 +56,7 @@ impl Prng {
 /// creation (time and MSS) and the version, so runs are reproducible. Flows created at the same
 /// instant with the same MSS get the same sequence; give each a `seed` to decorrelate them.
 pub fn default_seed(ctx: &CcContext, version: u64) -> u64 {
-    let mut p = Prng::new(ctx.now.0 ^ ctx.mss.rotate_left(40) ^ version.rotate_left(56));
+    let mut p = Prng::new(ctx.seed ^ ctx.now.0 ^ ctx.mss.rotate_left(40) ^ version.rotate_left(56));
     p.next_u64()
 }
 
