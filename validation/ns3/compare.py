@@ -161,12 +161,15 @@ class Ns3Options:
     recovery: str = "prr"
     pacing: str = "auto"
     sack: bool = True
+    #: "linux": RTO = srtt + max(4 rttvar, MinRto) as Linux; "ns3": ns-3's max(MinRto, srtt + 4 rttvar).
+    rto: str = "linux"
 
     def args(self) -> list[str]:
         return [
             f"--min-rto={self.min_rto_ms:g}",
             f"--delack={self.delack}",
             f"--recovery={self.recovery}",
+            f"--rto={self.rto}",
             f"--pacing={self.pacing}",
             f"--sack={'true' if self.sack else 'false'}",
         ]
@@ -557,12 +560,20 @@ def text_table(rows: Sequence[Row]) -> str:
 
 
 def markdown_table(rows: Sequence[Row]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    for r in rows:
-        cells = row_cells(r)
-        cells[-1] = f"**{r.verdict}**" if r.disagrees else r.verdict
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    """One table per CCA under a `### cca` heading, with that CCA's summary line below it."""
+    out: list[str] = []
+    ccas = list(dict.fromkeys(r.point.cca for r in rows))
+    for cca in ccas:
+        group = [r for r in rows if r.point.cca == cca]
+        cols = COLUMNS[1:]
+        lines = [f"### {cca}", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        for r in group:
+            cells = row_cells(r)[1:]
+            cells[-1] = f"**{r.verdict}**" if r.disagrees else r.verdict
+            lines.append("| " + " | ".join(cells) + " |")
+        lines += ["", summary_text(group), ""]
+        out.append("\n".join(lines))
+    return "\n".join(out)
 
 
 def summary_text(rows: Sequence[Row]) -> str:
@@ -706,6 +717,12 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--ns3-delack", type=int, default=1, help="ns-3 TcpSocket::DelAckCount")
     ap.add_argument("--ns3-recovery", choices=["prr", "classic"], default="prr", help="ns-3 recovery")
     ap.add_argument("--ns3-pacing", choices=["auto", "on", "off"], default="auto", help="ns-3 pacing")
+    ap.add_argument(
+        "--ns3-rto",
+        choices=["linux", "ns3"],
+        default="linux",
+        help="ns-3 RTO rule: linux = srtt + max(4 rttvar, MinRto); ns3 = max(MinRto, srtt + 4 rttvar)",
+    )
     ap.add_argument("--no-build", action="store_true", help="do not run install.sh first")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     return ap
@@ -754,6 +771,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         delack=args.ns3_delack,
         recovery=args.ns3_recovery,
         pacing=args.ns3_pacing,
+        rto=args.ns3_rto,
     )
     cache = Cache(None if args.no_cache else args.cache, model_hash(opts))
 
@@ -780,7 +798,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"wall time: {elapsed:.0f} s for this invocation; ns-3 wall time summed over rows {ns3_wall:.0f} s")
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(markdown_table(rows) + "\n\n" + summary_text(rows) + "\n")
+        text = markdown_table(rows)
+        if len({r.point.cca for r in rows}) > 1:
+            text += "\nAll: " + summary_text(rows) + "\n"
+        args.markdown.write_text(text)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         with args.json.open("w") as f:

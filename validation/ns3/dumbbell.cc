@@ -18,7 +18,9 @@
 //   packets without payload (SYN, handshake ACK) because polycc has no handshake to lose.
 // - Sojourn: time from the bottleneck queue's Enqueue to its Dequeue trace (the device dequeues
 //   when it starts sending), like polycc's enqueue-to-start-of-service sojourn.
-// - Goodput: bytes the PacketSink received over the flow's active time (start to the end).
+// - Goodput: unique payload bytes that reached the receiver over the flow's active time (start to
+//   the end): what the PacketSink read plus what waits out of order in the receive buffer at the
+//   end (polycc counts every new segment on arrival, in order or not).
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -45,7 +47,7 @@ namespace
 {
 
 // Bump when a change alters results: compare.py keys its cache of ns-3 results on it.
-constexpr int kModelVersion = 1;
+constexpr int kModelVersion = 2;
 
 // Bytes ns-3 adds to each IP packet on a point-to-point link.
 constexpr double kPppHeader = 2.0;
@@ -96,6 +98,50 @@ class DataOnlyErrorModel : public ErrorModel
     Ptr<RateErrorModel> m_inner;
     uint64_t* m_counter = nullptr;
 };
+
+// RTO as Linux computes it: srtt + max(4 rttvar, MinRto). Linux keeps rttvar at least tcp_rto_min
+// (200 ms) (tcp_rtt_estimator's mdev_max), while ns-3 applies MinRto to the whole RTO:
+// max(MinRto, srtt + 4 rttvar). With a full drop-tail queue the RTT is steady, rttvar falls to
+// almost nothing, and ns-3's RTO shrinks to srtt: it then expires a fraction of a millisecond before
+// the ACK of the first fast retransmission returns (it was sent a few packets after the last new
+// ACK restarted the timer), a spurious timeout that collapses cwnd to one segment. Flooring the
+// variation at MinRto/4 gives Linux's rule and removes that artefact.
+class LinuxRttEstimator : public RttMeanDeviation
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("polycc::LinuxRttEstimator")
+                                .SetParent<RttMeanDeviation>()
+                                .AddConstructor<LinuxRttEstimator>();
+        return tid;
+    }
+
+    TypeId GetInstanceTypeId() const override
+    {
+        return GetTypeId();
+    }
+
+    static Time s_variationFloor;
+
+    void Measurement(Time m) override
+    {
+        RttMeanDeviation::Measurement(m);
+        if (m_estimatedVariation < s_variationFloor)
+        {
+            m_estimatedVariation = s_variationFloor;
+        }
+    }
+
+    Ptr<RttEstimator> Copy() const override
+    {
+        return CopyObject<LinuxRttEstimator>(this);
+    }
+};
+
+Time LinuxRttEstimator::s_variationFloor = MilliSeconds(50);
+
+NS_OBJECT_ENSURE_REGISTERED(LinuxRttEstimator);
 
 struct BottleneckStats
 {
@@ -301,6 +347,7 @@ main(int argc, char* argv[])
     uint32_t delAck = 1;
     bool sack = true;
     std::string recovery = "prr";
+    std::string rto = "linux";
     std::string pacing = "auto";
     uint32_t mss = 1448;
     uint32_t initCwnd = 10;
@@ -321,6 +368,9 @@ main(int argc, char* argv[])
     cmd.AddValue("delack", "TcpSocket::DelAckCount (1 = ACK every segment)", delAck);
     cmd.AddValue("sack", "TcpSocketBase::Sack", sack);
     cmd.AddValue("recovery", "prr|classic (TcpL4Protocol::RecoveryType)", recovery);
+    cmd.AddValue("rto",
+                 "linux: srtt + max(4 rttvar, MinRto); ns3: max(MinRto, srtt + 4 rttvar)",
+                 rto);
     cmd.AddValue("pacing", "auto (only BBR) | on | off", pacing);
     cmd.AddValue("mss", "TcpSocket::SegmentSize", mss);
     cmd.AddValue("init-cwnd", "TcpSocket::InitialCwnd in segments", initCwnd);
@@ -375,6 +425,17 @@ main(int argc, char* argv[])
     else if (recovery != "prr")
     {
         std::cerr << "dumbbell: --recovery is prr or classic\n";
+        return 2;
+    }
+    if (rto == "linux")
+    {
+        LinuxRttEstimator::s_variationFloor = MilliSeconds(minRtoMs) / 4;
+        Config::SetDefault("ns3::TcpL4Protocol::RttEstimatorType",
+                           TypeIdValue(LinuxRttEstimator::GetTypeId()));
+    }
+    else if (rto != "ns3")
+    {
+        std::cerr << "dumbbell: --rto is linux or ns3\n";
         return 2;
     }
     if (cca == "westwood")
@@ -483,8 +544,8 @@ main(int argc, char* argv[])
         PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
                                     InetSocketAddress(Ipv4Address::GetAny(), port));
         ApplicationContainer sinkApp = sinkHelper.Install(receivers.Get(i));
+        // No Stop: a stopped sink closes its sockets, and the receive buffers are read at the end.
         sinkApp.Start(Seconds(0));
-        sinkApp.Stop(Seconds(duration));
         sinks.push_back(DynamicCast<PacketSink>(sinkApp.Get(0)));
 
         BulkSendHelper src("ns3::TcpSocketFactory",
@@ -493,7 +554,6 @@ main(int argc, char* argv[])
         src.SetAttribute("SendSize", UintegerValue(mss * 16));
         ApplicationContainer srcApp = src.Install(senders.Get(i));
         srcApp.Start(Seconds(startList[i]));
-        srcApp.Stop(Seconds(duration));
         Ptr<BulkSendApplication> bulk = DynamicCast<BulkSendApplication>(srcApp.Get(0));
         // The socket exists once the application has started.
         Simulator::Schedule(Seconds(startList[i]) + NanoSeconds(1),
@@ -538,16 +598,27 @@ main(int argc, char* argv[])
         << tcpType << "\",\"duration_s\":" << duration << ",\"seed\":" << seed
         << ",\"rate_bps\":" << bps << ",\"queue_packets\":" << queuePackets
         << ",\"loss\":" << loss << ",\"min_rto_ms\":" << minRtoMs << ",\"delack\":" << delAck
-        << ",\"recovery\":\"" << recovery << "\",\"pacing\":" << (pace ? "true" : "false")
+        << ",\"recovery\":\"" << recovery << "\",\"rto\":\"" << rto << "\",\"pacing\":" << (pace ? "true" : "false")
         << ",\"wall_s\":" << wall << ",\"flows\":[";
     for (uint32_t i = 0; i < nFlows; ++i)
     {
         const double active = duration - startList[i];
-        const uint64_t rx = sinks[i]->GetTotalRx();
+        // Bytes above a hole, held in the receive buffer, arrived too: count them as polycc does.
+        uint64_t outOfOrder = 0;
+        for (const Ptr<Socket>& sock : sinks[i]->GetAcceptedSockets())
+        {
+            Ptr<TcpSocketBase> tcp = DynamicCast<TcpSocketBase>(sock);
+            if (tcp)
+            {
+                outOfOrder += tcp->GetRxBuffer()->Size() - tcp->GetRxBuffer()->Available();
+            }
+        }
+        const uint64_t rx = sinks[i]->GetTotalRx() + outOfOrder;
         const FlowStats& f = g_flows[i];
         out << (i ? "," : "") << "{\"id\":" << i << ",\"rtt\":\""
             << rttList[rttList.size() == 1 ? 0 : i] << "\",\"goodput_mbps\":"
             << (active > 0 ? rx * 8.0 / active / 1e6 : 0.0) << ",\"bytes_delivered\":" << rx
+            << ",\"out_of_order_bytes\":" << outOfOrder
             << ",\"retransmits\":" << f.retransmits
             << ",\"repeat_retransmits\":" << f.repeatRetransmits << ",\"rtos\":" << f.rtos
             << ",\"recoveries\":" << f.recoveries << ",\"rtt_mean_ms\":"
