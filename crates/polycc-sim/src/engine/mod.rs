@@ -122,7 +122,7 @@ impl<'a> Simulator<'a> {
         let ctx = CcContext {
             now: self.now,
             seed: z ^ (z >> 31),
-            ..CcContext::new(self.model.scenario.mss)
+            ..CcContext::new(self.model.packet_bytes())
         };
         self.registry
             .build(&fm.cca, &ctx)

@@ -69,6 +69,8 @@ pub struct Sender {
     pub cc: Box<dyn CongestionControl>,
     pub rtt: RttEstimator,
     rate_est: DeliveryRateEstimator,
+    /// Payload bytes of a full segment; controllers count in whole packets on the wire
+    /// (`mss + header`), the unit of `in_flight`, as QUIC's max_datagram_size does.
     mss: u64,
     header: u64,
     max_ack_delay: Duration,
@@ -382,7 +384,7 @@ impl Sender {
             delivered: self.rate_est.delivered(),
             rate_sample,
             app_limited: self.app_limited,
-            mss: self.mss,
+            mss: self.mss + self.header,
         };
         // RFC 9002 Appendix A.7: losses are detected and reported before the ACKed packets, so a
         // loss from before the recovery start is judged while that recovery is still in force.
@@ -405,7 +407,7 @@ impl Sender {
         };
         let lost_before = now - loss_delay;
         let mut ev = LossEvent {
-            mss: self.mss,
+            mss: self.mss + self.header,
             ..LossEvent::default()
         };
         // Persistent congestion (RFC 9002 §7.6): a run of lost packets with no ACKed packet in

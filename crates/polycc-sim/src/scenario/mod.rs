@@ -314,7 +314,7 @@ pub fn resolve(sc: Scenario, origin: &Origin, registry: &Registry) -> Result<Mod
         };
         if !traffic.is_unresponsive() {
             registry
-                .build(&f.cca, &CcContext::new(sc.mss))
+                .build(&f.cca, &CcContext::new(full_packet))
                 .map_err(|e| origin.err(at("cca"), e.to_string()))?;
         }
         for k in 0..f.count {
