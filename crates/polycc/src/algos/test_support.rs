@@ -211,3 +211,149 @@ impl Flow {
         self.rtt_est.snapshot()
     }
 }
+
+/// A paced sender behind one FIFO bottleneck, for rate-based controllers (PCC): packets leave at
+/// the controller's pacing rate (as fast as the window allows when it gives none), queue at a
+/// bottleneck of `capacity`, and are acknowledged `base_rtt` after they leave it, with per-packet
+/// outcomes to controllers that want them. A packet is lost when the queue already holds more
+/// than `buffer` of delay, or when it is every `loss_every`-th packet (a deterministic stand-in
+/// for random loss); the loss is declared when its ACK would have arrived.
+pub(crate) struct PacedPath {
+    pub now: Time,
+    pub base_rtt: Duration,
+    pub capacity: crate::units::Rate,
+    pub buffer: Duration,
+    /// 0: no random loss.
+    pub loss_every: u64,
+    pub mss: Bytes,
+    next_pn: u64,
+    next_send: Time,
+    queue_free_at: Time,
+    /// (due time, pn) → (send time, lost).
+    pending: BTreeMap<(Time, u64), (Time, bool)>,
+    in_flight_bytes: Bytes,
+    delivered: Bytes,
+    rtt_est: RttEstimator,
+}
+
+impl PacedPath {
+    pub(crate) fn new(mss: Bytes, capacity: crate::units::Rate, base_rtt: Duration) -> Self {
+        PacedPath {
+            now: Time::ZERO,
+            base_rtt,
+            capacity,
+            buffer: base_rtt,
+            loss_every: 0,
+            mss,
+            next_pn: 0,
+            next_send: Time::ZERO,
+            queue_free_at: Time::ZERO,
+            pending: BTreeMap::new(),
+            in_flight_bytes: 0,
+            delivered: 0,
+            rtt_est: RttEstimator::new(),
+        }
+    }
+
+    /// Queueing delay a packet arriving now would see.
+    pub(crate) fn queue_delay(&self) -> Duration {
+        self.queue_free_at.saturating_since(self.now)
+    }
+
+    fn send(&mut self, cc: &mut dyn CongestionControl) {
+        let pn = self.next_pn;
+        self.next_pn += 1;
+        let queued = self.queue_delay();
+        let random_loss = self.loss_every > 0 && (pn + 1) % self.loss_every == 0;
+        let (due, lost) = if queued > self.buffer || random_loss {
+            (self.now + queued + self.base_rtt, true)
+        } else {
+            let depart = self.now.max(self.queue_free_at) + self.capacity.time_to_send(self.mss);
+            self.queue_free_at = depart;
+            (depart + self.base_rtt, false)
+        };
+        self.pending.insert((due, pn), (self.now, lost));
+        self.in_flight_bytes += self.mss;
+        cc.on_sent(
+            self.now,
+            &SentPacket {
+                pn,
+                bytes: self.mss,
+                in_flight: self.in_flight_bytes,
+                ..SentPacket::default()
+            },
+        );
+        self.next_send = match cc.pacing_rate() {
+            Some(r) if r.as_bps() > 0 => self.now + r.time_to_send(self.mss),
+            _ => self.now,
+        };
+    }
+
+    fn resolve(&mut self, cc: &mut dyn CongestionControl, pn: u64, sent: Time, lost: bool) {
+        self.in_flight_bytes -= self.mss;
+        let outcome = crate::signals::PacketOutcome {
+            pn,
+            bytes: self.mss,
+            sent_time: sent,
+            rtt: (!lost).then(|| self.now - sent),
+        };
+        if lost {
+            if cc.wants_packet_detail() {
+                cc.on_packet_lost(self.now, &outcome);
+            }
+            let mut ev = loss(pn, sent, self.mss, self.mss);
+            ev.in_flight = self.in_flight_bytes;
+            cc.on_loss(self.now, &ev);
+            return;
+        }
+        let sample = self.now - sent;
+        self.rtt_est.update(self.now, sample, Duration::ZERO);
+        self.delivered += self.mss;
+        if cc.wants_packet_detail() {
+            cc.on_packet_acked(self.now, &outcome);
+        }
+        let mut ev = ack(
+            pn,
+            sent,
+            self.mss,
+            self.mss,
+            sample,
+            self.rtt_est.snapshot(),
+        );
+        ev.prior_in_flight = self.in_flight_bytes + self.mss;
+        ev.in_flight = self.in_flight_bytes;
+        ev.delivered = self.delivered;
+        cc.on_ack(self.now, &ev);
+    }
+
+    /// Runs sends, ACKs, losses and the controller's timers in time order until `t`.
+    pub(crate) fn run_until(&mut self, cc: &mut dyn CongestionControl, t: Time) {
+        loop {
+            let can_send = self.in_flight_bytes + self.mss <= cc.cwnd();
+            let send_at = can_send.then_some(self.next_send.max(self.now));
+            let due = self.pending.first_key_value().map(|(k, _)| k.0);
+            let timer = cc.next_timer().map(|x| x.max(self.now));
+            let next = [send_at, due, timer].into_iter().flatten().min();
+            let Some(next) = next.filter(|n| *n <= t) else {
+                break;
+            };
+            self.now = next;
+            if due == Some(next) {
+                let ((_, pn), (sent, lost)) = self.pending.pop_first().expect("due");
+                self.resolve(cc, pn, sent, lost);
+            } else if timer == Some(next) && send_at != Some(next) {
+                cc.on_timer(self.now);
+            } else {
+                self.send(cc);
+            }
+        }
+        self.now = self.now.max(t);
+    }
+}
+
+impl PacedPath {
+    /// Bytes acknowledged so far.
+    pub(crate) fn delivered(&self) -> Bytes {
+        self.delivered
+    }
+}

@@ -1,0 +1,296 @@
+//! The rate-based sender shared by the PCC controllers: it feeds packets to the monitor-interval
+//! engine, hands completed MIs to a [`RateControl`] and turns its rate into the
+//! [`CongestionControl`] outputs.
+//!
+//! PCC is rate-based: `pacing_rate()` is the current MI's sending rate. The window only keeps
+//! the transport from stalling: `cwnd = 2·rate·max(srtt, latest RTT) + 4·mss` (two RTTs of data,
+//! so that RTT growth within a round never makes the window the limit), never below 2·mss.
+
+use crate::algos::pcc::monitor::{MiPlan, MiStats, MonitorConfig, MonitorQueue};
+use crate::cc::MIN_WINDOW_PACKETS;
+use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
+use crate::estimators::rtt::RttSnapshot;
+use crate::signals::{AckEvent, LossEvent, PacketOutcome, SentPacket};
+use crate::units::{Bytes, Duration, Rate, Time};
+use std::fmt;
+
+/// PCC-Uspace master (dossier §7.2): before the first RTT sample the rate is the initial window
+/// per this time; the first sample rescales it by this time / RTT when the RTT is shorter.
+pub const INITIAL_RATE_RTT: Duration = Duration::from_millis(100);
+/// Window = this many RTTs of data at the MI rate, plus [`CWND_HEADROOM_PACKETS`].
+const CWND_RTTS: f64 = 2.0;
+const CWND_HEADROOM_PACKETS: u64 = 4;
+
+/// What a rate controller knows of the path when it plans or judges an MI.
+#[derive(Clone, Copy, Debug)]
+pub struct PathView {
+    pub now: Time,
+    pub mss: Bytes,
+    /// RTT estimator state (RFC 9002 defaults before the first sample).
+    pub rtt: RttSnapshot,
+}
+
+impl PathView {
+    pub fn srtt(&self) -> Duration {
+        if self.rtt.has_sample {
+            self.rtt.smoothed
+        } else {
+            INITIAL_RATE_RTT
+        }
+    }
+    pub fn min_rtt(&self) -> Duration {
+        if self.rtt.has_sample {
+            self.rtt.min
+        } else {
+            INITIAL_RATE_RTT
+        }
+    }
+}
+
+/// A PCC rate-control algorithm: plans MIs and learns from their results.
+pub trait RateControl: Send + fmt::Debug {
+    /// The next MI's rate, whether its result is wanted, and its tag.
+    fn next_plan(&mut self, path: &PathView) -> MiPlan;
+    /// How long an MI with this plan lasts.
+    fn mi_length(&mut self, plan: &MiPlan, path: &PathView) -> Duration;
+    /// A completed MI (useful or not, oldest first). Returns true when the rate changed so that
+    /// the current MI must be re-aligned (closed now, a new one planned).
+    fn on_mi(&mut self, stats: &MiStats, path: &PathView) -> bool;
+    /// The rate the controller is centred on.
+    fn base_rate(&self) -> Rate;
+    /// Multiplies the rate (the first RTT sample's rescaling of the initial rate).
+    fn scale_rate(&mut self, factor: f64);
+    /// Sets the rate from outside (a policy's calibration or a hand-over) and restarts the
+    /// search around it, leaving any start-up phase.
+    fn set_rate(&mut self, rate: Rate, path: &PathView);
+    fn state(&self) -> &'static str;
+    /// Up to 6 values of the controller's own.
+    fn telemetry(&self, t: &mut Telemetry);
+}
+
+/// A [`CongestionControl`] made of a monitor-interval queue and a [`RateControl`].
+#[derive(Debug)]
+pub struct PccSender<C: RateControl> {
+    name: &'static str,
+    mss: Bytes,
+    initial_cwnd: Bytes,
+    ctl: C,
+    mq: MonitorQueue,
+    rtt: RttSnapshot,
+    /// Rate of the MI that is sending.
+    rate: Rate,
+    clamp: Option<Bytes>,
+    last: Option<MiStats>,
+}
+
+impl<C: RateControl> PccSender<C> {
+    pub fn new(name: &'static str, ctx: &CcContext, ctl: C, monitor: MonitorConfig) -> Self {
+        let rate = ctl.base_rate();
+        PccSender {
+            name,
+            mss: ctx.mss.max(1),
+            initial_cwnd: ctx.initial_cwnd,
+            ctl,
+            mq: MonitorQueue::new(monitor),
+            rtt: RttSnapshot::default(),
+            rate,
+            clamp: None,
+            last: None,
+        }
+    }
+
+    /// The initial rate: the initial window per [`INITIAL_RATE_RTT`].
+    pub fn initial_rate(ctx: &CcContext) -> Rate {
+        Rate::from_bytes_over(
+            ctx.initial_cwnd.max(MIN_WINDOW_PACKETS * ctx.mss),
+            INITIAL_RATE_RTT,
+        )
+    }
+
+    pub fn control(&self) -> &C {
+        &self.ctl
+    }
+
+    pub fn control_mut(&mut self) -> &mut C {
+        &mut self.ctl
+    }
+
+    fn path(&self, now: Time) -> PathView {
+        PathView {
+            now,
+            mss: self.mss,
+            rtt: self.rtt,
+        }
+    }
+
+    fn start_mi(&mut self, now: Time, realign: bool) {
+        let path = self.path(now);
+        let plan = self.ctl.next_plan(&path);
+        let len = self.ctl.mi_length(&plan, &path);
+        if realign {
+            self.mq.realign(now, plan, len);
+        } else {
+            self.mq.begin(now, plan, len);
+        }
+        self.rate = plan.rate.max(Rate(1));
+    }
+
+    /// Hands completed MIs to the controller and opens the next MI when due.
+    fn process(&mut self, now: Time) {
+        // Opening an MI can complete an empty predecessor; a few passes settle it.
+        for _ in 0..4 {
+            let mut realign = false;
+            let mut any = false;
+            while let Some(s) = self.mq.pop_completed() {
+                any = true;
+                let path = self.path(now);
+                realign |= self.ctl.on_mi(&s, &path);
+                self.last = Some(s);
+            }
+            let due = self.mq.poll_end(now);
+            if realign || due {
+                self.start_mi(now, realign && !due);
+            } else if !any {
+                return;
+            }
+        }
+    }
+
+    fn restart_at(&mut self, now: Time, rate: Rate) {
+        let path = self.path(now);
+        self.ctl.set_rate(rate.max(Rate(1)), &path);
+        self.mq.clear();
+        self.start_mi(now, false);
+    }
+}
+
+impl<C: RateControl> CongestionControl for PccSender<C> {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn on_sent(&mut self, now: Time, sent: &SentPacket) {
+        self.process(now);
+        self.mq.on_sent(sent.pn, sent.bytes);
+    }
+
+    fn wants_packet_detail(&self) -> bool {
+        true
+    }
+
+    fn on_packet_acked(&mut self, now: Time, p: &PacketOutcome) {
+        self.mq.on_acked(now, p);
+    }
+
+    fn on_packet_lost(&mut self, _now: Time, p: &PacketOutcome) {
+        self.mq.on_lost(p);
+    }
+
+    fn on_ack(&mut self, now: Time, ack: &AckEvent) {
+        if ack.rtt.has_sample {
+            if !self.rtt.has_sample && ack.rtt.smoothed < INITIAL_RATE_RTT {
+                // Master's rescaling of the initial rate to the measured RTT.
+                let f = INITIAL_RATE_RTT.as_secs_f64() / ack.rtt.smoothed.as_secs_f64().max(1e-6);
+                self.ctl.scale_rate(f.min(1e4));
+            }
+            self.rtt = ack.rtt;
+        }
+        self.process(now);
+    }
+
+    fn on_loss(&mut self, now: Time, _loss: &LossEvent) {
+        self.process(now);
+    }
+
+    fn on_timer(&mut self, now: Time) {
+        self.process(now);
+    }
+
+    fn next_timer(&self) -> Option<Time> {
+        self.mq.deadline()
+    }
+
+    fn cwnd(&self) -> Bytes {
+        let min = MIN_WINDOW_PACKETS * self.mss;
+        let rtt = if self.rtt.has_sample {
+            self.rtt.smoothed.max(self.rtt.latest)
+        } else {
+            INITIAL_RATE_RTT
+        };
+        let bdp = self.rate.bytes_in(rtt) as f64 * CWND_RTTS;
+        let mut w = (bdp.min(u64::MAX as f64 / 2.0) as Bytes)
+            .saturating_add(CWND_HEADROOM_PACKETS * self.mss);
+        if !self.rtt.has_sample {
+            w = w.max(self.initial_cwnd);
+        }
+        if let Some(c) = self.clamp {
+            w = w.min(c);
+        }
+        w.max(min)
+    }
+
+    fn pacing_rate(&self) -> Option<Rate> {
+        Some(self.rate.max(Rate(1)))
+    }
+
+    fn in_slow_start(&self) -> bool {
+        self.ctl.state() == "starting"
+    }
+
+    fn telemetry(&self) -> Telemetry {
+        let mut t = Telemetry::new(self.ctl.state());
+        t.push("rate_mbps", self.rate.as_mbps_f64());
+        self.ctl.telemetry(&mut t);
+        let l = self.last.unwrap_or_default();
+        let nan_if_none = |v: f64| if self.last.is_some() { v } else { f64::NAN };
+        t.push("mi_send_mbps", nan_if_none(l.send_rate_mbps()));
+        t.push("mi_loss", nan_if_none(l.loss_rate));
+        t.push("mi_rtt_ms", nan_if_none(l.mean_rtt_us / 1e3));
+        t.push("mi_rtt_gradient", nan_if_none(l.rtt_gradient));
+        t.push("mi_rtt_dev_us", nan_if_none(l.rtt_dev_us));
+        t
+    }
+
+    fn calibrate(&mut self, now: Time, c: &Calibration) {
+        if let Some(clamp) = c.cwnd_clamp {
+            self.clamp = clamp;
+        }
+        let srtt = self.path(now).srtt();
+        let rate = c.pacing_rate.filter(|r| r.as_bps() > 0).or_else(|| {
+            c.cwnd
+                .map(|w| Rate::from_bytes_over(w.max(MIN_WINDOW_PACKETS * self.mss), srtt))
+        });
+        if let Some(r) = rate {
+            self.restart_at(now, r);
+        }
+    }
+
+    fn handover_state(&self) -> HandoverState {
+        HandoverState {
+            cwnd: self.cwnd(),
+            ssthresh: None,
+            pacing_rate: Some(self.rate.max(Rate(1))),
+            bandwidth_estimate: self
+                .last
+                .filter(|l| l.throughput_bps > 0.0)
+                .map(|l| Rate::from_bps_f64(l.throughput_bps)),
+            rtt: self.rtt,
+            in_flight: 0,
+        }
+    }
+
+    fn adopt(&mut self, now: Time, from: &HandoverState) {
+        if from.rtt.has_sample {
+            self.rtt = from.rtt;
+        }
+        if let Some(c) = from.pacing_rate.or(from.bandwidth_estimate) {
+            if c.as_bps() > 0 {
+                self.restart_at(now, c);
+                return;
+            }
+        }
+        let srtt = self.path(now).srtt();
+        let w = from.cwnd.max(MIN_WINDOW_PACKETS * self.mss);
+        self.restart_at(now, Rate::from_bytes_over(w, srtt));
+    }
+}

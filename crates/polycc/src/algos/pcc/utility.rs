@@ -1,0 +1,406 @@
+//! Utility functions: what a PCC controller maximises, as pluggable values chosen by name.
+//!
+//! Every utility maps one monitor interval's statistics ([`UtilityInput`]) to a number; the
+//! controllers only compare utilities of different rates, so units matter only within one
+//! function. Rates are in Mbit/s (10^6 bit/s, PCC-Uspace's bytes·8/µs), RTTs in µs.
+//!
+//! [`UtilityRegistry::standard`] holds the published functions; users add their own with
+//! [`UtilityRegistry::register`] and pass the registry to the controllers' `build_with` functions
+//! (see `pcc/mod.rs`), which select the utility by the `utility` parameter.
+
+use crate::algos::pcc::monitor::MiStats;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Allegro §2.2: the sigmoid's steepness α. Theorem 1 needs α ≥ max(2.2·(n − 1), 100) for n
+/// competing senders to have a unique fair equilibrium, so 100 covers up to 46 flows; raise
+/// `alpha` for more.
+pub const ALLEGRO_ALPHA: f64 = 100.0;
+/// Allegro §2.2: the loss rate the sigmoid cuts off at.
+pub const ALLEGRO_LOSS_MARGIN: f64 = 0.05;
+/// Vivace (dossier §7.2) `kSendingRateExponent` t.
+pub const VIVACE_EXPONENT: f64 = 0.9;
+/// Vivace `kLatencyCoefficient` b.
+pub const VIVACE_LATENCY_COEF: f64 = 900.0;
+/// Vivace `kVivaceLossCoefficient` c.
+pub const VIVACE_LOSS_COEF: f64 = 11.35;
+/// Proteus (dossier §7.3): the scavenger's RTT-deviation coefficient d, per µs (README default;
+/// `kRttDeviationCoefficient` for the hybrid).
+pub const PROTEUS_DEV_COEF: f64 = 0.0015;
+
+/// What a utility sees of one MI.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct UtilityInput {
+    /// Sending rate x, Mbit/s.
+    pub send_rate_mbps: f64,
+    /// Throughput T (acknowledged bytes over the MI), Mbit/s.
+    pub throughput_mbps: f64,
+    /// Loss rate L.
+    pub loss_rate: f64,
+    /// dRTT/dT (dimensionless), after any noise filtering by the controller.
+    pub rtt_gradient: f64,
+    /// RTT standard deviation σ, µs, after any noise filtering.
+    pub rtt_dev_us: f64,
+    /// Mean RTT of this MI and of the previous one, µs (NaN when unknown).
+    pub mean_rtt_us: f64,
+    pub prev_mean_rtt_us: f64,
+}
+
+impl UtilityInput {
+    pub fn from_stats(s: &MiStats, prev_mean_rtt_us: f64) -> Self {
+        UtilityInput {
+            send_rate_mbps: s.send_rate_mbps(),
+            throughput_mbps: s.throughput_mbps(),
+            loss_rate: s.loss_rate,
+            rtt_gradient: s.rtt_gradient,
+            rtt_dev_us: s.rtt_dev_us,
+            mean_rtt_us: s.mean_rtt_us,
+            prev_mean_rtt_us,
+        }
+    }
+}
+
+/// A utility function.
+pub trait Utility: Send + fmt::Debug {
+    fn name(&self) -> &str;
+    fn utility(&self, m: &UtilityInput) -> f64;
+    /// The sending rate (Mbit/s) above which the function acts as a scavenger; only the hybrid
+    /// has one. Vivace's control uses it to pick its decision rule (dossier §7.3).
+    fn scavenger_above_mbps(&self) -> Option<f64> {
+        None
+    }
+}
+
+/// Parameters a utility may use, from the controller's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UtilityParams {
+    pub alpha: f64,
+    pub d: f64,
+    /// Proteus-H switch-over rate, Mbit/s.
+    pub threshold_mbps: Option<f64>,
+}
+
+impl Default for UtilityParams {
+    fn default() -> Self {
+        UtilityParams {
+            alpha: ALLEGRO_ALPHA,
+            d: PROTEUS_DEV_COEF,
+            threshold_mbps: None,
+        }
+    }
+}
+
+/// Allegro §2.2: Sigmoid_α(y) = 1 / (1 + e^{αy}).
+pub fn sigmoid(alpha: f64, y: f64) -> f64 {
+    1.0 / (1.0 + (alpha * y).exp())
+}
+
+/// Allegro §2.2, the "safe" utility: T·Sigmoid_α(L − 0.05) − x·L.
+#[derive(Clone, Copy, Debug)]
+pub struct AllegroSafe {
+    pub alpha: f64,
+}
+
+impl Utility for AllegroSafe {
+    fn name(&self) -> &str {
+        "allegro"
+    }
+    fn utility(&self, m: &UtilityInput) -> f64 {
+        m.throughput_mbps * sigmoid(self.alpha, m.loss_rate - ALLEGRO_LOSS_MARGIN)
+            - m.send_rate_mbps * m.loss_rate
+    }
+}
+
+/// Allegro §4.4.1, for latency-sensitive flows behind fair queueing:
+/// (T·Sigmoid_α(L − 0.05)·RTT_{n−1}/RTT_n − x·L) / RTT_n, with RTTs of this and the previous
+/// MI. RTT_n is taken in ms (a scale factor only); without a previous RTT the ratio is 1.
+#[derive(Clone, Copy, Debug)]
+pub struct AllegroLatency {
+    pub alpha: f64,
+}
+
+impl Utility for AllegroLatency {
+    fn name(&self) -> &str {
+        "allegro-latency"
+    }
+    fn utility(&self, m: &UtilityInput) -> f64 {
+        let rtt_ms = m.mean_rtt_us / 1e3;
+        if rtt_ms.is_nan() || rtt_ms <= 0.0 {
+            return AllegroSafe { alpha: self.alpha }.utility(m);
+        }
+        let ratio = if m.prev_mean_rtt_us > 0.0 {
+            m.prev_mean_rtt_us / m.mean_rtt_us
+        } else {
+            1.0
+        };
+        (m.throughput_mbps * sigmoid(self.alpha, m.loss_rate - ALLEGRO_LOSS_MARGIN) * ratio
+            - m.send_rate_mbps * m.loss_rate)
+            / rtt_ms
+    }
+}
+
+/// Allegro §4.4.2, loss-resilient (for fair-queued links): T·(1 − L).
+#[derive(Clone, Copy, Debug)]
+pub struct LossResilient;
+
+impl Utility for LossResilient {
+    fn name(&self) -> &str {
+        "loss-resilient"
+    }
+    fn utility(&self, m: &UtilityInput) -> f64 {
+        m.throughput_mbps * (1.0 - m.loss_rate)
+    }
+}
+
+/// Vivace (dossier §7.2): x^0.9 − 900·x·max(0, dRTT/dT) − 11.35·x·L. Negative gradients are
+/// clamped to 0 as in PCC-Uspace master (the paper would reward them).
+#[derive(Clone, Copy, Debug)]
+pub struct Vivace;
+
+impl Vivace {
+    fn value(m: &UtilityInput) -> f64 {
+        let x = m.send_rate_mbps.max(0.0);
+        x.powf(VIVACE_EXPONENT)
+            - VIVACE_LATENCY_COEF * x * m.rtt_gradient.max(0.0)
+            - VIVACE_LOSS_COEF * x * m.loss_rate
+    }
+}
+
+impl Utility for Vivace {
+    fn name(&self) -> &str {
+        "vivace"
+    }
+    fn utility(&self, m: &UtilityInput) -> f64 {
+        Vivace::value(m)
+    }
+}
+
+/// Proteus-S (dossier §7.3): Vivace's utility − d·x·σ_RTT, σ in µs.
+#[derive(Clone, Copy, Debug)]
+pub struct ProteusScavenger {
+    pub d: f64,
+}
+
+impl Utility for ProteusScavenger {
+    fn name(&self) -> &str {
+        "proteus-scavenger"
+    }
+    fn utility(&self, m: &UtilityInput) -> f64 {
+        Vivace::value(m) - self.d * m.send_rate_mbps.max(0.0) * m.rtt_dev_us.max(0.0)
+    }
+}
+
+/// Proteus-H (dossier §7.3): Vivace's utility while the MI's sending rate is below the
+/// threshold, the scavenger's above it.
+#[derive(Clone, Copy, Debug)]
+pub struct ProteusHybrid {
+    pub threshold_mbps: f64,
+    pub d: f64,
+}
+
+impl Utility for ProteusHybrid {
+    fn name(&self) -> &str {
+        "proteus-hybrid"
+    }
+    fn utility(&self, m: &UtilityInput) -> f64 {
+        if m.send_rate_mbps < self.threshold_mbps {
+            Vivace::value(m)
+        } else {
+            ProteusScavenger { d: self.d }.utility(m)
+        }
+    }
+    fn scavenger_above_mbps(&self) -> Option<f64> {
+        Some(self.threshold_mbps)
+    }
+}
+
+/// Builds a utility from its parameters, or says why not.
+pub type UtilityBuilder = fn(&UtilityParams) -> Result<Box<dyn Utility>, String>;
+
+/// Utility name → constructor.
+#[derive(Clone, Default)]
+pub struct UtilityRegistry {
+    entries: BTreeMap<String, (&'static str, UtilityBuilder)>,
+}
+
+impl UtilityRegistry {
+    pub fn empty() -> Self {
+        UtilityRegistry::default()
+    }
+
+    /// The published utilities: `allegro`, `allegro-latency`, `loss-resilient`, `vivace`,
+    /// `proteus-scavenger`, `proteus-hybrid`.
+    pub fn standard() -> Self {
+        let mut r = UtilityRegistry::empty();
+        r.register(
+            "allegro",
+            "Allegro §2.2 safe utility T·Sigmoid_α(L−0.05) − x·L",
+            |p| Ok(Box::new(AllegroSafe { alpha: p.alpha })),
+        );
+        r.register(
+            "allegro-latency",
+            "Allegro §4.4.1 (T·Sigmoid_α(L−0.05)·RTT_{n−1}/RTT_n − x·L)/RTT_n",
+            |p| Ok(Box::new(AllegroLatency { alpha: p.alpha })),
+        );
+        r.register("loss-resilient", "Allegro §4.4.2 T·(1 − L)", |_| {
+            Ok(Box::new(LossResilient))
+        });
+        r.register(
+            "vivace",
+            "Vivace x^0.9 − 900·x·max(0,dRTT/dT) − 11.35·x·L",
+            |_| Ok(Box::new(Vivace)),
+        );
+        r.register(
+            "proteus-scavenger",
+            "Proteus-S: Vivace − d·x·σ_RTT(µs)",
+            |p| Ok(Box::new(ProteusScavenger { d: p.d })),
+        );
+        r.register(
+            "proteus-hybrid",
+            "Proteus-H: Vivace below threshold_mbps, scavenger above",
+            |p| match p.threshold_mbps {
+                Some(t) => Ok(Box::new(ProteusHybrid {
+                    threshold_mbps: t,
+                    d: p.d,
+                })),
+                None => Err("proteus-hybrid needs threshold_mbps (no default)".to_string()),
+            },
+        );
+        r
+    }
+
+    /// Adds or replaces `name`.
+    pub fn register(&mut self, name: &str, summary: &'static str, build: UtilityBuilder) {
+        self.entries.insert(name.to_string(), (summary, build));
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.entries.keys().map(String::as_str).collect()
+    }
+
+    pub fn summary(&self, name: &str) -> Option<&'static str> {
+        self.entries.get(name).map(|e| e.0)
+    }
+
+    pub fn build(&self, name: &str, p: &UtilityParams) -> Result<Box<dyn Utility>, String> {
+        let (_, b) = self.entries.get(name).ok_or_else(|| {
+            format!(
+                "unknown utility {name:?}; known: {}",
+                self.names().join(", ")
+            )
+        })?;
+        b(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(x: f64, loss: f64) -> UtilityInput {
+        UtilityInput {
+            send_rate_mbps: x,
+            throughput_mbps: x * (1.0 - loss),
+            loss_rate: loss,
+            mean_rtt_us: f64::NAN,
+            prev_mean_rtt_us: f64::NAN,
+            ..UtilityInput::default()
+        }
+    }
+
+    fn close(a: f64, b: f64, tol: f64) {
+        assert!((a - b).abs() <= tol, "{a} vs {b}");
+    }
+
+    #[test]
+    fn allegro_safe_values() {
+        let u = AllegroSafe { alpha: 100.0 };
+        // No loss: T·Sigmoid(−0.05) = 100/(1 + e^−5) = 99.3307.
+        close(u.utility(&input(100.0, 0.0)), 99.330_715, 1e-5);
+        // 1 % loss: 99·Sigmoid(−0.04) − 1 = 99·0.982014 − 1 = 96.2194.
+        close(u.utility(&input(100.0, 0.01)), 96.219_41, 1e-4);
+        // At the 5 % margin the sigmoid is ½: 95·0.5 − 5 = 42.5.
+        close(u.utility(&input(100.0, 0.05)), 42.5, 1e-9);
+        // 10 % loss: 90·Sigmoid(0.05) − 10 = 90·0.0066929 − 10 = −9.3976.
+        close(u.utility(&input(100.0, 0.10)), -9.397_64, 1e-4);
+        // Under random loss below the margin utility grows with rate: the Fig. 7 mechanism.
+        assert!(u.utility(&input(105.0, 0.01)) > u.utility(&input(100.0, 0.01)));
+    }
+
+    #[test]
+    fn latency_and_loss_resilient_values() {
+        let lat = AllegroLatency { alpha: 100.0 };
+        let mut m = input(40.0, 0.0);
+        m.mean_rtt_us = 25_000.0;
+        m.prev_mean_rtt_us = 20_000.0;
+        // (40·Sigmoid(−0.05)·20/25 − 0) / 25 ms = 40·0.993307·0.8/25 = 1.271433.
+        close(lat.utility(&m), 1.271_433, 1e-5);
+        // §4.4.2: T·(1 − L) at 50 % loss: 50·0.5 = 25.
+        close(LossResilient.utility(&input(100.0, 0.5)), 25.0, 1e-9);
+    }
+
+    #[test]
+    fn vivace_and_proteus_values() {
+        let mut m = input(100.0, 0.01);
+        m.rtt_gradient = 0.001;
+        m.rtt_dev_us = 200.0;
+        // 100^0.9 − 900·100·0.001 − 11.35·100·0.01 = 63.0957 − 90 − 11.35 = −38.2543.
+        close(Vivace.utility(&m), -38.254_27, 1e-4);
+        // Negative gradient is clamped: 63.0957 − 11.35 = 51.7457.
+        m.rtt_gradient = -0.01;
+        close(Vivace.utility(&m), 51.745_73, 1e-4);
+        // Scavenger: − 0.0015·100·200 = −30 → 21.7457.
+        let s = ProteusScavenger { d: 0.0015 };
+        close(s.utility(&m), 21.745_73, 1e-4);
+        let h = ProteusHybrid {
+            threshold_mbps: 150.0,
+            d: 0.0015,
+        };
+        close(h.utility(&m), 51.745_73, 1e-4); // below threshold: primary
+        let h = ProteusHybrid {
+            threshold_mbps: 50.0,
+            d: 0.0015,
+        };
+        close(h.utility(&m), 21.745_73, 1e-4); // above: scavenger
+    }
+
+    #[derive(Debug)]
+    struct Throughput;
+    impl Utility for Throughput {
+        fn name(&self) -> &str {
+            "throughput"
+        }
+        fn utility(&self, m: &UtilityInput) -> f64 {
+            m.throughput_mbps
+        }
+    }
+
+    #[test]
+    fn registry_builds_by_name_and_users_extend_it() {
+        let mut r = UtilityRegistry::standard();
+        let p = UtilityParams::default();
+        for name in ["allegro", "allegro-latency", "loss-resilient", "vivace"] {
+            assert_eq!(r.build(name, &p).expect(name).name(), name);
+        }
+        assert!(r.build("proteus-hybrid", &p).is_err());
+        let h = r
+            .build(
+                "proteus-hybrid",
+                &UtilityParams {
+                    threshold_mbps: Some(20.0),
+                    ..p
+                },
+            )
+            .expect("hybrid");
+        assert_eq!(h.scavenger_above_mbps(), Some(20.0));
+        assert!(r.build("nope", &p).unwrap_err().contains("known: allegro"));
+        r.register("throughput", "T", |_| Ok(Box::new(Throughput)));
+        close(
+            r.build("throughput", &p)
+                .unwrap()
+                .utility(&input(10.0, 0.1)),
+            9.0,
+            1e-12,
+        );
+    }
+}
