@@ -252,7 +252,10 @@ mod tests {
         // Past 64 bits the 128-bit path gives the exact answer.
         let big = Rate::from_bytes_over(u64::MAX / 4, Duration::from_secs(1_000_000));
         assert_eq!(big.0, ((u64::MAX / 4) as u128 * 8 / 1_000_000) as u64);
-        assert_eq!(Rate::from_mbps(100_000).bytes_in(Duration::from_secs(1000)), 12_500_000_000_000);
+        assert_eq!(
+            Rate::from_mbps(100_000).bytes_in(Duration::from_secs(1000)),
+            12_500_000_000_000
+        );
     }
 
     #[test]
