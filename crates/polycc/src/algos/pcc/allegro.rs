@@ -32,6 +32,11 @@ pub const MI_RTTS_LO: f64 = 1.7;
 pub const MI_RTTS_HI: f64 = 2.2;
 /// Allegro §3.2: two pairs of trials per decision.
 const TRIALS: usize = 4;
+/// Pipelining bound: while starting or adjusting, at most this many useful MIs may await their
+/// results; further MIs hold the rate. Results normally come back within one or two MIs, so this
+/// only stops a runaway when feedback stalls (a transport without per-packet detail, a path
+/// that went silent).
+const MAX_UNJUDGED: u64 = 3;
 /// Upper bound on any rate (10 Tbit/s) so that doubling never overflows.
 pub(crate) const MAX_RATE_BPS: f64 = 1e13;
 
@@ -81,6 +86,8 @@ pub struct AllegroControl {
     planned: u64,
     /// Rate of the last planned step (adjusting) or MI (starting).
     last_planned: Rate,
+    /// Useful MIs of this experiment whose results came back.
+    judged: u64,
     floor: Rate,
     prev_rtt_us: f64,
     last_utility: f64,
@@ -106,6 +113,7 @@ impl AllegroControl {
             epoch: 0,
             planned: 0,
             last_planned: initial_rate.max(Rate(1)),
+            judged: 0,
             floor: Rate(1),
             prev_rtt_us: f64::NAN,
             last_utility: f64::NAN,
@@ -119,6 +127,7 @@ impl AllegroControl {
     fn new_epoch(&mut self) {
         self.epoch += 1;
         self.planned = 0;
+        self.judged = 0;
     }
 
     fn enter_deciding(&mut self, rate: Rate) {
@@ -174,6 +183,14 @@ impl AllegroControl {
 impl RateControl for AllegroControl {
     fn next_plan(&mut self, path: &PathView) -> MiPlan {
         self.floor = Rate::from_bytes_over(2 * path.mss, path.srtt()).max(Rate(1));
+        let pipelined = matches!(self.state, State::Starting { .. } | State::Adjusting { .. });
+        if pipelined && self.planned >= self.judged + MAX_UNJUDGED {
+            return MiPlan {
+                rate: self.rate,
+                useful: false,
+                tag: tag(self.epoch, 0xf_ffff),
+            };
+        }
         let idx = self.planned;
         self.planned += 1;
         let t = tag(self.epoch, idx);
@@ -245,6 +262,7 @@ impl RateControl for AllegroControl {
             return false;
         }
         let idx = (s.tag & 0xf_ffff) as usize;
+        self.judged += 1;
         if s.packets_sent == 0 {
             // Nothing was sent (the application was idle): the experiment learned nothing.
             let r = match self.state {
@@ -473,9 +491,12 @@ mod tests {
         let trial_rates = rct_round(&mut c);
         assert!(trial_rates.contains(&Rate::from_mbps(101)));
         assert_eq!(c.state(), "rate_adjusting");
-        let plans: Vec<MiPlan> = (0..6).map(|_| c.next_plan(&p)).collect();
+        // Steps 0..5: 101, 102.01, 104.05, 107.17, 111.46, 117.03 Mbit/s; utility peaks at
+        // 130, so every step rises (each result comes back before the next plan).
         let mut expect = 101e6;
-        for (n, plan) in plans.iter().enumerate() {
+        let mut plans = vec![];
+        for n in 0..6 {
+            let plan = c.next_plan(&p);
             if n > 0 {
                 expect *= 1.0 + n as f64 * 0.01;
             }
@@ -483,13 +504,16 @@ mod tests {
                 (plan.rate.as_bps() as f64 - expect).abs() <= 1.0,
                 "step {n}"
             );
+            assert!(!c.on_mi(&result(&plan), &p));
+            plans.push(plan);
         }
-        // 101, 102.01, 104.05, 107.17, 111.46, 117.03: utility peaks at 130, all rise.
-        for plan in &plans {
-            assert!(!c.on_mi(&result(plan), &p));
-        }
-        // Steps 6, 7: 124.05, 132.73 Mbit/s rise; 8: 143.35 (u = −178 < −7.5) drops.
+        // Steps 6 and 7 are pipelined (124.05, 132.73 Mbit/s, both rise), step 8 (143.35,
+        // u = −178 < −7.5) drops: back to step 7's rate and decision making.
         let more: Vec<MiPlan> = (0..3).map(|_| c.next_plan(&p)).collect();
+        // A fourth MI without results only holds the rate.
+        let hold = c.next_plan(&p);
+        assert!(!hold.useful);
+        assert_eq!(hold.rate, more[2].rate);
         assert!(!c.on_mi(&result(&more[0]), &p));
         assert!(!c.on_mi(&result(&more[1]), &p));
         assert!(c.on_mi(&result(&more[2]), &p));

@@ -5,6 +5,10 @@
 //! PCC is rate-based: `pacing_rate()` is the current MI's sending rate. The window only keeps
 //! the transport from stalling: `cwnd = 2·rate·max(srtt, latest RTT) + 4·mss` (two RTTs of data,
 //! so that RTT growth within a round never makes the window the limit), never below 2·mss.
+//!
+//! Per-packet outcomes (`on_packet_acked` / `on_packet_lost`) attribute packets to MIs. A
+//! transport that never sends them still works for one-packet ACKs and losses: the largest
+//! acknowledged (lost) packet of each event is attributed instead.
 
 use crate::algos::pcc::monitor::{MiPlan, MiStats, MonitorConfig, MonitorQueue};
 use crate::cc::MIN_WINDOW_PACKETS;
@@ -81,6 +85,8 @@ pub struct PccSender<C: RateControl> {
     rate: Rate,
     clamp: Option<Bytes>,
     last: Option<MiStats>,
+    /// The transport delivers per-packet outcomes (seen at least one).
+    detail: bool,
 }
 
 impl<C: RateControl> PccSender<C> {
@@ -96,6 +102,7 @@ impl<C: RateControl> PccSender<C> {
             rate,
             clamp: None,
             last: None,
+            detail: false,
         }
     }
 
@@ -179,14 +186,31 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
     }
 
     fn on_packet_acked(&mut self, now: Time, p: &PacketOutcome) {
+        self.detail = true;
         self.mq.on_acked(now, p);
     }
 
     fn on_packet_lost(&mut self, _now: Time, p: &PacketOutcome) {
+        self.detail = true;
         self.mq.on_lost(p);
     }
 
     fn on_ack(&mut self, now: Time, ack: &AckEvent) {
+        if !self.detail && ack.acked_packets > 0 {
+            // A transport without per-packet outcomes: attribute the largest acknowledged
+            // packet (exact for one-packet ACKs; other packets of the ACK stay unresolved until
+            // the MI queue's bound completes their MI).
+            let sent_time = ack.largest_acked_sent_time;
+            self.mq.on_acked(
+                now,
+                &PacketOutcome {
+                    pn: ack.largest_acked,
+                    bytes: ack.acked_bytes / ack.acked_packets as Bytes,
+                    sent_time,
+                    rtt: Some(now.saturating_since(sent_time)),
+                },
+            );
+        }
         if ack.rtt.has_sample {
             if !self.rtt.has_sample && ack.rtt.smoothed < INITIAL_RATE_RTT {
                 // Master's rescaling of the initial rate to the measured RTT.
@@ -198,7 +222,15 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
         self.process(now);
     }
 
-    fn on_loss(&mut self, now: Time, _loss: &LossEvent) {
+    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
+        if !self.detail && loss.lost_packets > 0 {
+            self.mq.on_lost(&PacketOutcome {
+                pn: loss.largest_lost_pn,
+                bytes: loss.lost_bytes / loss.lost_packets as Bytes,
+                sent_time: loss.largest_lost_sent_time,
+                rtt: None,
+            });
+        }
         self.process(now);
     }
 
