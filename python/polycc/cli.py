@@ -200,6 +200,51 @@ def demo(out: Path, jobs: int | None, plots: bool) -> None:
 
 
 @cli.command()
+@click.argument("paper", metavar="PAPER")
+@click.option(
+    "--quick", is_flag=True, help="Shortened versions (seconds, for tests); REPRODUCTION.md untouched."
+)
+@_out_option(None, "Output directory [default: results/reproduce-<paper>[-quick]].")
+@click.option(
+    "--doc",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Document whose section to regenerate "
+    "[default: REPRODUCTION.md of the checkout; none with --quick].",
+)
+@click.option("--no-doc", is_flag=True, help="Do not touch any document.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel runs [default: all cores].")
+@PLOTS
+def reproduce(
+    paper: str, quick: bool, out: Path | None, doc: Path | None, no_doc: bool, jobs: int | None, plots: bool
+) -> None:
+    """Reproduce PAPER's published results in the simulator (papers: pcc).
+
+    Runs the scenarios under scenarios/papers/PAPER/, checks the paper's claims, writes
+    DIR/index.html, DIR/reproductions.json, DIR/REPRODUCTION-PAPER.md and one results directory
+    per experiment, and regenerates PAPER's section of REPRODUCTION.md.
+    """
+    from polycc.reproduce import ReproduceError, repo_root
+    from polycc.reproduce import reproduce as run_reproduce
+
+    if doc is None and not quick:
+        doc = repo_root() / "REPRODUCTION.md"
+    if no_doc:
+        doc = None
+    with user_errors():
+        try:
+            result = run_reproduce(paper, quick=quick, out=out, doc=doc, jobs=jobs, plots=plots)
+        except ReproduceError as e:
+            raise UserError(str(e)) from None
+    for r in result.reproductions:
+        click.echo(f"  {'ok  ' if r.holds else 'FAIL'} {r.id} {r.figure}: paper {r.paper}, ours {r.ours}")
+    held = sum(r.holds for r in result.reproductions)
+    click.echo(f"{held}/{len(result.reproductions)} claims hold ({result.runs} runs)")
+    if result.doc is not None:
+        click.echo(f"updated: {result.doc}")
+    click.echo(f"index: {(result.out / 'index.html').resolve()}")
+
+
+@cli.command()
 def ccas() -> None:
     """List the registered congestion controllers and policies."""
     names = _native.cca_names()

@@ -117,11 +117,42 @@ def plan(
 
     keys = list(grid)
     combos = list(product(*(grid[k] for k in keys))) if keys else [()]
+    return _tasks(base, [dict(zip(keys, values, strict=True)) for values in combos], seed_values)
+
+
+def plan_points(
+    source: ScenarioSource | Scenario,
+    points: Sequence[Mapping[str, Any]],
+    *,
+    seeds: int = 1,
+) -> list[RunTask]:
+    """Tasks for explicit points, each a {key: value} dict of overrides applied together (for keys
+    that vary jointly, e.g. the loss of both directions), × seeds. Raises GridError or ScenarioError."""
+    base = Scenario.load(source)
+    if seeds < 1:
+        raise GridError(f"{base.origin}: --seeds must be at least 1, got {seeds}")
+    if not points:
+        raise GridError(f"{base.origin}: no points to run")
+    for i, point in enumerate(points):
+        for key in point:
+            if key == "seed":
+                raise GridError(f"{base.origin}: points[{i}]: give seeds with `seeds`, not as a point key")
+            if not _KEY.match(key):
+                raise GridError(f"{base.origin}: points[{i}]: {key!r} is not a key path; {GRID_HELP}")
+    first = base.to_dict().get("seed", 1)
+    if not isinstance(first, int) or isinstance(first, bool) or not 0 <= first <= MAX_SEED:
+        base.validate()
+        first = 1
+    seed_values = [(first + i) % (MAX_SEED + 1) for i in range(seeds)]
+    return _tasks(base, [dict(p) for p in points], seed_values)
+
+
+def _tasks(base: Scenario, combos: list[dict[str, Any]], seed_values: list[int]) -> list[RunTask]:
+    """One task per (parameter set, seed), each parameter set validated once."""
     total = len(combos) * len(seed_values)
     width = max(3, len(str(total - 1)))
     tasks: list[RunTask] = []
-    for values in combos:
-        params = dict(zip(keys, values, strict=True))
+    for params in combos:
         try:
             scenario = base.with_overrides(params)
         except OverrideError as e:

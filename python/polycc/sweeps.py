@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from polycc.executors import Executor, LocalExecutor
-from polycc.grid import parse_grid, plan
+from polycc.grid import parse_grid, plan, plan_points
 from polycc.outdir import atomic_dir, relative_link
 from polycc.report import render_sweep_index
 from polycc.scenario import Scenario, ScenarioSource, format_value
@@ -97,7 +97,7 @@ def results_frame(outcomes: Sequence[RunOutcome], keys: Sequence[str]) -> pd.Dat
 
 def sweep(
     source: ScenarioSource | Scenario,
-    grid: Mapping[str, Sequence[Any]] | Sequence[str],
+    grid: Mapping[str, Sequence[Any]] | Sequence[str] | Sequence[Mapping[str, Any]],
     *,
     seeds: int = 1,
     jobs: int | None = None,
@@ -108,14 +108,26 @@ def sweep(
 ) -> pd.DataFrame:
     """Runs the sweep and returns one row per run (see `summary_metrics` for the metric columns).
 
+    `grid` is {key: [values]} (the cartesian product is run), a list of `KEY=V1,V2` strings (the
+    same, as on the command line), or a list of {key: value} dicts: explicit points, for keys that
+    vary together (e.g. `links.0.loss` and `links.0.ack_loss`).
+
     With `out_dir`, also writes DIR/results.parquet, DIR/sweep.json, DIR/index.html and each run's
     results directory DIR/runs/<run-id>/, atomically (all or nothing).
     """
-    if not isinstance(grid, Mapping):
-        grid = parse_grid(grid)
     base = Scenario.load(source)
-    tasks = plan(base, grid, seeds=seeds)
-    keys = [k for k in grid if k != "seed"]
+    points: list[dict[str, Any]] | None = None
+    if isinstance(grid, Mapping):
+        tasks = plan(base, grid, seeds=seeds)
+        keys = [k for k in grid if k != "seed"]
+    elif all(isinstance(g, Mapping) for g in grid) and grid:
+        points = [dict(g) for g in grid if isinstance(g, Mapping)]
+        tasks = plan_points(base, points, seeds=seeds)
+        keys = list(dict.fromkeys(k for p in points for k in p))
+    else:
+        grid = parse_grid([str(g) for g in grid])
+        tasks = plan(base, grid, seeds=seeds)
+        keys = [k for k in grid if k != "seed"]
     executor = executor or LocalExecutor(jobs)
     if out_dir is None:
         return results_frame(_execute_all(executor, tasks, progress), keys)
@@ -131,7 +143,11 @@ def sweep(
         df.to_parquet(tmp / "results.parquet", index=False)
         manifest: dict[str, Any] = {
             "scenario": base.origin,
-            "grid": {k: list(vs) for k, vs in grid.items()},
+            **(
+                {"points": points}
+                if points is not None
+                else {"grid": {k: list(vs) for k, vs in grid.items()}}  # type: ignore[union-attr]
+            ),
             "seeds": sorted({t.seed for t in tasks}),
             "runs": [
                 {

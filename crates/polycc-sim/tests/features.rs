@@ -273,3 +273,56 @@ fn receive_window_caps_the_flight() {
     assert!(f.goodput_mbps > 25.0 && f.goodput_mbps < 29.5, "{f:?}");
     assert_eq!(out.summary.links[0].drops, 0);
 }
+
+#[test]
+fn schedule_points_change_delay_and_loss() {
+    // A window-limited flow (10 packets over a 20 Mbit/s link) never queues, so its RTT is the
+    // base RTT plus twice the link delay in force: 20 + 2·5 = 30 ms, then 20 + 2·25 = 70 ms from
+    // 4 s on (held after the 8 s point, which sets neither). 20 % random loss from 4 s only.
+    let toml = |loss: &str| {
+        format!(
+            r#"
+        name = "conditions"
+        duration = "12s"
+        bin = "1s"
+        [[links]]
+        id = "b"
+        schedule = [
+            {{ at = "0s", rate = "20Mbps", delay = "5ms" }},
+            {{ at = "4s", rate = "20Mbps", delay = "25ms"{loss} }},
+            {{ at = "8s", rate = "20Mbps" }},
+        ]
+        [[flows]]
+        id = "a"
+        cca = "cubic"
+        rtt = "20ms"
+        rwnd = "10pkt"
+    "#
+        )
+    };
+    let out = run(&toml(""));
+    let rtt = out.flows.f64s("rtt_ms").unwrap();
+    assert_eq!(rtt.len(), 12);
+    for (i, r) in rtt.iter().enumerate() {
+        let want = if (1..4).contains(&i) {
+            30.0
+        } else if i >= 5 {
+            70.0
+        } else {
+            continue; // bins holding the start or the change
+        };
+        assert!(
+            (r - want).abs() < 1.5,
+            "bin {i}: rtt {r} ms, want {want}: {rtt:?}"
+        );
+    }
+    assert_eq!(out.summary.flows[0].loss_rate, 0.0);
+
+    let lossy = run(&toml(", loss = 0.2"));
+    let l = lossy.summary.flows[0].loss_rate;
+    // 20 % loss for two thirds of the run; CUBIC sends far fewer packets while lossy, so the
+    // flow's overall loss rate is well below 20 % but not near zero.
+    assert!(l > 0.03 && l < 0.2, "loss rate {l}");
+    let gp = lossy.flows.f64s("goodput_mbps").unwrap();
+    assert!(gp[2] > 2.0 * gp[10], "goodput {gp:?}");
+}

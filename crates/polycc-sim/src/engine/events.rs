@@ -28,6 +28,8 @@ pub enum Ev {
     App(u32),
     /// Time-series bin boundary.
     Sample,
+    /// A link's next loss / delay change (schedule points that set them) takes effect.
+    LinkChange(u32),
 }
 
 #[derive(Clone, Copy, Debug)]

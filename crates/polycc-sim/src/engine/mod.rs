@@ -36,6 +36,11 @@ struct Hop {
     link_dir: Option<u32>,
     loss: f64,
     pipe: u32,
+    /// The link this hop crosses, and whether in its forward direction (for condition changes).
+    link: u32,
+    forward: bool,
+    /// Delay of the hop's delay line beyond the link's own (the flow's share of its base RTT).
+    extra_delay: Duration,
 }
 
 struct Flow {
@@ -68,6 +73,8 @@ pub struct Simulator<'a> {
     scratch: Vec<Packet>,
     acct: Accounting,
     rec: Recorder,
+    /// Per link: index of its next entry in `conditions`.
+    next_condition: Vec<usize>,
 }
 
 impl<'a> Simulator<'a> {
@@ -91,7 +98,13 @@ impl<'a> Simulator<'a> {
             scratch: Vec::new(),
             acct: Accounting::default(),
             rec: Recorder::new(model),
+            next_condition: vec![0; model.links.len()],
         };
+        for (li, l) in model.links.iter().enumerate() {
+            if let Some(c) = l.conditions.first() {
+                sim.q.push(Time::ZERO + c.at, Ev::LinkChange(li as u32));
+            }
+        }
         for (i, fm) in model.flows.iter().enumerate() {
             let flow = sim.build_flow(fm)?;
             sim.flows.push(flow);
@@ -180,12 +193,16 @@ impl<'a> Simulator<'a> {
                         None
                     };
                     let _ = dir_model;
-                    let delay = l.delay + if k + 1 == n { owd } else { Duration::ZERO };
-                    self.pipes.push(Pipe::new(delay, jitter, aggregation));
+                    let extra_delay = if k + 1 == n { owd } else { Duration::ZERO };
+                    self.pipes
+                        .push(Pipe::new(l.delay + extra_delay, jitter, aggregation));
                     Hop {
                         link_dir,
                         loss,
                         pipe: self.pipes.len() as u32 - 1,
+                        link: li as u32,
+                        forward,
+                        extra_delay,
                     }
                 })
                 .collect()
@@ -248,6 +265,7 @@ impl<'a> Simulator<'a> {
         let now = self.now;
         match ev {
             Ev::LinkDone(ld) => self.link_done(ld),
+            Ev::LinkChange(li) => self.link_change(li as usize),
             Ev::Pipe(p) => self.pipe_due(p),
             Ev::SenderWake(f) => {
                 if let Some(s) = self.flows[f as usize].sender.as_mut() {
@@ -550,6 +568,28 @@ impl<'a> Simulator<'a> {
             self.account_drop(&d, Some(ld), false);
         }
         self.scratch = dropped;
+    }
+
+    /// Applies link `li`'s next loss / delay change to every hop crossing it and schedules the
+    /// one after. Packets already in a delay line keep their exit times.
+    fn link_change(&mut self, li: usize) {
+        let changes = &self.model.links[li].conditions;
+        let Some(&c) = changes.get(self.next_condition[li]) else {
+            return;
+        };
+        self.next_condition[li] += 1;
+        if let Some(next) = changes.get(self.next_condition[li]) {
+            self.q.push(Time::ZERO + next.at, Ev::LinkChange(li as u32));
+        }
+        for fl in &mut self.flows {
+            for hop in fl.data_route.iter_mut().chain(fl.ack_route.iter_mut()) {
+                if hop.link as usize != li {
+                    continue;
+                }
+                hop.loss = if hop.forward { c.loss } else { c.ack_loss };
+                self.pipes[hop.pipe as usize].delay = c.delay + hop.extra_delay;
+            }
+        }
     }
 
     fn link_done(&mut self, ld: u32) {

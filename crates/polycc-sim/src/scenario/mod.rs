@@ -123,6 +123,17 @@ pub struct LinkModel {
     /// Loss probability of packets crossing the reverse direction (ACKs and reverse data).
     pub reverse_loss: f64,
     pub reverse_jitter: Option<Duration>,
+    /// Changes of loss and delay over time (schedule points that set them), in time order.
+    pub conditions: Vec<ConditionChange>,
+}
+
+/// The link's random loss (both directions) and propagation delay from `at` on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ConditionChange {
+    pub at: Duration,
+    pub loss: f64,
+    pub ack_loss: f64,
+    pub delay: Duration,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -422,6 +433,30 @@ pub fn resolve(sc: Scenario, origin: &Origin, registry: &Registry) -> Result<Mod
         };
         check_prob(origin, &at("loss"), l.loss)?;
         check_prob(origin, &at("ack_loss"), l.ack_loss)?;
+        let mut conditions = Vec::new();
+        let (mut loss, mut ack_loss, mut delay) = (l.loss, l.ack_loss, l.delay.value);
+        for (j, p) in l.schedule.iter().flatten().enumerate() {
+            if p.loss.is_none() && p.ack_loss.is_none() && p.delay.is_none() {
+                continue;
+            }
+            if let Some(x) = p.loss {
+                check_prob(origin, &format!("links[{i}].schedule[{j}].loss"), x)?;
+                loss = x;
+            }
+            if let Some(x) = p.ack_loss {
+                check_prob(origin, &format!("links[{i}].schedule[{j}].ack_loss"), x)?;
+                ack_loss = x;
+            }
+            if let Some(x) = &p.delay {
+                delay = x.value;
+            }
+            conditions.push(ConditionChange {
+                at: p.at.value,
+                loss,
+                ack_loss,
+                delay,
+            });
+        }
         let nominal_rate = nominal_rate(&capacity);
         let forward = dir_model(
             origin,
@@ -454,21 +489,32 @@ pub fn resolve(sc: Scenario, origin: &Origin, registry: &Registry) -> Result<Mod
                 full_packet,
             )?),
         };
+        // A change at time zero is the link's starting condition.
+        let start = match conditions.first() {
+            Some(c) if c.at.is_zero() => conditions.remove(0),
+            _ => ConditionChange {
+                at: Duration::ZERO,
+                loss: l.loss,
+                ack_loss: l.ack_loss,
+                delay: l.delay.value,
+            },
+        };
         links.push(LinkModel {
             id: l.id.clone(),
-            delay: l.delay.value,
+            delay: start.delay,
             forward: LinkDirModel {
-                loss: l.loss,
+                loss: start.loss,
                 jitter: fwd_jitter,
                 ack_aggregation: None,
                 ..forward
             },
+            conditions,
             reverse: reverse.map(|r| LinkDirModel {
-                loss: l.ack_loss,
+                loss: start.ack_loss,
                 jitter: rev_jitter,
                 ..r
             }),
-            reverse_loss: l.ack_loss,
+            reverse_loss: start.ack_loss,
             reverse_jitter: rev_jitter,
         });
         // ACK aggregation happens where ACKs leave the reverse path, recorded on the link.

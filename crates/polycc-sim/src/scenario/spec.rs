@@ -113,6 +113,18 @@ pub struct SchedulePoint {
     /// Ramp linearly from the previous point's rate to this one (reached at `at`).
     #[serde(default)]
     pub ramp: bool,
+    /// From `at` on, the link's random loss of data packets becomes this (held until a later
+    /// point sets it again; before the first point that sets it, the link's `loss`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<f64>,
+    /// From `at` on, the loss of packets crossing the reverse direction (as `ack_loss`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_loss: Option<f64>,
+    /// From `at` on, the link's one-way propagation delay (as `delay`). A packet keeps the delay
+    /// in force when it entered the delay line, and FIFO order is kept, so a decrease lets the
+    /// packets already on their way arrive first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<DurationQ>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -1,0 +1,117 @@
+"""`polycc reproduce <paper>`: runs a paper's experiments in the simulator, checks its claims and
+regenerates the paper's section of REPRODUCTION.md.
+
+Adding a paper: write `polycc/reproduce/<paper>.py` with `TITLE` (the section heading) and
+`experiments(ctx: Context) -> list[Section]` (run scenarios under `scenarios/papers/<paper>/`
+through `ctx.sweep` / `ctx.run`, build `Section`s with `Reproduction` records), and add it to
+`PAPERS`. Its section of REPRODUCTION.md lives between `<!-- reproduce:<paper>:begin -->` and
+`<!-- reproduce:<paper>:end -->`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from polycc.reproduce.common import (
+    Context,
+    ReproduceError,
+    Reproduction,
+    Section,
+    Table,
+    as_json,
+    render_index,
+    render_markdown,
+    update_document,
+)
+
+if TYPE_CHECKING:
+    from polycc.executors import Executor
+
+__all__ = [
+    "PAPERS",
+    "Context",
+    "ReportResult",
+    "ReproduceError",
+    "Reproduction",
+    "Section",
+    "Table",
+    "reproduce",
+]
+
+#: Paper name -> module implementing it.
+PAPERS = {
+    "pcc": "polycc.reproduce.pcc",
+}
+
+
+def repo_root() -> Path:
+    """The checkout this (editable) package lives in."""
+    return Path(__file__).resolve().parents[3]
+
+
+@dataclass
+class ReportResult:
+    paper: str
+    sections: list[Section]
+    out: Path
+    #: REPRODUCTION.md when it was updated.
+    doc: Path | None
+    runs: int
+
+    @property
+    def reproductions(self) -> list[Reproduction]:
+        return [r for s in self.sections for r in s.reproductions]
+
+    def get(self, rid: str) -> Reproduction:
+        for r in self.reproductions:
+            if r.id == rid:
+                return r
+        raise KeyError(rid)
+
+
+def reproduce(
+    paper: str,
+    *,
+    quick: bool = False,
+    out: Path | None = None,
+    doc: Path | None = None,
+    jobs: int | None = None,
+    executor: Executor | None = None,
+    plots: bool = True,
+) -> ReportResult:
+    """Runs `paper`'s experiments into `out` (default results/reproduce-<paper>[-quick]), written
+    atomically, with `out/REPRODUCTION-<paper>.md`, `out/reproductions.json` and `out/index.html`.
+    With `doc`, also regenerates the paper's section of that document."""
+    from polycc.outdir import atomic_dir, check_output_dir
+
+    module_name = PAPERS.get(paper)
+    if module_name is None:
+        raise ReproduceError(f"unknown paper {paper!r}; known: {', '.join(sorted(PAPERS))}")
+    module = importlib.import_module(module_name)
+    root = repo_root()
+    scenarios = root / "scenarios" / "papers" / paper
+    if not scenarios.is_dir():
+        raise ReproduceError(f"{scenarios}: the paper's scenario directory is missing")
+    target = out or Path("results") / f"reproduce-{paper}{'-quick' if quick else ''}"
+    check_output_dir(target)
+    if doc is not None and doc.exists() and not doc.is_file():
+        raise ReproduceError(f"{doc}: not a file")
+    with atomic_dir(target) as tmp:
+        ctx = Context(
+            repo=root, scenarios=scenarios, out=tmp, quick=quick, jobs=jobs, executor=executor, plots=plots
+        )
+        sections: list[Section] = module.experiments(ctx)
+        command = f"polycc reproduce {paper}{' --quick' if quick else ''}"
+        body = render_markdown(paper, module.TITLE, sections, command=command, quick=quick, runs=ctx.runs)
+        (tmp / f"REPRODUCTION-{paper}.md").write_text(body, encoding="utf-8")
+        (tmp / "reproductions.json").write_text(
+            json.dumps(as_json(sections), indent=2) + "\n", encoding="utf-8"
+        )
+        (tmp / "index.html").write_text(render_index(module.TITLE, sections), encoding="utf-8")
+    if doc is not None:
+        update_document(doc, paper, body)
+    return ReportResult(paper=paper, sections=sections, out=target, doc=doc, runs=ctx.runs)

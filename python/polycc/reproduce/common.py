@@ -1,0 +1,353 @@
+"""What every paper reproduction shares: the record of one claim checked against the paper, the
+sections of a paper's report, the context that runs scenarios into one output directory, and the
+regeneration of the paper's section of REPRODUCTION.md between its markers.
+
+A paper module (e.g. `polycc.reproduce.pcc`) only says which scenarios to run and how to turn
+their results into `Section`s; everything written into REPRODUCTION.md is generated from those
+results, never typed.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from polycc.api import RunResult
+    from polycc.executors import Executor
+
+
+class ReproduceError(ValueError):
+    """A reproduction cannot run: unknown paper, missing scenario, unusable document."""
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """One published claim checked in the simulator.
+
+    `paper` and `ours` are the numbers as people read them ("> 95 %", "97.2 %"); `holds` says
+    whether the paper's *qualitative* claim holds in our run, judged by the margin stated in
+    `criterion` (fixed with the claim, never moved to fit a result); `why` explains a gap between
+    the paper's number and ours.
+    """
+
+    id: str
+    figure: str
+    claim: str
+    paper: str
+    ours: str
+    holds: bool
+    criterion: str
+    why: str = ""
+    #: The measured number behind `ours` (for tests and reproductions.json).
+    value: float = math.nan
+
+    @classmethod
+    def at_least(
+        cls,
+        id: str,
+        figure: str,
+        claim: str,
+        paper: str,
+        value: float,
+        minimum: float,
+        show: Callable[[float], str],
+        why: str = "",
+    ) -> Reproduction:
+        """The claim holds when `value` >= `minimum` (NaN never holds)."""
+        holds = not math.isnan(value) and value >= minimum
+        return cls(id, figure, claim, paper, show(value), holds, f">= {show(minimum)}", why, value)
+
+    @classmethod
+    def at_most(
+        cls,
+        id: str,
+        figure: str,
+        claim: str,
+        paper: str,
+        value: float,
+        maximum: float,
+        show: Callable[[float], str],
+        why: str = "",
+    ) -> Reproduction:
+        """The claim holds when `value` <= `maximum` (NaN never holds)."""
+        holds = not math.isnan(value) and value <= maximum
+        return cls(id, figure, claim, paper, show(value), holds, f"<= {show(maximum)}", why, value)
+
+
+@dataclass
+class Table:
+    """A generated results table: column headers and rows of already formatted cells."""
+
+    columns: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+
+    def add(self, *cells: Any) -> None:
+        self.rows.append([c if isinstance(c, str) else fmt(c) for c in cells])
+
+    def markdown(self) -> str:
+        head = "| " + " | ".join(self.columns) + " |"
+        rule = "|" + "|".join("---" for _ in self.columns) + "|"
+        body = ["| " + " | ".join(r) + " |" for r in self.rows]
+        return "\n".join([head, rule, *body])
+
+
+@dataclass
+class Section:
+    """One experiment of a paper: its setup, the generated results table, the checked claims."""
+
+    id: str
+    title: str
+    figure: str
+    #: The setup in one paragraph, including every deviation from the paper (scaled times...).
+    setup: str
+    #: Scenario files used, relative to the repository root.
+    scenarios: list[str]
+    #: The experiment's results directory, relative to the reproduction's output directory.
+    results: str
+    table: Table
+    reproductions: list[Reproduction]
+    #: Explanations of differences from the paper that do not belong to a single claim.
+    notes: list[str] = field(default_factory=list)
+
+
+def fmt(value: Any, digits: int = 1) -> str:
+    """A number for a table: fixed decimals, a dash when missing."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    v = float(value)
+    if math.isnan(v):
+        return "–"
+    if math.isinf(v):
+        return "∞"
+    return f"{v:.{digits}f}"
+
+
+def prose(text: str) -> str:
+    """A paragraph written as an indented triple-quoted string, on one line."""
+    return " ".join(text.split())
+
+
+def pct(value: float, digits: int = 1) -> str:
+    """A fraction as a percentage ("97.3 %"), a dash when missing."""
+    if value is None or math.isnan(value):
+        return "–"
+    return f"{100 * value:.{digits}f} %"
+
+
+def ratio(value: float) -> str:
+    """A factor ("12.3×"), a dash when missing, ∞ when the divisor was zero."""
+    if value is None or math.isnan(value):
+        return "–"
+    if math.isinf(value):
+        return "∞"
+    return f"{value:.1f}×" if value < 100 else f"{value:.0f}×"
+
+
+def safe_div(a: float, b: float) -> float:
+    if b == 0:
+        return math.inf if a > 0 else math.nan
+    return a / b
+
+
+class Context:
+    """Runs a paper's scenarios into one output directory and remembers what it ran.
+
+    `quick` asks the paper module for its shortened versions (tests); `out` is the (temporary)
+    directory the runs are written into; runs go through `polycc.sweep` / `polycc.run`, so each
+    experiment is an ordinary sweep or results directory with its own index and plots.
+    """
+
+    def __init__(
+        self,
+        *,
+        repo: Path,
+        scenarios: Path,
+        out: Path,
+        quick: bool,
+        jobs: int | None = None,
+        executor: Executor | None = None,
+        plots: bool = True,
+    ) -> None:
+        self.repo = repo
+        self.scenarios = scenarios
+        self.out = out
+        self.quick = quick
+        self.jobs = jobs
+        self.executor = executor
+        self.plots = plots
+        self.runs = 0
+        self.sim_wall_s = 0.0
+
+    def scenario(self, name: str) -> Path:
+        path = self.scenarios / name
+        if not path.is_file():
+            raise ReproduceError(f"{path}: scenario file missing")
+        return path
+
+    def rel(self, path: Path) -> str:
+        """A path relative to the repository root, for the report."""
+        try:
+            return path.resolve().relative_to(self.repo.resolve()).as_posix()
+        except ValueError:
+            return str(path)
+
+    def sweep(
+        self,
+        name: str,
+        scenario: str,
+        points: Sequence[Mapping[str, Any]],
+        *,
+        seeds: int = 1,
+    ) -> pd.DataFrame:
+        """Runs explicit override points × seeds of a scenario file into `out/name/`; fails on
+        any failed run (a reproduction built on a partial sweep would mislead)."""
+        from polycc.sweeps import sweep
+
+        t0 = time.perf_counter()
+        df = sweep(
+            self.scenario(scenario),
+            list(points),
+            seeds=seeds,
+            jobs=self.jobs,
+            out_dir=self.out / name,
+            executor=self.executor,
+            plots=self.plots,
+        )
+        self.sim_wall_s += time.perf_counter() - t0
+        self.runs += len(df)
+        failed = df[df["status"] != "ok"]
+        if len(failed):
+            first = failed.iloc[0]
+            raise RuntimeError(
+                f"{name}: {len(failed)} run(s) failed, e.g. {first['run_id']}: {first['error']}"
+            )
+        return df
+
+    def sweep_labeled(
+        self,
+        name: str,
+        scenario: str,
+        points: Mapping[Any, Mapping[str, Any]],
+        *,
+        seeds: int = 1,
+    ) -> dict[Any, list[dict[str, Any]]]:
+        """`sweep` over {label: overrides}; returns {label: [one results row per seed]}."""
+        labels = list(points)
+        df = self.sweep(name, scenario, [points[k] for k in labels], seeds=seeds)
+        rows = df.to_dict("records")  # in point order, seeds innermost
+        return {k: rows[i * seeds : (i + 1) * seeds] for i, k in enumerate(labels)}
+
+    def run(self, name: str, scenario: str, overrides: Mapping[str, Any] | None = None) -> RunResult:
+        """Runs one scenario file (with overrides) and writes its results directory `out/name/`."""
+        from polycc.api import run_scenario
+        from polycc.scenario import Scenario
+
+        t0 = time.perf_counter()
+        result = run_scenario(Scenario.from_file(self.scenario(scenario)).with_overrides(overrides or {}))
+        result.write(self.out / name, plots=self.plots)
+        self.sim_wall_s += time.perf_counter() - t0
+        self.runs += 1
+        return result
+
+
+# ---------------------------------------------------------------------------------------------
+# REPRODUCTION.md
+
+
+def markers(paper: str) -> tuple[str, str]:
+    return f"<!-- reproduce:{paper}:begin -->", f"<!-- reproduce:{paper}:end -->"
+
+
+def render_markdown(
+    paper: str, title: str, sections: Sequence[Section], *, command: str, quick: bool, runs: int
+) -> str:
+    """The paper's section of REPRODUCTION.md (without the markers)."""
+    reps = [r for s in sections for r in s.reproductions]
+    held = sum(r.holds for r in reps)
+    out = [
+        f"## {title}",
+        "",
+        f"Generated by `{command}` ({runs} simulated runs{', QUICK (shortened) versions' if quick else ''}); "
+        f"do not edit by hand. {held} of {len(reps)} qualitative claims hold in the simulator.",
+        "",
+        "| # | figure | claim | paper | ours | holds (criterion) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in reps:
+        mark = "yes" if r.holds else "**no**"
+        out.append(f"| {r.id} | {r.figure} | {r.claim} | {r.paper} | {r.ours} | {mark} ({r.criterion}) |")
+    for s in sections:
+        out += ["", f"### {s.id}. {s.title} ({s.figure})", "", s.setup, ""]
+        out.append("Scenarios: " + ", ".join(f"`{p}`" for p in s.scenarios) + f"; results: `{s.results}/`.")
+        out += ["", s.table.markdown()]
+        whys = [f"- **{r.id}**: {r.why}" for r in s.reproductions if r.why]
+        notes = [f"- {n}" for n in s.notes]
+        if whys or notes:
+            out += ["", *notes, *whys]
+    return "\n".join(out) + "\n"
+
+
+DOC_HEADER = """# Reproductions
+
+Published results reproduced in the polycc simulator. Each paper's section is regenerated by
+`polycc reproduce <paper>` from the runs it makes (scenario files under `scenarios/papers/`);
+the tables are never typed by hand. "holds" says whether the paper's qualitative claim holds in
+our runs, by the stated criterion; where our numbers differ from the paper's, the section says why.
+"""
+
+
+def update_document(doc: Path, paper: str, body: str) -> None:
+    """Replaces the paper's section of `doc` between its markers (appending it, or creating the
+    document, when absent); the rest of the document is left as it is."""
+    begin, end = markers(paper)
+    block = f"{begin}\n{body.rstrip()}\n{end}"
+    text = doc.read_text(encoding="utf-8") if doc.exists() else DOC_HEADER
+    i, j = text.find(begin), text.find(end)
+    if (i < 0) != (j < 0) or (i >= 0 and j < i):
+        raise ReproduceError(f"{doc}: the markers {begin} / {end} are unbalanced; fix them by hand")
+    text = text[:i] + block + text[j + len(end) :] if i >= 0 else text.rstrip() + "\n\n" + block + "\n"
+    tmp = doc.with_name(f".{doc.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(doc)
+
+
+def render_index(title: str, sections: Sequence[Section]) -> str:
+    """A small HTML page linking each experiment's results (sweep index or run report)."""
+    rows = []
+    for s in sections:
+        for r in s.reproductions:
+            rows.append(
+                "<tr>"
+                + "".join(
+                    f"<td>{html.escape(c)}</td>"
+                    for c in (r.id, r.figure, r.claim, r.paper, r.ours, "yes" if r.holds else "NO")
+                )
+                + "</tr>"
+            )
+    links = "".join(
+        f'<li><a href="{html.escape(s.results)}/">{html.escape(s.id)}. {html.escape(s.title)}</a></li>'
+        for s in sections
+    )
+    return (
+        f"<!doctype html><meta charset=utf-8><title>{html.escape(title)}</title>"
+        f"<h1>{html.escape(title)}</h1><table border=1 cellpadding=4>"
+        "<tr><th>#</th><th>figure</th><th>claim</th><th>paper</th><th>ours</th><th>holds</th></tr>"
+        + "".join(rows)
+        + f"</table><h2>Experiments</h2><ul>{links}</ul>\n"
+    )
+
+
+def as_json(sections: Sequence[Section]) -> list[dict[str, Any]]:
+    return [asdict(r) | {"section": s.id} for s in sections for r in s.reproductions]

@@ -1,0 +1,88 @@
+"""`polycc reproduce pcc --quick`: the PCC papers' qualitative claims in shortened runs, and the
+reproduction framework itself (markers, explicit sweep points)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import polycc
+from polycc.reproduce import ReportResult, ReproduceError, reproduce
+from polycc.reproduce.common import markers, update_document
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory: pytest.TempPathFactory) -> ReportResult:
+    root = tmp_path_factory.mktemp("reproduce")
+    doc = root / "REPRODUCTION.md"
+    doc.write_text("# Reproductions\n\nhand-written intro\n", encoding="utf-8")
+    return reproduce("pcc", quick=True, out=root / "out", doc=doc, plots=False)
+
+
+def test_random_loss_pcc_keeps_the_link_and_cubic_collapses(quick: ReportResult) -> None:
+    # Allegro Fig. 7: PCC > 95 % of capacity up to 1 % loss; CUBIC far below.
+    assert quick.get("1a").value >= 0.90
+    assert quick.get("1c").value >= 3.0  # PCC / CUBIC at 0.1 %
+    assert quick.get("1d").value >= 10.0  # PCC / CUBIC at 2 %
+    assert quick.get("1h").value >= 0.90  # loss-resilient utility at 10-30 % forward loss
+
+
+def test_shallow_buffer_pcc_needs_a_few_packets(quick: ReportResult) -> None:
+    # Allegro Fig. 9: 90 % of capacity with a 6-packet buffer; CUBIC needs far more.
+    assert quick.get("2a").value >= 0.85
+    assert quick.get("2b").holds
+
+
+def test_every_quick_claim_holds(quick: ReportResult) -> None:
+    failed = [f"{r.id}: ours {r.ours}, needs {r.criterion}" for r in quick.reproductions if not r.holds]
+    assert not failed, failed
+
+
+def test_outputs_and_document_section(quick: ReportResult) -> None:
+    out = quick.out
+    assert (out / "index.html").is_file()
+    assert (out / "reproductions.json").is_file()
+    assert (out / "random-loss" / "results.parquet").is_file()
+    assert quick.doc is not None
+    text = quick.doc.read_text(encoding="utf-8")
+    begin, end = markers("pcc")
+    assert text.startswith("# Reproductions\n\nhand-written intro\n")
+    assert text.count(begin) == 1 and text.count(end) == 1
+    section = text[text.index(begin) : text.index(end)]
+    assert "| 1a |" in section and "QUICK" in section
+
+
+def test_update_document_replaces_only_its_section(tmp_path: Path) -> None:
+    doc = tmp_path / "R.md"
+    update_document(doc, "a", "first A\n")
+    update_document(doc, "b", "only B\n")
+    update_document(doc, "a", "second A\n")
+    text = doc.read_text(encoding="utf-8")
+    assert "second A" in text and "first A" not in text and "only B" in text
+    assert text.index("second A") < text.index("only B")
+    doc.write_text(f"{markers('a')[0]}\nno end\n", encoding="utf-8")
+    with pytest.raises(ReproduceError, match="unbalanced"):
+        update_document(doc, "a", "x")
+
+
+def test_unknown_paper_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ReproduceError, match="unknown paper 'nope'; known: pcc"):
+        reproduce("nope", quick=True, out=tmp_path / "o")
+
+
+def test_sweep_points_vary_keys_together(tmp_path: Path) -> None:
+    scenario = {
+        "name": "pts",
+        "duration": "2s",
+        "links": [{"id": "l", "rate": "10Mbps"}],
+        "flows": [{"id": "f", "cca": "cubic", "rtt": "20ms"}],
+    }
+    points = [
+        {"links.0.loss": 0.0, "links.0.ack_loss": 0.0},
+        {"links.0.loss": 0.05, "links.0.ack_loss": 0.05},
+    ]
+    df = polycc.sweep(scenario, points, jobs=1)
+    assert list(df["links.0.loss"]) == [0.0, 0.05]
+    assert list(df["links.0.ack_loss"]) == [0.0, 0.05]
+    assert df["flow.f.goodput_mbps"].iloc[0] > 2 * df["flow.f.goodput_mbps"].iloc[1]
