@@ -42,6 +42,13 @@ pub struct FlowSummary {
     pub transfers_completed: u64,
     /// Seconds the flow was active (start to stop, completion or the end of the run).
     pub active_s: f64,
+    /// Flows whose intent states a target rate: that target, averaged over the active time
+    /// during which one was in force (intents can change during a flow).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_rate_mbps: Option<f64>,
+    /// `goodput_mbps / target_rate_mbps` (Janus §8.1's satisfaction degree; 1 is ideal).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub satisfaction: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -5,6 +5,7 @@
 //! (Janus, PolyCC fusion) implement the same trait around other controllers, so they compose.
 
 use crate::estimators::rtt::RttSnapshot;
+use crate::intent::Intent;
 use crate::signals::{AckEvent, Feedback, LossEvent, PacketOutcome, SentPacket};
 use crate::units::{Bytes, Rate, Time};
 
@@ -162,6 +163,10 @@ pub trait CongestionControl: Send {
     fn telemetry(&self) -> Telemetry {
         Telemetry::default()
     }
+
+    /// The application's intent, given once before the first packet when the flow has one and
+    /// again at every change. Controllers that serve no intent ignore it.
+    fn set_intent(&mut self, _now: Time, _intent: &Intent) {}
 
     /// Writes values from a policy into the controller.
     fn calibrate(&mut self, now: Time, c: &Calibration);

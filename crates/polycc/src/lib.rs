@@ -7,11 +7,13 @@
 pub mod algos;
 pub mod cc;
 pub mod estimators;
+pub mod intent;
 pub mod registry;
 pub mod signals;
 pub mod units;
 
 pub use cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
+pub use intent::{Intent, IntentError};
 pub use registry::{CcError, CcSpec, Params, Registry};
 pub use signals::{AckEvent, Arrival, Feedback, LossEvent, PacketOutcome, RateSample, SentPacket};
 pub use units::{Bytes, Duration, Rate, Time};

@@ -30,6 +30,8 @@ pub enum Ev {
     Sample,
     /// A link's next loss / delay change (schedule points that set them) takes effect.
     LinkChange(u32),
+    /// A flow's application changes its intent: index into the simulator's intent changes.
+    IntentChange(u32),
 }
 
 #[derive(Clone, Copy, Debug)]

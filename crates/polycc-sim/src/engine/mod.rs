@@ -19,8 +19,8 @@ use events::{Ev, EventQueue};
 use link::LinkDir;
 use packet::{Kind, Packet};
 use pipe::Pipe;
-use polycc::units::{Duration, Time};
-use polycc::{CcContext, CongestionControl, Registry};
+use polycc::units::{Duration, Rate, Time};
+use polycc::{CcContext, CongestionControl, Intent, Registry};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use receiver::Receiver;
@@ -57,6 +57,10 @@ struct Flow {
     stopped: bool,
     next_unresponsive_pn: u64,
     stats: recorder::FlowStats,
+    /// The application's current intent.
+    intent: Option<Intent>,
+    /// Target rate from each intent change on (`None`: no target), for satisfaction.
+    target_log: Vec<(Time, Option<Rate>)>,
 }
 
 pub struct Simulator<'a> {
@@ -75,6 +79,8 @@ pub struct Simulator<'a> {
     rec: Recorder,
     /// Per link: index of its next entry in `conditions`.
     next_condition: Vec<usize>,
+    /// Scheduled intent changes: (flow, new intent).
+    intent_changes: Vec<(u32, Intent)>,
 }
 
 impl<'a> Simulator<'a> {
@@ -99,6 +105,7 @@ impl<'a> Simulator<'a> {
             acct: Accounting::default(),
             rec: Recorder::new(model),
             next_condition: vec![0; model.links.len()],
+            intent_changes: Vec::new(),
         };
         for (li, l) in model.links.iter().enumerate() {
             if let Some(c) = l.conditions.first() {
@@ -112,19 +119,38 @@ impl<'a> Simulator<'a> {
             if let Some(stop) = fm.stop {
                 sim.q.push(Time::ZERO + stop, Ev::Stop(i as u32));
             }
+            for (at, intent) in &fm.intent_schedule {
+                let k = sim.intent_changes.len() as u32;
+                sim.intent_changes.push((i as u32, *intent));
+                sim.q.push(Time::ZERO + *at, Ev::IntentChange(k));
+            }
         }
         sim.q
             .push(Time::ZERO + model.bin.min(model.duration), Ev::Sample);
         Ok(sim)
     }
 
+    /// The application of a flow changes its intent; its controller is told at once.
+    fn intent_change(&mut self, k: u32) {
+        let now = self.now;
+        let (flow, intent) = self.intent_changes[k as usize];
+        let fl = &mut self.flows[flow as usize];
+        fl.intent = Some(intent);
+        fl.target_log.push((now, intent.target_rate()));
+        if let Some(s) = fl.sender.as_mut() {
+            s.cc.set_intent(now, &intent);
+        }
+        self.try_send(flow);
+    }
+
     /// Builds flow `index`'s controller for its `connection`-th connection (web flows open one
-    /// per transfer).
+    /// per transfer) and tells it the application's current intent.
     fn new_cc(
         &self,
         fm: &FlowModel,
         index: usize,
         connection: u64,
+        intent: Option<&Intent>,
     ) -> Result<Box<dyn CongestionControl>, SimError> {
         // SplitMix64-style mixing so neighbouring flows get unrelated seeds.
         let mut z = self.model.scenario.seed
@@ -137,9 +163,14 @@ impl<'a> Simulator<'a> {
             seed: z ^ (z >> 31),
             ..CcContext::new(self.model.packet_bytes())
         };
-        self.registry
+        let mut cc = self
+            .registry
             .build(&fm.cca, &ctx)
-            .map_err(|e| SimError::Internal(format!("flow {}: {e}", fm.id)))
+            .map_err(|e| SimError::Internal(format!("flow {}: {e}", fm.id)))?;
+        if let Some(i) = intent {
+            cc.set_intent(self.now, i);
+        }
+        Ok(cc)
     }
 
     fn build_flow(&mut self, fm: &FlowModel) -> Result<Flow, SimError> {
@@ -217,7 +248,7 @@ impl<'a> Simulator<'a> {
         let sender = if fm.traffic.is_unresponsive() {
             None
         } else {
-            let cc = self.new_cc(fm, self.flows.len(), 0)?;
+            let cc = self.new_cc(fm, self.flows.len(), 0, fm.intent.as_ref())?;
             Some(Sender::new(
                 cc,
                 sc.mss,
@@ -241,6 +272,11 @@ impl<'a> Simulator<'a> {
             stopped: false,
             next_unresponsive_pn: 0,
             stats: recorder::FlowStats::new(),
+            intent: fm.intent,
+            target_log: vec![(
+                Time::ZERO + fm.start,
+                fm.intent.and_then(|i| i.target_rate()),
+            )],
         })
     }
 
@@ -266,6 +302,7 @@ impl<'a> Simulator<'a> {
         match ev {
             Ev::LinkDone(ld) => self.link_done(ld),
             Ev::LinkChange(li) => self.link_change(li as usize),
+            Ev::IntentChange(k) => self.intent_change(k),
             Ev::Pipe(p) => self.pipe_due(p),
             Ev::SenderWake(f) => {
                 if let Some(s) = self.flows[f as usize].sender.as_mut() {
@@ -406,7 +443,7 @@ impl<'a> Simulator<'a> {
         let cc = if first {
             None
         } else {
-            Some(self.new_cc(&fl.model, f as usize, idx as u64)?)
+            Some(self.new_cc(&fl.model, f as usize, idx as u64, fl.intent.as_ref())?)
         };
         let now = self.now;
         let fl = &mut self.flows[f as usize];

@@ -140,6 +140,9 @@ impl TableBuilder {
 
 pub struct Recorder {
     last: Time,
+    /// Some flow of the scenario has a target rate: record `target_rate_mbps` and
+    /// `satisfaction` per bin.
+    targets: bool,
     flows: TableBuilder,
     links: TableBuilder,
     /// Random (not queue) losses per link direction.
@@ -183,9 +186,51 @@ fn mean_p95(h: &Histogram<u64>, sum_ns: u128, count: u64) -> MeanP95 {
     }
 }
 
+/// Time-weighted mean of the target rates in force over `[from, to)`, counting only the time
+/// during which some target was in force; `None` when none was.
+fn mean_target_mbps(
+    log: &[(Time, Option<polycc::units::Rate>)],
+    from: Time,
+    to: Time,
+) -> Option<f64> {
+    let mut weighted = 0.0;
+    let mut covered = 0.0;
+    for (k, (t, target)) in log.iter().enumerate() {
+        let seg_end = log.get(k + 1).map_or(to, |n| n.0).min(to);
+        let seg_start = (*t).max(from);
+        if let (Some(r), true) = (target, seg_end > seg_start) {
+            let w = (seg_end - seg_start).as_secs_f64();
+            weighted += r.as_mbps_f64() * w;
+            covered += w;
+        }
+    }
+    if covered > 0.0 {
+        Some(weighted / covered)
+    } else {
+        // A flow that never ran (or ran for no time) but was given a target still reports it.
+        log.iter().find_map(|(_, t)| t.map(|r| r.as_mbps_f64()))
+    }
+}
+
+/// The target rate in force at `t`, if any.
+fn target_at(log: &[(Time, Option<polycc::units::Rate>)], t: Time) -> Option<f64> {
+    log.iter()
+        .rev()
+        .find(|(from, _)| *from <= t)
+        .or(log.first())
+        .and_then(|(_, r)| r.map(|r| r.as_mbps_f64()))
+}
+
 impl Recorder {
     pub fn new(model: &Model) -> Self {
+        let targets = model.flows.iter().any(|f| {
+            f.intent
+                .iter()
+                .chain(f.intent_schedule.iter().map(|(_, i)| i))
+                .any(|i| i.target_rate().is_some())
+        });
         Recorder {
+            targets,
             last: Time::ZERO,
             flows: TableBuilder::with_str_columns(&["flow", "cc_state"]),
             links: TableBuilder::with_str_columns(&["link"]),
@@ -217,9 +262,18 @@ impl Recorder {
             tb.set_str(0, &fl.model.id);
             tb.set("goodput_mbps", Some(mbps(fl.stats.bin_rx_payload, dur)));
             tb.set("throughput_mbps", Some(mbps(fl.stats.bin_rx_wire, dur)));
+            let active = fl.started.is_some() && fl.ended.is_none_or(|e| e > start);
+            if self.targets {
+                let target = target_at(&fl.target_log, start).filter(|_| active);
+                let goodput = mbps(fl.stats.bin_rx_payload, dur);
+                tb.set("target_rate_mbps", target);
+                tb.set(
+                    "satisfaction",
+                    target.filter(|t| *t > 0.0).map(|t| goodput / t),
+                );
+            }
             fl.stats.bin_rx_payload = 0;
             fl.stats.bin_rx_wire = 0;
-            let active = fl.started.is_some() && fl.ended.is_none_or(|e| e > start);
             match fl.sender.as_mut() {
                 Some(s) => {
                     tb.set("rtt_ms", s.take_bin_rtt());
@@ -335,10 +389,12 @@ impl Recorder {
                 }
                 _ => None,
             };
+            let target_rate_mbps = mean_target_mbps(&fl.target_log, start, start + active);
+            let goodput_mbps = mbps(fl.stats.rx_unique_payload, active);
             fs.push(FlowSummary {
                 id: fl.model.id.clone(),
                 cca,
-                goodput_mbps: mbps(fl.stats.rx_unique_payload, active),
+                goodput_mbps,
                 throughput_mbps: mbps(fl.stats.rx_wire_bytes, active),
                 loss_rate: if sent == 0 {
                     0.0
@@ -358,6 +414,10 @@ impl Recorder {
                 fct_s,
                 transfers_completed: done.len() as u64,
                 active_s: active.as_secs_f64(),
+                target_rate_mbps,
+                satisfaction: target_rate_mbps
+                    .filter(|t| *t > 0.0)
+                    .map(|t| goodput_mbps / t),
             });
         }
         let mut ls = Vec::new();

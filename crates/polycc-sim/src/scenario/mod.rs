@@ -178,6 +178,10 @@ pub struct FlowModel {
     pub pacing: bool,
     /// Receive-window cap on bytes in flight.
     pub rwnd: Option<u64>,
+    /// The application's intent at start.
+    pub intent: Option<polycc::Intent>,
+    /// Later intents `(from, intent)`, in increasing time after `start`.
+    pub intent_schedule: Vec<(Duration, polycc::Intent)>,
 }
 
 /// A validated scenario.
@@ -323,6 +327,29 @@ pub fn resolve(sc: Scenario, origin: &Origin, registry: &Registry) -> Result<Mod
                 Some(b)
             }
         };
+        let intent = match &f.intent {
+            None => None,
+            Some(spec) => Some(resolve_intent(origin, &at("intent"), spec)?),
+        };
+        let mut intent_schedule = Vec::new();
+        for (j, ch) in f.intent_schedule.iter().enumerate() {
+            let here = format!("flows[{i}].intent_schedule[{j}]");
+            let t = ch.at.value;
+            if t <= f.start.value || f.stop.as_ref().is_some_and(|s| t >= s.value) {
+                return Err(origin.err(
+                    format!("{here}.at"),
+                    "must be after the flow's start and before its stop",
+                ));
+            }
+            if intent_schedule.last().is_some_and(|(p, _)| t <= *p) {
+                return Err(origin.err(
+                    format!("{here}.at"),
+                    "changes must be in increasing time order",
+                ));
+            }
+            let intent = resolve_intent(origin, &format!("{here}.intent"), &ch.intent)?;
+            intent_schedule.push((t, intent));
+        }
         if !traffic.is_unresponsive() {
             registry
                 .build(&f.cca, &CcContext::new(full_packet))
@@ -350,6 +377,8 @@ pub fn resolve(sc: Scenario, origin: &Origin, registry: &Registry) -> Result<Mod
                 max_ack_delay,
                 pacing: f.pacing,
                 rwnd,
+                intent,
+                intent_schedule: intent_schedule.clone(),
             });
         }
     }
@@ -533,6 +562,21 @@ pub fn resolve(sc: Scenario, origin: &Origin, registry: &Registry) -> Result<Mod
         flows,
         scenario: sc,
     })
+}
+
+/// Converts and validates an intent; errors name `at.<field>`.
+fn resolve_intent(
+    origin: &Origin,
+    at: &str,
+    spec: &IntentSpec,
+) -> Result<polycc::Intent, ScenarioError> {
+    let intent = spec
+        .to_intent()
+        .map_err(|(field, message)| origin.err(format!("{at}.{field}"), message))?;
+    intent
+        .validate()
+        .map_err(|e| origin.err(format!("{at}.{}", e.field), e.message))?;
+    Ok(intent)
 }
 
 /// The capacity a BDP-sized buffer refers to: the constant rate, the schedule's first rate, or a

@@ -268,6 +268,94 @@ pub struct FlowSpec {
     /// Number of identical flows this entry stands for; ids get "-1", "-2", ... suffixes.
     #[serde(default = "default_count")]
     pub count: u32,
+    /// The application's intent, handed to the controller at start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent: Option<IntentSpec>,
+    /// Changes of intent during the flow, at absolute scenario times.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intent_schedule: Vec<IntentChangeSpec>,
+}
+
+/// An application intent as written in a scenario:
+/// `{ class = "bandwidth_guarantee", target_rate = "10Mbps", min_rate = "2Mbps" }`. A flat table
+/// (rather than a tagged enum) so that a bad rate is reported at its own key path; which keys a
+/// class takes is checked by [`IntentSpec::to_intent`].
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IntentSpec {
+    pub class: IntentClass,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_rate: Option<RateQ>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_rate: Option<RateQ>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rate: Option<RateQ>,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum IntentClass {
+    BandwidthGuarantee,
+    DelaySensitive,
+    Bulk,
+    Scavenger,
+    RealtimeVideo,
+}
+
+impl IntentSpec {
+    /// The core intent (its rates not yet validated), or the key at fault and why.
+    pub fn to_intent(&self) -> Result<polycc::Intent, (&'static str, String)> {
+        use polycc::Intent;
+        let given = [
+            ("target_rate", self.target_rate.is_some()),
+            ("min_rate", self.min_rate.is_some()),
+            ("max_rate", self.max_rate.is_some()),
+        ];
+        let (allowed, required): (&[&str], &[&str]) = match self.class {
+            IntentClass::BandwidthGuarantee => (&["target_rate", "min_rate"], &["target_rate"]),
+            IntentClass::RealtimeVideo => (&["min_rate", "max_rate"], &["min_rate", "max_rate"]),
+            _ => (&[], &[]),
+        };
+        let class = serde_json::to_value(self.class)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        for (key, present) in given {
+            if present && !allowed.contains(&key) {
+                let takes = if allowed.is_empty() {
+                    "no rates".to_string()
+                } else {
+                    allowed.join(", ")
+                };
+                return Err((key, format!("class {class:?} takes {takes}")));
+            }
+            if !present && required.contains(&key) {
+                return Err((key, format!("class {class:?} needs {key}")));
+            }
+        }
+        let rate = |r: &Option<RateQ>| r.as_ref().map_or(Rate::ZERO, |q| q.value);
+        Ok(match self.class {
+            IntentClass::BandwidthGuarantee => Intent::BandwidthGuarantee {
+                target_rate: rate(&self.target_rate),
+                min_rate: rate(&self.min_rate),
+            },
+            IntentClass::DelaySensitive => Intent::DelaySensitive,
+            IntentClass::Bulk => Intent::Bulk,
+            IntentClass::Scavenger => Intent::Scavenger,
+            IntentClass::RealtimeVideo => Intent::RealtimeVideo {
+                min_rate: rate(&self.min_rate),
+                max_rate: rate(&self.max_rate),
+            },
+        })
+    }
+}
+
+/// One entry of `intent_schedule`: from `at` on, the flow's intent is `intent`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IntentChangeSpec {
+    pub at: DurationQ,
+    pub intent: IntentSpec,
 }
 
 fn default_cca() -> CcSpec {
