@@ -63,20 +63,38 @@ impl Ord for Item {
 pub struct EventQueue {
     heap: BinaryHeap<Item>,
     seq: u64,
+    /// The heap's top is the event being dispatched and is already consumed. It is removed
+    /// lazily: the handler's first push overwrites it and sifts down once, instead of a pop
+    /// and a push (most handlers schedule exactly one follow-up event: a delay line's next
+    /// head, a link's next transmission).
+    top_consumed: bool,
 }
 
 impl EventQueue {
     pub fn push(&mut self, t: Time, ev: Ev) {
         self.seq += 1;
-        self.heap.push(Item {
+        let item = Item {
             t,
             seq: self.seq,
             ev,
-        });
+        };
+        if self.top_consumed {
+            self.top_consumed = false;
+            if let Some(mut top) = self.heap.peek_mut() {
+                *top = item;
+                return;
+            }
+        }
+        self.heap.push(item);
     }
 
     pub fn pop(&mut self) -> Option<(Time, Ev)> {
-        self.heap.pop().map(|i| (i.t, i.ev))
+        if self.top_consumed {
+            self.heap.pop();
+        }
+        let top = self.heap.peek();
+        self.top_consumed = top.is_some();
+        top.map(|i| (i.t, i.ev))
     }
 }
 

@@ -72,6 +72,8 @@ pub struct Simulator<'a> {
     rng: Pcg64Mcg,
     links: Vec<Option<LinkDir>>,
     pipes: Vec<Pipe>,
+    /// (delay, aggregation, index) of the delay lines hops may share.
+    shared_pipes: Vec<(Duration, Option<Duration>, u32)>,
     flows: Vec<Flow>,
     events: u64,
     scratch: Vec<Packet>,
@@ -99,6 +101,7 @@ impl<'a> Simulator<'a> {
             rng: Pcg64Mcg::seed_from_u64(model.scenario.seed),
             links,
             pipes: Vec::new(),
+            shared_pipes: Vec::new(),
             flows: Vec::new(),
             events: 0,
             scratch: Vec::new(),
@@ -198,11 +201,6 @@ impl<'a> Simulator<'a> {
                     let l = &links[li];
                     // Data of forward flows and ACKs of reverse flows use the forward direction.
                     let forward = forward_dir_for_data != is_ack;
-                    let dir_model = if forward {
-                        Some(&l.forward)
-                    } else {
-                        l.reverse.as_ref()
-                    };
                     let link_dir = if forward {
                         Some(2 * li as u32)
                     } else {
@@ -223,14 +221,13 @@ impl<'a> Simulator<'a> {
                     } else {
                         None
                     };
-                    let _ = dir_model;
                     let extra_delay = if k + 1 == n { owd } else { Duration::ZERO };
-                    self.pipes
-                        .push(Pipe::new(l.delay + extra_delay, jitter, aggregation));
+                    // A link whose delay changes during the run needs lines of its own.
+                    let shareable = jitter.is_none() && l.conditions.is_empty();
                     Hop {
                         link_dir,
                         loss,
-                        pipe: self.pipes.len() as u32 - 1,
+                        pipe: self.pipe_for(l.delay + extra_delay, aggregation, shareable, jitter),
                         link: li as u32,
                         forward,
                         extra_delay,
@@ -278,6 +275,34 @@ impl<'a> Simulator<'a> {
                 fm.intent.and_then(|i| i.target_rate()),
             )],
         })
+    }
+
+    /// The delay line for a hop. Lines without jitter on links with a fixed delay are shared by
+    /// every hop with the same delay and aggregation: packets enter at non-decreasing times, so
+    /// one FIFO keeps each flow's order, and fewer lines mean fewer pending events. Jittered
+    /// lines stay private, as their no-reordering rule applies per hop.
+    fn pipe_for(
+        &mut self,
+        delay: Duration,
+        aggregation: Option<Duration>,
+        shareable: bool,
+        jitter: Option<Duration>,
+    ) -> u32 {
+        if shareable {
+            if let Some(&(_, _, i)) = self
+                .shared_pipes
+                .iter()
+                .find(|&&(d, a, _)| d == delay && a == aggregation)
+            {
+                return i;
+            }
+        }
+        self.pipes.push(Pipe::new(delay, jitter, aggregation));
+        let i = self.pipes.len() as u32 - 1;
+        if shareable {
+            self.shared_pipes.push((delay, aggregation, i));
+        }
+        i
     }
 
     /// Runs to the end of the scenario.

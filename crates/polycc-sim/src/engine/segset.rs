@@ -34,6 +34,14 @@ impl SegSet {
 
     /// Inserts `i`; true when it was not present.
     pub fn insert(&mut self, i: u64) -> bool {
+        if self.words.is_empty() {
+            // No members above `cum`: the in-order case needs no bit ring at all.
+            if i == self.cum {
+                self.cum += 1;
+                return true;
+            }
+            self.base = self.cum & !63;
+        }
         if self.contains(i) {
             return false;
         }
@@ -67,12 +75,32 @@ impl SegSet {
             self.words.pop_front();
             self.base += 64;
         }
+        // Nothing left above `cum`: drop the ring so in-order inserts take the fast path.
+        if self.words.len() == 1 && self.words[0] >> (self.cum - self.base) == 0 {
+            self.words.clear();
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn in_order_then_holes_after_a_long_run() {
+        let mut s = SegSet::new();
+        for i in 0..1000 {
+            assert!(s.insert(i));
+        }
+        assert!(!s.insert(999) && !s.insert(3));
+        assert!(s.insert(1001));
+        assert_eq!(s.cumulative(), 1000);
+        assert!(s.contains(1001) && !s.contains(1000) && !s.contains(1002));
+        assert!(s.insert(1000));
+        assert_eq!(s.cumulative(), 1002);
+        assert!(s.insert(1002));
+        assert_eq!(s.cumulative(), 1003);
+    }
 
     #[test]
     fn tracks_holes_and_cumulative() {
