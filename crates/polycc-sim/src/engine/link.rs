@@ -1,10 +1,10 @@
 //! One direction of a link at run time: its queue discipline, its service process and counters.
 
+use super::delay_histogram::DelayHistogram;
 use super::packet::Packet;
 use crate::queue::Queue;
 use crate::scenario::LinkDirModel;
 use crate::service::Server;
-use hdrhistogram::Histogram;
 use polycc::units::{Duration, Time};
 
 /// Per-bin counters of a link direction.
@@ -24,7 +24,7 @@ pub struct LinkDir {
     pub in_service: Option<Packet>,
     pub tx_bytes: u64,
     pub drops: u64,
-    pub sojourn_hist: Histogram<u64>,
+    pub sojourn_hist: DelayHistogram,
     pub sojourn_ns_sum: u128,
     pub sojourn_count: u64,
     pub bin: LinkBin,
@@ -34,10 +34,6 @@ pub struct LinkDir {
 }
 
 /// Sojourn histogram: 1 µs .. 1 hour at 3 significant digits.
-pub fn delay_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static bounds are valid")
-}
-
 impl LinkDir {
     pub fn new(m: &LinkDirModel) -> Self {
         LinkDir {
@@ -46,7 +42,7 @@ impl LinkDir {
             in_service: None,
             tx_bytes: 0,
             drops: 0,
-            sojourn_hist: delay_histogram(),
+            sojourn_hist: DelayHistogram::new(),
             sojourn_ns_sum: 0,
             sojourn_count: 0,
             bin: LinkBin::default(),
@@ -64,7 +60,7 @@ impl LinkDir {
 
     pub fn record_sojourn(&mut self, d: Duration) {
         let us = (d.0 / 1000).max(1);
-        self.sojourn_hist.saturating_record(us);
+        self.sojourn_hist.record(us);
         self.sojourn_ns_sum += d.0 as u128;
         self.sojourn_count += 1;
         self.bin.sojourn_ns_sum += d.0 as u128;

@@ -2,6 +2,7 @@
 //! and applications, and records time series and summaries.
 
 mod app;
+mod delay_histogram;
 mod events;
 mod link;
 mod packet;

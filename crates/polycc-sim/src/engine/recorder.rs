@@ -1,12 +1,12 @@
 //! Measurement: per-flow and per-link counters, time-series bins, and the run summary.
 
-use super::link::{delay_histogram, LinkDir};
+use super::delay_histogram::DelayHistogram;
+use super::link::LinkDir;
 use super::Flow;
 use crate::output::{
     jain_index, Column, FlowSummary, LinkSummary, MeanP95, Percentiles, Summary, Table,
 };
 use crate::scenario::{Model, Traffic};
-use hdrhistogram::Histogram;
 use polycc::units::{Duration, Time};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -26,14 +26,14 @@ pub struct FlowStats {
     pub rx_unique_payload: u64,
     pub bin_rx_wire: u64,
     pub bin_rx_payload: u64,
-    pub queue_hist: Histogram<u64>,
+    pub queue_hist: DelayHistogram,
     pub queue_ns_sum: u128,
     pub arrivals: u64,
     pub packets_sent: u64,
     pub acks_sent: u64,
     pub dropped_in_network: u64,
     // RTT of unresponsive flows (reliable flows keep theirs in the sender).
-    pub rtt_hist: Histogram<u64>,
+    pub rtt_hist: DelayHistogram,
     pub rtt_sum_ns: u128,
     pub rtt_count: u64,
     pub bin_rtt_sum_ns: u128,
@@ -47,13 +47,13 @@ impl FlowStats {
             rx_unique_payload: 0,
             bin_rx_wire: 0,
             bin_rx_payload: 0,
-            queue_hist: delay_histogram(),
+            queue_hist: DelayHistogram::new(),
             queue_ns_sum: 0,
             arrivals: 0,
             packets_sent: 0,
             acks_sent: 0,
             dropped_in_network: 0,
-            rtt_hist: delay_histogram(),
+            rtt_hist: DelayHistogram::new(),
             rtt_sum_ns: 0,
             rtt_count: 0,
             bin_rtt_sum_ns: 0,
@@ -66,7 +66,7 @@ impl FlowStats {
         self.bin_rx_wire += wire;
         self.arrivals += 1;
         self.queue_ns_sum += queue_ns as u128;
-        self.queue_hist.saturating_record((queue_ns / 1000).max(1));
+        self.queue_hist.record((queue_ns / 1000).max(1));
     }
 
     pub fn on_unique(&mut self, payload: u64) {
@@ -75,7 +75,7 @@ impl FlowStats {
     }
 
     pub fn record_rtt(&mut self, d: Duration) {
-        self.rtt_hist.saturating_record((d.0 / 1000).max(1));
+        self.rtt_hist.record((d.0 / 1000).max(1));
         self.rtt_sum_ns += d.0 as u128;
         self.rtt_count += 1;
         self.bin_rtt_sum_ns += d.0 as u128;
@@ -161,7 +161,7 @@ fn ms_of_us(us: u64) -> f64 {
     us as f64 / 1000.0
 }
 
-fn percentiles(h: &Histogram<u64>, sum_ns: u128, count: u64) -> Percentiles {
+fn percentiles(h: &DelayHistogram, sum_ns: u128, count: u64) -> Percentiles {
     if count == 0 || h.is_empty() {
         return Percentiles::default();
     }
@@ -174,7 +174,7 @@ fn percentiles(h: &Histogram<u64>, sum_ns: u128, count: u64) -> Percentiles {
     }
 }
 
-fn mean_p95(h: &Histogram<u64>, sum_ns: u128, count: u64) -> MeanP95 {
+fn mean_p95(h: &DelayHistogram, sum_ns: u128, count: u64) -> MeanP95 {
     if count == 0 || h.is_empty() {
         return MeanP95::default();
     }

@@ -2,10 +2,9 @@
 //! RFC 9002 §6 (packet threshold 3, time threshold 9/8 RTT, probe timeout), retransmission of
 //! lost segments in new packets, pacing, delivery-rate samples, and the controller it drives.
 
+use super::delay_histogram::DelayHistogram;
 use super::events::Timer;
-use super::link::delay_histogram;
 use super::segset::SegSet;
-use hdrhistogram::Histogram;
 use polycc::estimators::delivery_rate::{DeliveryRateEstimator, PacketDeliveryState};
 use polycc::estimators::rtt::{RttEstimator, GRANULARITY};
 use polycc::signals::{AckEvent, Arrival, Feedback, LossEvent, PacketOutcome, SentPacket};
@@ -106,7 +105,7 @@ pub struct Sender {
     pub bytes_sent: u64,
     pub retransmits: u64,
     pub lost_packets: u64,
-    pub rtt_hist: Histogram<u64>,
+    pub rtt_hist: DelayHistogram,
     pub rtt_sum_ns: u128,
     pub rtt_count: u64,
     pub bin_rtt_sum_ns: u128,
@@ -158,7 +157,7 @@ impl Sender {
             bytes_sent: 0,
             retransmits: 0,
             lost_packets: 0,
-            rtt_hist: delay_histogram(),
+            rtt_hist: DelayHistogram::new(),
             rtt_sum_ns: 0,
             rtt_count: 0,
             bin_rtt_sum_ns: 0,
@@ -361,7 +360,7 @@ impl Sender {
                 .update(now, sample, ack_delay.min(self.max_ack_delay));
             self.first_rtt_sample.get_or_insert(now);
             let us = (sample.0 / 1000).max(1);
-            self.rtt_hist.saturating_record(us);
+            self.rtt_hist.record(us);
             self.rtt_sum_ns += sample.0 as u128;
             self.rtt_count += 1;
             self.bin_rtt_sum_ns += sample.0 as u128;
