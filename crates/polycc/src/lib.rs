@@ -8,6 +8,7 @@ pub mod algos;
 pub mod cc;
 pub mod estimators;
 pub mod intent;
+pub mod policies;
 pub mod registry;
 pub mod signals;
 pub mod units;

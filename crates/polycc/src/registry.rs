@@ -80,6 +80,7 @@ impl Registry {
     pub fn standard() -> Self {
         let mut r = Registry::empty();
         crate::algos::register_all(&mut r);
+        crate::policies::register_all(&mut r);
         r
     }
 

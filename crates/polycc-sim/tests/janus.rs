@@ -1,0 +1,127 @@
+//! Janus (Zhou et al., IEEE TMC 2018) in the simulator: the paper's key claims with margins.
+//! The full-length experiments are `polycc reproduce janus`; these are shortened versions.
+
+mod common;
+use polycc_sim::RunOutput;
+
+/// Mean of column `col` of flow `flow` over bins starting in `[from, to)` seconds.
+fn mean_of(out: &RunOutput, flow: &str, col: &str, from: f64, to: f64) -> f64 {
+    let flows = out.flows.strs("flow").expect("flow column");
+    let t = out.flows.f64s("t_s").expect("t_s");
+    let v = out
+        .flows
+        .f64s(col)
+        .unwrap_or_else(|| panic!("no column {col}"));
+    let picked: Vec<f64> = (0..t.len())
+        .filter(|&k| flows[k] == flow && t[k] >= from && t[k] < to && v[k].is_finite())
+        .map(|k| v[k])
+        .collect();
+    assert!(!picked.is_empty(), "no {col} for {flow} in [{from}, {to})");
+    picked.iter().sum::<f64>() / picked.len() as f64
+}
+
+fn scenario(name: &str) -> String {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/papers/janus")
+        .join(name);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Value of column `col` of flow `flow` in the bin starting at `t` seconds.
+fn at(out: &RunOutput, flow: &str, col: &str, t: f64) -> f64 {
+    let flows = out.flows.strs("flow").expect("flow column");
+    let ts = out.flows.f64s("t_s").expect("t_s");
+    let v = out.flows.f64s(col).expect("column");
+    (0..ts.len())
+        .find(|&k| flows[k] == flow && (ts[k] - t).abs() < 1e-9)
+        .map(|k| v[k])
+        .unwrap_or_else(|| panic!("no bin at {t} for {flow}"))
+}
+
+/// Fig. 6: a flow wanting 8 Mbit/s on 10 Mbit/s is conservative once its target is met, turns
+/// aggressive while cross traffic (6–8 s) holds it below (1 − gamma)·R, and returns to the
+/// conservative stage with its queue cleared afterwards.
+#[test]
+fn switching_follows_the_target_through_a_burst_of_cross_traffic() {
+    let out = common::run(&scenario("switching.toml"));
+    let t = out.flows.f64s("t_s").unwrap();
+    let flows = out.flows.strs("flow").unwrap();
+    let stage = out.flows.f64s("cc_stage").unwrap();
+    let bins = |from: f64, to: f64| -> Vec<f64> {
+        (0..t.len())
+            .filter(|&k| flows[k] == "janus" && t[k] >= from && t[k] < to)
+            .map(|k| stage[k])
+            .collect()
+    };
+    // Paper: conservative from about 0.7 s. Ours within the first second.
+    assert!(
+        bins(1.0, 6.0).iter().all(|s| *s == 0.0),
+        "conservative 1-6 s"
+    );
+    assert!(bins(6.0, 8.5).contains(&1.0), "aggressive during the burst");
+    assert!(
+        bins(10.0, 15.0).iter().all(|s| *s == 0.0),
+        "conservative again"
+    );
+    // Satisfied between R and the clamp's (1 + eps)·R, with no standing queue of its own (the
+    // path's RTT is 60 ms plus 1.2 ms of serialisation).
+    let good = mean_of(&out, "janus", "goodput_mbps", 10.0, 15.0);
+    assert!((8.0..=8.8 * 1.02).contains(&good), "goodput {good}");
+    let rtt = mean_of(&out, "janus", "rtt_ms", 10.0, 15.0);
+    assert!(rtt < 65.0, "RTT {rtt} ms: buffer clearing left a queue");
+    // R' was lowered during the burst and has recovered to R.
+    assert_eq!(at(&out, "janus", "cc_target_rate_mbps", 14.9), 8.0);
+}
+
+/// Figs. 17–18: the propagation delay grows 40 → 60 → 80 → 100 ms. Janus re-estimates D_p at
+/// each conservative stage and keeps its 10 Mbit/s; Vegas alone takes the longer RTT for
+/// queueing and starves.
+#[test]
+fn janus_recovers_its_rate_when_the_path_lengthens_and_vegas_starves() {
+    let janus = common::run(&scenario("delay-increase.toml"));
+    let vegas =
+        common::run(&scenario("delay-increase.toml").replace("cca = \"janus\"", "cca = \"vegas\""));
+    for flow in ["flow-1", "flow-2"] {
+        let j = mean_of(&janus, flow, "goodput_mbps", 70.0, 80.0);
+        let v = mean_of(&vegas, flow, "goodput_mbps", 70.0, 80.0);
+        println!("{flow}: Janus {j:.2} Mbit/s, Vegas {v:.2} Mbit/s at 100 ms");
+        assert!(j >= 8.0, "{flow}: Janus {j:.2} Mbit/s");
+        assert!(v <= 2.0, "{flow}: Vegas {v:.2} Mbit/s");
+        // D_p at the end of each 20 s step against the true propagation delay, within 10 %
+        // (eq. 1 subtracts Q_avg/P_avg = 4·1500 B / 10 Mbit/s = 4.8 ms, more than the queue the
+        // two Vegas flows actually keep).
+        for (t, truth) in [(19.9, 40.0), (39.9, 60.0), (59.9, 80.0), (79.9, 100.0)] {
+            let dp = at(&janus, flow, "cc_dp_ms", t);
+            println!("{flow}: D_p {dp:.2} ms at {t} s (true {truth})");
+            assert!(
+                (dp - truth).abs() <= 0.1 * truth,
+                "{flow}: D_p {dp} vs {truth}"
+            );
+        }
+    }
+}
+
+/// Figs. 11–12: four flows wanting 10, 8, 6, 4 Mbit/s on 25 Mbit/s; the max-min fair shares
+/// are 7.5, 7.5, 6, 4. §6.1 bounds an unsatisfied flow's throughput to [(1 − gamma), 1/(1 −
+/// gamma)] of its share once converged; the satisfied 4 Mbit/s flow gets its target within
+/// 10 %, and the link stays over 90 % used. (The paper's closer match, every flow within 10 %,
+/// does not hold here: see REPRODUCTION.md.)
+#[test]
+fn four_flows_settle_in_the_max_min_convergence_range() {
+    let out = common::run(&scenario("mmf-25.toml"));
+    let mut total = 0.0;
+    for (flow, mmf) in [("r10", 7.5), ("r8", 7.5), ("r6", 6.0), ("r4", 4.0)] {
+        // Janus' P counts wire bytes, as the throughput column does; the bound is its switching
+        // threshold on an EWMA, so bin means may sit up to 3 % beside it.
+        let got = mean_of(&out, flow, "throughput_mbps", 40.0, 60.0);
+        total += mean_of(&out, flow, "goodput_mbps", 40.0, 60.0);
+        println!("{flow}: {got:.2} Mbit/s (MMF {mmf})");
+        assert!(
+            got >= 0.97 * 0.8 * mmf && got <= 1.03 * mmf / 0.8,
+            "{flow}: {got:.2} Mbit/s, MMF share {mmf}"
+        );
+    }
+    let r4 = mean_of(&out, "r4", "throughput_mbps", 40.0, 60.0);
+    assert!((r4 - 4.0).abs() <= 0.4, "r4: {r4}");
+    assert!(total >= 0.9 * 25.0, "total {total}");
+}

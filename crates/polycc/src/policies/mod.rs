@@ -1,0 +1,11 @@
+//! Policies: controllers built from other controllers of the pool. A policy implements the same
+//! [`CongestionControl`](crate::cc::CongestionControl) trait as a CCA, so policies compose.
+
+pub mod janus;
+
+use crate::registry::Registry;
+
+/// Registers every policy of this module under its scenario name.
+pub fn register_all(r: &mut Registry) {
+    janus::register(r);
+}
