@@ -3,6 +3,7 @@
 pub mod bbr;
 pub mod copa;
 pub mod cubic;
+pub mod gcc;
 pub mod htcp;
 pub mod hybla;
 pub mod illinois;
@@ -32,4 +33,5 @@ pub fn register_all(r: &mut Registry) {
     illinois::register(r);
     htcp::register(r);
     pcc::register(r);
+    gcc::register(r);
 }

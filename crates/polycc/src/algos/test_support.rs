@@ -215,7 +215,7 @@ impl Flow {
 /// A paced sender behind one FIFO bottleneck, for rate-based controllers (PCC): packets leave at
 /// the controller's pacing rate (as fast as the window allows when it gives none), queue at a
 /// bottleneck of `capacity`, and are acknowledged `base_rtt` after they leave it, with per-packet
-/// outcomes to controllers that want them. A packet is lost when the queue already holds more
+/// outcomes (and receiver timestamps) to controllers that want them. A packet is lost when the queue already holds more
 /// than `buffer` of delay, or when it is every `loss_every`-th packet (a deterministic stand-in
 /// for random loss); the loss is declared when its ACK would have arrived.
 pub(crate) struct PacedPath {
@@ -309,6 +309,21 @@ impl PacedPath {
         let sample = self.now - sent;
         self.rtt_est.update(self.now, sample, Duration::ZERO);
         self.delivered += self.mss;
+        if cc.wants_feedback() {
+            // The receiver got it half a base RTT before its ACK arrives.
+            let arrival = Arrival {
+                pn,
+                bytes: self.mss,
+                sent_time: sent,
+                arrival_time: self.now - Duration(self.base_rtt.0 / 2),
+            };
+            cc.on_feedback(
+                self.now,
+                &Feedback {
+                    arrivals: std::slice::from_ref(&arrival),
+                },
+            );
+        }
         if cc.wants_packet_detail() {
             cc.on_packet_acked(self.now, &outcome);
         }

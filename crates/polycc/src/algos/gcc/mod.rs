@@ -1,0 +1,311 @@
+//! WebRTC's Google Congestion Control (GCC), the rate controller of real-time media and the
+//! "WebRTC" baseline of PIBES's comparisons. Two estimates, the smaller wins:
+//!
+//! - delay-based: receiver timestamps are grouped by send time ([`inter_arrival`]), the trend of
+//!   the one-way delay variation is compared with an adaptive threshold ([`trendline`]), and an
+//!   AIMD controller moves the rate ([`aimd`], with [`link_capacity`] and [`received_rate`]);
+//! - loss-based ([`loss_based`]).
+//!
+//! Facts and constants: WebRTC's code as summarised in the project's CC dossier §8 (Chrome's
+//! behaviour where it and draft-ietf-rmcat-gcc-02 differ). Simplifications, stated: the rate is
+//! updated every 100 ms of feedback (WebRTC's transport-feedback interval) or at once on overuse;
+//! the acknowledged rate is the received rate over 500 ms (the draft's R_hat) rather than
+//! WebRTC's Bayesian estimator; no probing, no ALR detection, no congestion-window pushback.
+//!
+//! GCC is a rate controller: the sender paces at `pacing_factor × target` (1 by default, right
+//! for a backlogged source; WebRTC's pacer uses 2.5 × for an encoder that produces the target
+//! rate in bursts) and the window is only a safety bound of two target-rate round trips, so that
+//! a sender that stops getting feedback stops.
+
+mod aimd;
+mod inter_arrival;
+mod link_capacity;
+mod loss_based;
+mod received_rate;
+mod trendline;
+
+use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
+use crate::intent::Intent;
+use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::signals::{AckEvent, Feedback, LossEvent};
+use crate::units::{Bytes, Duration, Rate, Time};
+use aimd::{Aimd, RateState};
+use inter_arrival::InterArrival;
+use loss_based::LossBased;
+use received_rate::ReceivedRate;
+use serde::Deserialize;
+use trendline::{Trendline, Usage};
+
+pub const NAME: &str = "gcc";
+pub const SUMMARY: &str =
+    "WebRTC GCC: trendline delay-based AIMD and loss-based rate from receiver timestamps";
+
+/// WebRTC's default start bitrate (300 kbit/s).
+pub const START_RATE: Rate = Rate::from_bps(300_000);
+/// WebRTC's floor for the bandwidth estimate (5 kbit/s, dossier §8.4).
+pub const MIN_RATE: Rate = Rate::from_bps(5_000);
+/// No ceiling unless the scenario or the application's intent gives one.
+pub const MAX_RATE: Rate = Rate::from_bps(100_000_000_000);
+/// WebRTC's transport-wide feedback interval (RemoteEstimatorProxy default 100 ms): the rate
+/// controllers run once per interval, or at once when overuse is detected.
+pub const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
+/// The safety window covers two round trips of the target rate, with at least this RTT.
+pub const WINDOW_RTTS: f64 = 2.0;
+pub const WINDOW_MIN_RTT: Duration = Duration::from_millis(100);
+/// ... and never fewer than this many packets.
+pub const WINDOW_MIN_PACKETS: u64 = 4;
+
+pub fn register(r: &mut Registry) {
+    r.register(NAME, SUMMARY, build);
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GccParams {
+    #[serde(default = "default_start")]
+    start_rate_kbps: f64,
+    #[serde(default = "default_min")]
+    min_rate_kbps: f64,
+    #[serde(default = "default_max")]
+    max_rate_kbps: f64,
+    #[serde(default = "default_pacing")]
+    pacing_factor: f64,
+}
+
+fn default_start() -> f64 {
+    START_RATE.as_bps() as f64 / 1e3
+}
+fn default_min() -> f64 {
+    MIN_RATE.as_bps() as f64 / 1e3
+}
+fn default_max() -> f64 {
+    MAX_RATE.as_bps() as f64 / 1e3
+}
+fn default_pacing() -> f64 {
+    1.0
+}
+
+pub fn build(
+    p: &Params,
+    ctx: &CcContext,
+    _: &Registry,
+) -> Result<Box<dyn CongestionControl>, CcError> {
+    let params: GccParams = parse_params(NAME, p)?;
+    let max_kbps = default_max();
+    check_range(NAME, "min_rate_kbps", params.min_rate_kbps, 1.0, max_kbps)?;
+    check_range(
+        NAME,
+        "max_rate_kbps",
+        params.max_rate_kbps,
+        params.min_rate_kbps,
+        max_kbps,
+    )?;
+    check_range(
+        NAME,
+        "start_rate_kbps",
+        params.start_rate_kbps,
+        params.min_rate_kbps,
+        params.max_rate_kbps,
+    )?;
+    check_range(NAME, "pacing_factor", params.pacing_factor, 1.0, 10.0)?;
+    let kbps = |k: f64| Rate::from_bps_f64(k * 1e3);
+    Ok(Box::new(Gcc::new(
+        ctx,
+        kbps(params.start_rate_kbps),
+        kbps(params.min_rate_kbps),
+        kbps(params.max_rate_kbps),
+        params.pacing_factor,
+    )))
+}
+
+pub struct Gcc {
+    mss: Bytes,
+    inter: InterArrival,
+    trend: Trendline,
+    aimd: Aimd,
+    loss: LossBased,
+    received: ReceivedRate,
+    min: Rate,
+    max: Rate,
+    target: Rate,
+    pacing_factor: f64,
+    srtt: Option<Duration>,
+    last_update: Option<Time>,
+    /// Overuse seen since the last rate update (the detector may clear it within a batch).
+    overuse_pending: bool,
+}
+
+impl Gcc {
+    pub fn new(ctx: &CcContext, start: Rate, min: Rate, max: Rate, pacing_factor: f64) -> Self {
+        Gcc {
+            mss: ctx.mss,
+            inter: InterArrival::new(),
+            trend: Trendline::new(),
+            aimd: Aimd::new(start, min, max),
+            loss: LossBased::new(start),
+            received: ReceivedRate::default(),
+            min,
+            max,
+            target: start,
+            pacing_factor,
+            srtt: None,
+            last_update: None,
+            overuse_pending: false,
+        }
+    }
+
+    /// Runs both controllers when an update is due.
+    fn maybe_update(&mut self, now: Time) {
+        let due = self
+            .last_update
+            .is_none_or(|t| now.saturating_since(t) >= UPDATE_INTERVAL);
+        if !due && !self.overuse_pending {
+            return;
+        }
+        self.last_update = Some(now);
+        let usage = if self.overuse_pending {
+            Usage::Overusing
+        } else {
+            self.trend.usage()
+        };
+        self.overuse_pending = false;
+        let delay_based = self.aimd.update(now, usage, self.received.rate());
+        let rtt = self.srtt.unwrap_or(aimd::DEFAULT_RTT);
+        let loss_based = self.loss.update(now, rtt, delay_based);
+        self.target = delay_based.min(loss_based).clamp(self.min, self.max);
+    }
+
+    fn set_rate(&mut self, rate: Rate) {
+        let r = rate.clamp(self.min, self.max);
+        self.aimd.set_rate(r);
+        self.loss.set_rate(r);
+        self.target = r;
+    }
+}
+
+impl CongestionControl for Gcc {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn wants_feedback(&self) -> bool {
+        true
+    }
+
+    fn on_feedback(&mut self, now: Time, feedback: &Feedback<'_>) {
+        for a in feedback.arrivals {
+            self.received.on_arrival(a.arrival_time, a.bytes);
+            if let Some(d) = self.inter.on_packet(a.sent_time, a.arrival_time, a.bytes) {
+                let usage = self
+                    .trend
+                    .update(d.recv_delta_ms, d.send_delta_ms, d.arrival);
+                self.overuse_pending |= usage == Usage::Overusing;
+            }
+        }
+        self.maybe_update(now);
+    }
+
+    fn on_ack(&mut self, now: Time, ack: &AckEvent) {
+        if ack.mss > 0 {
+            self.mss = ack.mss;
+        }
+        if ack.rtt.has_sample {
+            self.srtt = Some(ack.rtt.smoothed);
+            self.aimd.set_rtt(ack.rtt.smoothed);
+        }
+        self.loss.on_acked(u64::from(ack.acked_packets));
+        // Without receiver timestamps only the loss-based side moves; it still needs its cadence.
+        self.maybe_update(now);
+    }
+
+    fn on_loss(&mut self, _now: Time, loss: &LossEvent) {
+        self.loss.on_lost(u64::from(loss.lost_packets));
+    }
+
+    fn cwnd(&self) -> Bytes {
+        let rtt = self.srtt.unwrap_or(WINDOW_MIN_RTT).max(WINDOW_MIN_RTT);
+        let bytes = self.target.bytes_in(rtt) as f64 * WINDOW_RTTS;
+        (bytes as Bytes).max(WINDOW_MIN_PACKETS * self.mss)
+    }
+
+    fn pacing_rate(&self) -> Option<Rate> {
+        Some(
+            self.target
+                .mul_f64(self.pacing_factor)
+                .max(Rate::from_bps(1)),
+        )
+    }
+
+    fn target_bitrate(&self) -> Option<Rate> {
+        Some(self.target)
+    }
+
+    fn set_intent(&mut self, _now: Time, intent: &Intent) {
+        if let Intent::RealtimeVideo { min_rate, max_rate } = *intent {
+            self.min = min_rate;
+            self.max = max_rate.max(min_rate);
+            self.aimd.set_bounds(self.min, self.max);
+            self.target = self.target.clamp(self.min, self.max);
+        }
+    }
+
+    fn calibrate(&mut self, _now: Time, c: &Calibration) {
+        if let Some(r) = c.pacing_rate {
+            self.set_rate(r.mul_f64(1.0 / self.pacing_factor));
+        }
+    }
+
+    fn handover_state(&self) -> HandoverState {
+        HandoverState {
+            cwnd: self.cwnd(),
+            ssthresh: None,
+            pacing_rate: self.pacing_rate(),
+            bandwidth_estimate: self.received.rate(),
+            ..HandoverState::default()
+        }
+    }
+
+    fn adopt(&mut self, _now: Time, from: &HandoverState) {
+        if from.rtt.has_sample {
+            self.srtt = Some(from.rtt.smoothed);
+            self.aimd.set_rtt(from.rtt.smoothed);
+        }
+        // Start from what the predecessor measured, else from its pacing rate or window.
+        let rate = from.bandwidth_estimate.or(from.pacing_rate).or_else(|| {
+            from.rtt
+                .has_sample
+                .then(|| Rate::from_bytes_over(from.cwnd, from.rtt.smoothed))
+        });
+        if let Some(r) = rate {
+            self.set_rate(r);
+        }
+    }
+
+    fn telemetry(&self) -> Telemetry {
+        let mut t = Telemetry::new(match (self.trend.usage(), self.aimd.state()) {
+            (Usage::Overusing, _) | (_, RateState::Decrease) => "overuse",
+            (Usage::Underusing, _) => "underuse",
+            (_, RateState::Increase) => "increase",
+            (_, RateState::Hold) => "hold",
+        });
+        t.push("target_mbps", self.target.as_mbps_f64());
+        t.push("delay_based_mbps", self.aimd.rate().as_mbps_f64());
+        t.push("loss_based_mbps", self.loss.rate().as_mbps_f64());
+        t.push(
+            "received_mbps",
+            self.received.rate().map_or(f64::NAN, |r| r.as_mbps_f64()),
+        );
+        t.push(
+            "link_capacity_mbps",
+            self.aimd.link_capacity_kbps().map_or(f64::NAN, |k| k / 1e3),
+        );
+        t.push("trend", self.trend.trend());
+        t.push("modified_trend", self.trend.modified_trend());
+        t.push("threshold", self.trend.threshold());
+        t.push("loss_fraction", self.loss.loss_fraction());
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests;
