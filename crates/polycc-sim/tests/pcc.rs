@@ -222,3 +222,52 @@ fn proteus_p_noise_tolerance_keeps_utilisation_under_rtt_jitter() {
     assert!(p >= 0.92, "proteus-p {p}");
     assert!(p >= v + 0.02, "proteus-p {p} vs vivace {v}");
 }
+
+#[test]
+fn bbr_s_alone_never_yields_and_shares_fairly_with_itself() {
+    // Proteus §7.1: 50 Mbit/s, 30 ms, 375 KB. Alone, BBR-S's RTT deviation stays far below
+    // 20 ms, so it is plain BBR (no forced PROBE_RTT, the link full); two BBR-S flows share
+    // fairly (Fig. 14). Whether it yields to CUBIC and BBR is claim 8a/8b of REPRODUCTION.md.
+    let scenario = |other: &str| {
+        run(&format!(
+            r#"
+            name = "bbr-s"
+            duration = "30s"
+            [[links]]
+            id = "b"
+            rate = "50Mbps"
+            queue = {{ size = "375KB" }}
+            [[flows]]
+            id = "s"
+            cca = "bbr-s"
+            rtt = "30ms"
+            [[flows]]
+            id = "o"
+            cca = {other}
+            rtt = "30ms"
+            start = "15s"
+        "#
+        ))
+    };
+    let two = scenario("{ name = \"bbr-s\", seed = 7 }");
+    let flow = two.flows.strs("flow").unwrap().to_vec();
+    let forced = two.flows.f64s("cc_forced_probe_rtts").unwrap();
+    let t = two.flows.f64s("t_s").unwrap();
+    let alone_forced = (0..t.len())
+        .filter(|&i| flow[i] == "s" && t[i] < 15.0)
+        .map(|i| forced[i])
+        .fold(0.0, f64::max);
+    let alone = goodput(&two, "s", 3.0, 15.0);
+    eprintln!("alone: {alone:.1} Mbit/s, {alone_forced} forced probe_rtts");
+    assert_eq!(alone_forced, 0.0);
+    assert!(alone >= 0.9 * 50.0, "alone {alone}");
+
+    let (a, b) = (
+        goodput(&two, "s", 20.0, 30.0),
+        goodput(&two, "o", 20.0, 30.0),
+    );
+    let jain = (a + b).powi(2) / (2.0 * (a * a + b * b));
+    eprintln!("two bbr-s: {a:.1} and {b:.1} Mbit/s, Jain {jain:.3}");
+    assert!(jain >= 0.9, "jain {jain}");
+    assert!(a + b >= 0.9 * 50.0, "together {}", a + b);
+}

@@ -249,6 +249,12 @@ class Context:
         rows = df.to_dict("records")  # in point order, seeds innermost
         return {k: rows[i * seeds : (i + 1) * seeds] for i, k in enumerate(labels)}
 
+    def timeseries(self, name: str, row: Mapping[str, Any]) -> pd.DataFrame:
+        """The per-flow time series of one run of sweep `name` (its results row)."""
+        import pandas as pd
+
+        return pd.read_parquet(self.out / name / "runs" / str(row["run_id"]) / "timeseries.parquet")
+
     def run(self, name: str, scenario: str, overrides: Mapping[str, Any] | None = None) -> RunResult:
         """Runs one scenario file (with overrides) and writes its results directory `out/name/`."""
         from polycc.api import run_scenario

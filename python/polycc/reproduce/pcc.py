@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from polycc.reproduce.common import (
     Context,
@@ -26,6 +26,9 @@ from polycc.reproduce.common import (
     safe_div,
 )
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 TITLE = "PCC family: Allegro (NSDI'15) and Proteus (SIGCOMM'20)"
 
 ALLEGRO = "Allegro"
@@ -36,6 +39,12 @@ def experiments(ctx: Context) -> list[Section]:
     steps: list[Callable[[Context], Section]] = [
         _exp_random_loss,
         _exp_shallow_buffer,
+        _exp_satellite,
+        _exp_changing,
+        _exp_rtt_fairness,
+        _exp_convergence,
+        _exp_scavenger,
+        _exp_bbr_s,
     ]
     return [step(ctx) for step in steps]
 
@@ -176,6 +185,16 @@ def _exp_random_loss(ctx: Context) -> Section:
                 ri,
                 5.0,
                 ratio,
+                prose(
+                    """
+                    Our Illinois (Linux tcp_illinois) sees an empty queue, so it runs at its most
+                    aggressive AIMD point (α = 10 packets, β = 1/8); that model gives about 41 Mbit/s
+                    at 0.7 % loss and 30 ms, which is what we measure. The paper's Linux Illinois
+                    on Emulab fell far lower; a likely cause (not verified) is delay noise on the
+                    real hosts pushing its average-delay estimate above its thresholds, which
+                    shrinks α and raises β toward Reno.
+                    """
+                ),
             )
         )
         ri2 = safe_div(g[(pcc, 0.02)], g[("illinois", 0.02)])
@@ -349,4 +368,596 @@ def _exp_shallow_buffer(ctx: Context) -> Section:
                 """
             ),
         ],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers over time series
+
+
+def _series(ts: pd.DataFrame, flow: str, start: float, end: float) -> list[float]:
+    """A flow's goodput samples (Mbit/s, one per bin) with start <= t < end."""
+    sel = ts[(ts["flow"] == flow) & (ts["t_s"] >= start) & (ts["t_s"] < end)]
+    return [float(x) for x in sel["goodput_mbps"].fillna(0.0)]
+
+
+def _window_means(xs: Sequence[float], per: int) -> list[float]:
+    return [statistics.fmean(xs[i : i + per]) for i in range(0, len(xs) - per + 1, per)]
+
+
+def jain(xs: Sequence[float]) -> float:
+    total, squares = sum(xs), sum(x * x for x in xs)
+    return total * total / (len(xs) * squares) if squares > 0 else math.nan
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Satellite (Allegro §4.1.3, Fig. 6)
+
+SAT_CAPACITY_MBPS = 42.0
+
+
+def _exp_satellite(ctx: Context) -> Section:
+    buffers = [5, 667] if ctx.quick else [1, 5, 10, 50, 100, 300, 667]
+    ccas = ["pcc-allegro", "hybla"] if ctx.quick else ["pcc-allegro", "hybla", "illinois", "cubic"]
+    duration = "40s" if ctx.quick else "100s"
+    points = {
+        (c, b): {"flows.0.cca": c, "links.0.queue.size": f"{b}pkt", "duration": duration}
+        for c in ccas
+        for b in buffers
+    }
+    res = ctx.sweep_labeled("satellite", "satellite.toml", points)
+    g = {k: _goodput(v) for k, v in res.items()}
+    table = Table(["buffer", *[f"{c} (Mbit/s)" for c in ccas]])
+    for b in buffers:
+        table.add(f"{b} pkt ({b * 1.5:g} KB)", *[g[(c, b)] for c in ccas])
+    fig = f"{ALLEGRO} Fig. 6"
+    pcc, big = "pcc-allegro", buffers[-1]
+    reps = [
+        Reproduction.at_least(
+            "3a",
+            fig,
+            "PCC reaches 90 % of optimal with a 7.5 KB (5-packet) buffer",
+            "90 %",
+            g[(pcc, 5)] / SAT_CAPACITY_MBPS,
+            0.8,
+            pct,
+            "Optimal is the capacity here: simulated random loss happens before the bottleneck.",
+        ),
+        Reproduction.at_least(
+            "3b",
+            fig,
+            "Hybla far below PCC even with a 1 MB buffer (PCC / Hybla)",
+            "17×",
+            safe_div(g[(pcc, big)], g[("hybla", big)]),
+            5.0,
+            ratio,
+        ),
+    ]
+    if "illinois" in ccas:
+        reps.append(
+            Reproduction.at_least(
+                "3c",
+                fig,
+                "Illinois far below PCC with a 1 MB buffer (PCC / Illinois)",
+                "54×",
+                safe_div(g[(pcc, big)], g[("illinois", big)]),
+                10.0,
+                ratio,
+            )
+        )
+    return Section(
+        "3",
+        "Satellite link",
+        fig,
+        f"42 Mbit/s, 800 ms RTT, 0.74 % random loss on data packets, drop-tail buffer from 1 packet to "
+        f"667 packets (1 MB); {duration} per run (paper: 100 s).",
+        [ctx.rel(ctx.scenario("satellite.toml"))],
+        "satellite",
+        table,
+        reps,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. Rapidly changing network (Allegro §4.1.7, Fig. 11)
+
+#: The generator of scenarios/papers/pcc/changing-network.toml's schedule (tests check the file
+#: matches it): every 5 s, capacity U[10, 100] Mbit/s, RTT U[10, 100] ms, loss U[0, 1] %, drawn
+#: independently (Allegro §4.1.7).
+CHANGING_SEED = 2015
+CHANGING_PERIOD_S = 5
+CHANGING_DURATION_S = 500
+CHANGING_BASE_RTT_MS = 10.0
+
+
+def changing_network_schedule(
+    seed: int = CHANGING_SEED, duration_s: int = CHANGING_DURATION_S
+) -> list[dict[str, Any]]:
+    """Schedule points: the flow's base RTT is 10 ms, the link's one-way delay adds the rest."""
+    import random
+
+    rng = random.Random(seed)
+    points: list[dict[str, Any]] = []
+    for t in range(0, duration_s, CHANGING_PERIOD_S):
+        rate = round(rng.uniform(10.0, 100.0), 1)
+        rtt = round(rng.uniform(10.0, 100.0), 1)
+        loss = round(rng.uniform(0.0, 0.01), 5)
+        points.append(
+            {
+                "at": f"{t}s",
+                "rate": f"{rate}Mbps",
+                "delay": f"{round((rtt - CHANGING_BASE_RTT_MS) / 2, 2)}ms",
+                "loss": loss,
+            }
+        )
+    return points
+
+
+def changing_network_toml() -> str:
+    lines = [
+        "# Allegro (Dong et al., NSDI'15) §4.1.7, Fig. 11: capacity, RTT and loss all change every 5 s,",
+        "# each drawn independently: capacity U[10, 100] Mbit/s, RTT U[10, 100] ms (the flow's 10 ms",
+        "# plus twice the link delay), loss U[0, 1] %. GENERATED by",
+        "# polycc.reproduce.pcc.changing_network_toml() (seed 2015); do not edit by hand. The paper does",
+        "# not give the buffer: 375 KB (one BDP at the mean capacity and RTT).",
+        'name = "pcc-changing-network"',
+        'description = "Allegro Fig. 11: capacity, RTT and loss redrawn every 5 s"',
+        f'duration = "{CHANGING_DURATION_S}s"',
+        "",
+        "[[links]]",
+        'id = "bottleneck"',
+        'queue = { kind = "droptail", size = "375KB" }',
+        "schedule = [",
+    ]
+    for p in changing_network_schedule():
+        lines.append(
+            f'    {{ at = "{p["at"]}", rate = "{p["rate"]}", delay = "{p["delay"]}", loss = {p["loss"]} }},'
+        )
+    lines += [
+        "]",
+        "",
+        "[[flows]]",
+        'id = "sender"',
+        'cca = "pcc-allegro"',
+        f'rtt = "{CHANGING_BASE_RTT_MS:g}ms"',
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _exp_changing(ctx: Context) -> Section:
+    duration = 50 if ctx.quick else CHANGING_DURATION_S
+    ccas = ["pcc-allegro", "cubic"] if ctx.quick else ["pcc-allegro", "cubic", "illinois"]
+    points = {c: {"flows.0.cca": c, "duration": f"{duration}s"} for c in ccas}
+    res = ctx.sweep_labeled("changing-network", "changing-network.toml", points)
+    sched = [p for p in changing_network_schedule() if int(str(p["at"])[:-1]) < duration]
+    optimal = statistics.fmean(float(str(p["rate"])[:-4]) for p in sched)
+    g = {c: _goodput(v) for c, v in res.items()}
+    table = Table(["CCA", "goodput (Mbit/s)", "of optimal", "PCC / this"])
+    for c in ccas:
+        table.add(c, g[c], pct(g[c] / optimal), ratio(safe_div(g["pcc-allegro"], g[c])))
+    fig = f"{ALLEGRO} Fig. 11"
+    reps = [
+        Reproduction.at_least(
+            "4a",
+            fig,
+            "PCC tracks the changing optimum (goodput / mean capacity)",
+            "83 %",
+            g["pcc-allegro"] / optimal,
+            0.7,
+            pct,
+        ),
+        Reproduction.at_least(
+            "4b", fig, "PCC / CUBIC", "14×", safe_div(g["pcc-allegro"], g["cubic"]), 5.0, ratio
+        ),
+    ]
+    if "illinois" in g:
+        reps.append(
+            Reproduction.at_least(
+                "4c", fig, "PCC / Illinois", "5.6×", safe_div(g["pcc-allegro"], g["illinois"]), 2.5, ratio
+            )
+        )
+    return Section(
+        "4",
+        "Rapidly changing network",
+        fig,
+        f"Every 5 s capacity U[10, 100] Mbit/s, RTT U[10, 100] ms and loss U[0, 1] % are redrawn (one fixed "
+        f"draw, seed {CHANGING_SEED}, written into the scenario file); {duration} s (paper: 500 s). Optimal "
+        f"is the mean capacity, {optimal:.1f} Mbit/s.",
+        [ctx.rel(ctx.scenario("changing-network.toml"))],
+        "changing-network",
+        table,
+        reps,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. RTT fairness (Allegro §4.1.5, Fig. 8)
+
+
+def _exp_rtt_fairness(ctx: Context) -> Section:
+    rtts = [20, 100] if ctx.quick else [20, 40, 60, 80, 100]
+    ccas = ["pcc-allegro", "cubic"] if ctx.quick else ["pcc-allegro", "cubic", "newreno"]
+    end = 35 if ctx.quick else 105
+    points = {
+        (c, r): {"flows.*.cca": c, "flows.0.rtt": f"{r}ms", "duration": f"{end}s"} for c in ccas for r in rtts
+    }
+    res = ctx.sweep_labeled("rtt-fairness", "rtt-fairness.toml", points)
+    share: dict[tuple[str, int], float] = {}
+    for k, rows in res.items():
+        ts = ctx.timeseries("rtt-fairness", rows[0])
+        long_, short = (statistics.fmean(_series(ts, f, 10.0, end)) for f in ("long", "short"))
+        share[k] = safe_div(long_, short)
+    table = Table(["long-flow RTT", *[f"{c}: long / short" for c in ccas]])
+    for r in rtts:
+        table.add(f"{r} ms", *[fmt(share[(c, r)], 2) for c in ccas])
+    fig = f"{ALLEGRO} Fig. 8"
+    others = [c for c in ccas if c != "pcc-allegro"]
+    better = sum(
+        abs(math.log(share[("pcc-allegro", r)])) <= min(abs(math.log(share[(o, r)])) for o in others) + 0.05
+        for r in rtts
+        if share[("pcc-allegro", r)] > 0
+    )
+    worst = min(share[("pcc-allegro", r)] for r in rtts)
+    reps = [
+        Reproduction.at_least(
+            "5a",
+            fig,
+            f"PCC is fairer across RTTs than {' and '.join(others)} (RTTs where its long/short ratio is "
+            "closest to 1)",
+            "all",
+            better / len(rtts),
+            0.8,
+            pct,
+        ),
+        Reproduction.at_least(
+            "5b",
+            fig,
+            "the long-RTT PCC flow keeps a fair share (lowest long / short ratio)",
+            "close to 1 (figure)",
+            worst,
+            0.5,
+            lambda x: fmt(x, 2),
+        ),
+    ]
+    return Section(
+        "5",
+        "RTT fairness",
+        fig,
+        "100 Mbit/s, buffer = the short flow's BDP (125 KB); the long flow (20–100 ms) starts first, "
+        f"the 10 ms flow joins at 5 s; throughput ratio over 10–{end} s (paper: 500 s of competition).",
+        [ctx.rel(ctx.scenario("rtt-fairness.toml"))],
+        "rtt-fairness",
+        table,
+        reps,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. Convergence and stability (Allegro §4.2, Figs. 12, 13, 16)
+
+TIME_SCALES_S = (1, 5, 10, 25)
+FAIR_SHARE_BAND = 0.25  # §4.2.2: within ±25 % of the ideal equal rate
+CONVERGED_FOR_S = 5  # ... for every second of t to t + 5 s
+STABILITY_WINDOW_S = 60  # rate standard deviation over the 60 s after convergence
+
+
+def convergence_time(per_second: Sequence[float], fair: float) -> float:
+    """§4.2.2's forward-looking convergence time (seconds from the first sample): the smallest t
+    whose next CONVERGED_FOR_S one-second throughputs are all within ±25 % of `fair`."""
+    ok = [abs(x - fair) <= FAIR_SHARE_BAND * fair for x in per_second]
+    for t in range(len(ok) - CONVERGED_FOR_S + 1):
+        if all(ok[t : t + CONVERGED_FOR_S]):
+            return float(t)
+    return math.nan
+
+
+def _exp_convergence(ctx: Context) -> Section:
+    ccas = ["pcc-allegro", "cubic"]
+    scale = 0.2 if ctx.quick else 1.0  # quick: 10 s between joins instead of 50 s
+    t = [round(x * scale) for x in (50, 100, 150, 200, 250, 300, 350)]
+    over = {
+        "duration": f"{t[6]}s",
+        "flows.0.stop": f"{t[3]}s",
+        "flows.1.start": f"{t[0]}s",
+        "flows.1.stop": f"{t[4]}s",
+        "flows.2.start": f"{t[1]}s",
+        "flows.2.stop": f"{t[5]}s",
+        "flows.3.start": f"{t[2]}s",
+        "flows.3.stop": f"{t[6]}s",
+    }
+    res = ctx.sweep_labeled("convergence", "convergence.toml", {c: {"flows.*.cca": c, **over} for c in ccas})
+    scales = [s for s in TIME_SCALES_S if s <= (t[3] - t[2]) / 2]
+    jains: dict[tuple[str, int], float] = {}
+    for c in ccas:
+        ts = ctx.timeseries("convergence", res[c][0])
+        flows = [_series(ts, f, t[2], t[3]) for f in ("f1", "f2", "f3", "f4")]
+        for s in scales:
+            per = round(s / 0.1)  # 100 ms bins
+            windows = zip(*(_window_means(x, per) for x in flows), strict=True)
+            jains[(c, s)] = statistics.fmean(jain(w) for w in windows)
+
+    seeds = 1 if ctx.quick else 3
+    dur = 20 + 20 + STABILITY_WINDOW_S + CONVERGED_FOR_S + 5 if not ctx.quick else 60
+    two = ctx.sweep_labeled(
+        "two-flow-convergence",
+        "two-flow-convergence.toml",
+        {c: {"flows.*.cca": c, "duration": f"{dur}s"} for c in ccas},
+        seeds=seeds,
+    )
+    conv: dict[str, float] = {}
+    dev: dict[str, float] = {}
+    for c in ccas:
+        cts, devs = [], []
+        for row in two[c]:
+            b = _series(ctx.timeseries("two-flow-convergence", row), "b", 20.0, float(dur))
+            ct = convergence_time(b, 50.0)
+            cts.append(ct)
+            if not math.isnan(ct):
+                after = b[int(ct) : int(ct) + STABILITY_WINDOW_S]
+                devs.append(statistics.pstdev(after) if len(after) > 1 else math.nan)
+        conv[c] = statistics.fmean(cts) if cts else math.nan
+        dev[c] = statistics.fmean(devs) if devs else math.nan
+
+    table = Table(["metric", *ccas])
+    for s in scales:
+        table.add(f"Jain's index, 4 flows, {s} s windows", *[fmt(jains[(c, s)], 3) for c in ccas])
+    table.add("flow B convergence time (s)", *[fmt(conv[c]) for c in ccas])
+    table.add(
+        f"flow B rate std. dev. over {STABILITY_WINDOW_S} s after (Mbit/s)", *[fmt(dev[c], 2) for c in ccas]
+    )
+    fig13, fig16 = f"{ALLEGRO} Figs. 12–13", f"{ALLEGRO} Fig. 16"
+    fairer = sum(jains[("pcc-allegro", s)] >= jains[("cubic", s)] - 0.01 for s in scales)
+    reps = [
+        Reproduction.at_least(
+            "6a",
+            fig13,
+            "competing PCC flows are fairer than CUBIC at every time scale (share of time scales)",
+            "all",
+            fairer / len(scales),
+            1.0,
+            pct,
+        ),
+        Reproduction.at_least(
+            "6b",
+            fig16,
+            "PCC's rate after convergence varies less than CUBIC's (CUBIC std. dev. / PCC's)",
+            "4.2× (ε_min = 0.02, T_m = 1 RTT)",
+            safe_div(dev["cubic"], dev["pcc-allegro"]),
+            2.0,
+            ratio,
+            "Our Allegro runs its defaults (ε_min = 0.01, T_m = 1.7–2.2 RTT), a slower, steadier point of "
+            "the paper's trade-off curve than the 4.2× point it quotes.",
+        ),
+        Reproduction.at_most(
+            "6c",
+            fig16,
+            "PCC converges about as fast as CUBIC (PCC's convergence time / CUBIC's)",
+            "about 1×",
+            safe_div(conv["pcc-allegro"], conv["cubic"]),
+            2.0,
+            ratio,
+        ),
+    ]
+    return Section(
+        "6",
+        "Convergence and stability",
+        f"{fig13}, {fig16}",
+        f"Four flows on 100 Mbit/s, 30 ms, 1-BDP buffer join every {t[0]} s and send {t[3]} s each (paper: "
+        f"500 s and 2000 s; times scaled down by {round(500 / t[0])}); Jain's index over the period when all "
+        f"four are active, averaged over windows of each time scale. Convergence: flow B joins A after 20 s "
+        f"on the same link; §4.2.2's definition (±25 % of 50 Mbit/s for {CONVERGED_FOR_S} s) over 1 s bins, "
+        f"mean of {seeds} seed(s) (paper: 15 trials).",
+        [ctx.rel(ctx.scenario("convergence.toml")), ctx.rel(ctx.scenario("two-flow-convergence.toml"))],
+        "convergence",
+        table,
+        reps,
+        [
+            prose(
+                """
+                Not explained by a simulator difference: in our implementation a PCC Allegro flow
+                joining a link another Allegro flow already fills does not reach its fair share
+                within these runs (flow B never meets the ±25 % band), so the fairness and
+                stability claims fail. This is an open issue of our Allegro (the joining flow's
+                starting and decision states against a full link), not a property of the paper's
+                design; see the Proteus-S latecomer note in crates/polycc-sim/tests/pcc.rs.
+                """
+            )
+        ],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. Proteus scavenger (Proteus §6.2, Fig. 10)
+
+PRIMARIES = ["cubic", "bbr", "copa", "proteus-p", "pcc-vivace"]
+SCAVENGERS = ["proteus-s", "ledbat"]
+PROTEUS_MEASURE_FROM_S = 10.0
+
+
+def _exp_scavenger(ctx: Context) -> Section:
+    primaries = ["cubic", "bbr"] if ctx.quick else PRIMARIES
+    jitters = ["2ms"] if ctx.quick else ["0ms", "2ms", "5ms"]
+    duration = "30s" if ctx.quick else "60s"
+    alone_flows = [{"id": "primary", "cca": "cubic", "rtt": "30ms"}]
+    points: dict[Any, dict[str, Any]] = {}
+    for p in primaries:
+        for j in jitters:
+            base = {"links.0.jitter.max": j, "duration": duration}
+            points[(p, j, "alone")] = {**base, "flows": [dict(alone_flows[0], cca=p)]}
+            for s in SCAVENGERS:
+                points[(p, j, s)] = {**base, "flows.0.cca": p, "flows.1.cca": s}
+    points[("self", "2ms", "proteus-s")] = {
+        "links.0.jitter.max": "2ms",
+        "duration": duration,
+        "flows.0.cca": "proteus-s",
+        "flows.1.cca": {"name": "proteus-s", "seed": 2},
+    }
+    res = ctx.sweep_labeled("scavenger", "scavenger.toml", points)
+
+    def primary(k: Any) -> float:
+        ts = ctx.timeseries("scavenger", res[k][0])
+        end = float(duration[:-1])
+        return statistics.fmean(_series(ts, "primary", PROTEUS_MEASURE_FROM_S, end))
+
+    ratios = {
+        (p, j, s): safe_div(primary((p, j, s)), primary((p, j, "alone")))
+        for p in primaries
+        for j in jitters
+        for s in SCAVENGERS
+    }
+    table = Table(["primary", "jitter", "alone (Mbit/s)", *[f"ratio with {s}" for s in SCAVENGERS]])
+    for p in primaries:
+        for j in jitters:
+            table.add(p, j, primary((p, j, "alone")), *[pct(ratios[(p, j, s)]) for s in SCAVENGERS])
+    fig = f"{PROTEUS} Fig. 10"
+    keep = [ratios[(p, j, "proteus-s")] >= 0.9 for p in ("cubic", "bbr") for j in jitters]
+    better = sum(
+        statistics.median(ratios[(p, j, "proteus-s")] for j in jitters)
+        >= statistics.median(ratios[(p, j, "ledbat")] for j in jitters) - 0.02
+        for p in primaries
+    )
+    self_rows = res[("self", "2ms", "proteus-s")][0]
+    self_jain = jain(
+        [float(self_rows["flow.primary.goodput_mbps"]), float(self_rows["flow.scavenger.goodput_mbps"])]
+    )
+    reps = [
+        Reproduction.at_least(
+            "7a",
+            fig,
+            "with Proteus-S, CUBIC and BBR keep >= 90 % of their throughput in most cases (share of cases)",
+            "71.8 % (BBR), 51.3 % (CUBIC) of WiFi cases",
+            sum(keep) / len(keep),
+            0.5,
+            pct,
+        ),
+        Reproduction.at_least(
+            "7b",
+            fig,
+            "primaries keep more against Proteus-S than against LEDBAT (share of primaries, by median ratio)",
+            "all five",
+            better / len(primaries),
+            0.8,
+            pct,
+        ),
+        Reproduction.at_least(
+            "7c",
+            f"{PROTEUS} §6",
+            "two Proteus-S flows share fairly (Jain's index)",
+            "fair (figure)",
+            self_jain,
+            0.9,
+            lambda x: fmt(x, 3),
+        ),
+    ]
+    return Section(
+        "7",
+        "Proteus-S as a scavenger",
+        fig,
+        f"50 Mbit/s, 30 ms, 375 KB drop-tail buffer, per-packet data-path jitter U[0, max] as the RTT noise "
+        f"(the paper uses real WiFi paths); primary alone vs with a scavenger starting at the same time; "
+        f"ratio of the primary's mean goodput over {PROTEUS_MEASURE_FROM_S:g} s – {duration}.",
+        [ctx.rel(ctx.scenario("scavenger.toml"))],
+        "scavenger",
+        table,
+        reps,
+        [
+            "LEDBAT's 100 ms target is larger than the 60 ms of queue this buffer holds, so against "
+            "loss-based primaries it never sees its target and competes as a primary would.",
+            prose(
+                """
+                Against the latency-aware primaries (Copa, Proteus-P, Vivace) Proteus-S takes a
+                large share here, where the paper has them keep far more than against LEDBAT.
+                Proteus-S's RTT-deviation term needs a noisy RTT to bite; the synthetic jitter is
+                uniform and uncorrelated with the load, unlike WiFi, and with no jitter LEDBAT's
+                delay target makes it back off earlier than Proteus-S. Two Proteus-S flows
+                starting together converge slowly (the latecomer issue noted in the PCC tests).
+                """
+            ),
+        ],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# 8. BBR-S (Proteus §7.1, Fig. 14)
+
+
+def _exp_bbr_s(ctx: Context) -> Section:
+    end = 40.0 if ctx.quick else 120.0
+    start = 20.0 if ctx.quick else 30.0
+    others = ["bbr", "cubic", "bbr-s"]
+    points: dict[str, dict[str, Any]] = {o: {"flows.1.cca": o, "duration": f"{end:g}s"} for o in others}
+    # Another reading of the rule, shown for comparison only (the claims use the paper's 20 ms):
+    # Linux keeps the deviation as `mdev_us` scaled by 4, so a patch comparing that field with
+    # 20 ms yields at 5 ms of mean deviation.
+    alt = {"name": "bbr-s", "rtt_dev_threshold_ms": 5}
+    for o in others:
+        points[f"{o} (5 ms)"] = {
+            "flows.0.cca": alt,
+            "flows.1.cca": alt if o == "bbr-s" else o,
+            "duration": f"{end:g}s",
+        }
+    res = ctx.sweep_labeled("bbr-s", "bbr-s.toml", points)
+    g: dict[str, tuple[float, float]] = {}
+    for o in points:
+        ts = ctx.timeseries("bbr-s", res[o][0])
+        g[o] = (
+            statistics.fmean(_series(ts, "bbr-s", start, end)),
+            statistics.fmean(_series(ts, "other", start, end)),
+        )
+    table = Table(["other flow (BBR-S threshold)", "BBR-S (Mbit/s)", "other (Mbit/s)", "BBR-S share"])
+    for o in points:
+        table.add(o, g[o][0], g[o][1], pct(safe_div(g[o][0], sum(g[o]))))
+    fig = f"{PROTEUS} Fig. 14"
+    reps = [
+        Reproduction.at_most(
+            "8a",
+            fig,
+            "BBR-S yields to BBR (BBR-S share)",
+            "small (figure)",
+            safe_div(g["bbr"][0], sum(g["bbr"])),
+            0.25,
+            pct,
+            prose(
+                """
+                With RFC 6298's RTTVAR (the smoothed mean deviation the kernel also keeps), the
+                deviation passes 20 ms only in the burst when the other flow starts: the queue a
+                competing flow builds changes the RTT smoothly, by a few ms per round trip, which
+                a per-ACK deviation barely registers. The paper does not say which kernel field it
+                compared; Linux stores the deviation scaled by 4 (`mdev_us`), and the table's 5 ms
+                rows show that reading. The simulator's per-packet ACKs without delayed-ACK or TSO
+                noise also make the RTT steadier than on Emulab.
+                """
+            ),
+        ),
+        Reproduction.at_most(
+            "8b",
+            fig,
+            "BBR-S yields to CUBIC (BBR-S share)",
+            "small (figure)",
+            safe_div(g["cubic"][0], sum(g["cubic"])),
+            0.25,
+            pct,
+        ),
+        Reproduction.at_least(
+            "8c",
+            fig,
+            "BBR-S shares fairly with BBR-S (Jain's index)",
+            "fair (figure)",
+            jain(g["bbr-s"]),
+            0.9,
+            lambda x: fmt(x, 3),
+        ),
+    ]
+    return Section(
+        "8",
+        "BBR-S",
+        fig,
+        "50 Mbit/s, 30 ms, 375 KB buffer; BBR-S starts alone, the other flow joins at 10 s; mean goodput "
+        f"over {start:g}–{end:g} s (the paper's figure runs 200 s; its start times are not given). BBR-S is "
+        "our BBR v1 forced into PROBE_RTT for at least 40 ms whenever RFC 6298's smoothed RTT deviation "
+        "exceeds 20 ms.",
+        [ctx.rel(ctx.scenario("bbr-s.toml"))],
+        "bbr-s",
+        table,
+        reps,
     )

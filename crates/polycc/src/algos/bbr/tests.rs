@@ -2,6 +2,7 @@
 //! and a closed loop through the test_support flow.
 
 use super::model::{pacing_for, PACING_MARGIN};
+use super::scavenger::{self, ScavengerRule};
 use super::v1::{self, BbrV1, BbrV1Config, PACING_GAIN_CYCLE};
 use super::v3::{self, BbrV3, BbrV3Config, Phase};
 use crate::algos::test_support::{loss, Flow};
@@ -23,6 +24,7 @@ fn v1_with_seed(seed: u64) -> BbrV1 {
             seed,
             cwnd_gain: v1::CWND_GAIN,
             startup_gain: v1::HIGH_GAIN,
+            scavenger: None,
         },
     )
 }
@@ -58,6 +60,8 @@ struct Path {
     bw: Rate,
     in_flight: Bytes,
     delivered: Bytes,
+    /// Smoothed RTT deviation reported with every ACK.
+    var: Duration,
 }
 
 impl Path {
@@ -70,6 +74,7 @@ impl Path {
             bw: BW,
             in_flight: 15 * MSS,
             delivered: 0,
+            var: Duration::ZERO,
         }
     }
 
@@ -86,7 +91,10 @@ impl Path {
             largest_acked: pn,
             largest_acked_sent_time: self.now - self.path_rtt,
             min_rtt_sample: Some(self.rtt),
-            rtt: snapshot(self.rtt),
+            rtt: RttSnapshot {
+                var: self.var,
+                ..snapshot(self.rtt)
+            },
             prior_in_flight: self.in_flight + MSS,
             in_flight: self.in_flight,
             delivered: self.delivered,
@@ -636,4 +644,112 @@ fn parameters_are_validated() {
     assert!(r
         .build(&spec("bbr3", serde_json::json!({"beta": 1.5})), &ctx)
         .is_err());
+}
+
+// ---------------------------------------------------------------------------------------------
+// BBR-S
+
+fn bbr_s() -> BbrV1 {
+    BbrV1::new(
+        &CcContext::new(MSS),
+        BbrV1Config {
+            seed: 1,
+            cwnd_gain: v1::CWND_GAIN,
+            startup_gain: v1::HIGH_GAIN,
+            scavenger: Some(ScavengerRule::default()),
+        },
+    )
+}
+
+fn telemetry_value(cc: &dyn CongestionControl, name: &str) -> f64 {
+    cc.telemetry()
+        .get(name)
+        .unwrap_or_else(|| panic!("no telemetry {name}"))
+}
+
+#[test]
+fn bbr_s_forces_a_40ms_probe_rtt_when_the_rtt_deviation_exceeds_20ms() {
+    let mut cc = bbr_s();
+    let mut p = Path::new();
+    p.adopt(&mut cc);
+    p.run(&mut cc, 100);
+    assert_eq!(state(&cc), "probe_bw");
+    // At the threshold (not above it) nothing happens.
+    p.var = Duration::from_millis(20);
+    p.run(&mut cc, 50);
+    assert_eq!(state(&cc), "probe_bw");
+    let before = cc.cwnd();
+    assert!(before > 4 * MSS);
+
+    // 25 ms of deviation: PROBE_RTT at once, window 4 packets.
+    p.var = Duration::from_millis(25);
+    p.in_flight = 4 * MSS;
+    p.step(&mut cc);
+    assert_eq!(state(&cc), "probe_rtt");
+    assert_eq!(cc.cwnd(), 4 * MSS);
+    assert_eq!(telemetry_value(&cc, "forced_probe_rtts"), 1.0);
+
+    // The deviation falls back: the phase still lasts its 40 ms (in flight was already at the
+    // 4-packet target, and the round of the 10 ms path ends inside it), not Linux's 200 ms.
+    p.var = Duration::ZERO;
+    let mut ms = 0;
+    while state(&cc) == "probe_rtt" {
+        p.step(&mut cc);
+        ms += 1;
+        assert!(ms < 300, "still in probe_rtt after {ms} ms");
+    }
+    assert!((40..=42).contains(&ms), "forced probe_rtt lasted {ms} ms");
+    assert_eq!(state(&cc), "probe_bw");
+    // The window comes back to PROBE_BW's 2·BDP (30 packets) plus the quantization budget,
+    // restored from the one saved on entry (which the 5/4 phase had raised by 2 packets more).
+    assert!(
+        cc.cwnd() >= 30 * MSS && cc.cwnd() + 2 * MSS >= before,
+        "{} vs {before}",
+        cc.cwnd()
+    );
+    assert_eq!(telemetry_value(&cc, "forced_probe_rtts"), 1.0);
+}
+
+#[test]
+fn bbr_s_stays_aside_while_the_deviation_stays_high_and_plain_bbr_ignores_it() {
+    let mut s = bbr_s();
+    let mut plain = v1_with_seed(1);
+    let (mut ps, mut pp) = (Path::new(), Path::new());
+    ps.adopt(&mut s);
+    pp.adopt(&mut plain);
+    ps.run(&mut s, 50);
+    pp.run(&mut plain, 50);
+    ps.var = Duration::from_millis(30);
+    pp.var = Duration::from_millis(30);
+    ps.in_flight = 4 * MSS;
+    let mut in_probe = 0;
+    for _ in 0..1000 {
+        ps.step(&mut s);
+        pp.step(&mut plain);
+        in_probe += (state(&s) == "probe_rtt") as u32;
+        assert_eq!(state(&plain), "probe_bw");
+    }
+    // Phases of 40-41 ms back to back, each left for one ACK: about 1000 / 41.5 = 24 entries
+    // and over 95 % of the time at the 4-packet window.
+    let forced = telemetry_value(&s, "forced_probe_rtts");
+    assert!(
+        (22.0..=26.0).contains(&forced),
+        "{forced} forced probe_rtts"
+    );
+    assert!(in_probe >= 950, "{in_probe} ms of 1000 in probe_rtt");
+}
+
+#[test]
+fn bbr_s_is_registered_with_its_thresholds_as_parameters() {
+    let r = crate::registry::Registry::standard();
+    let ctx = CcContext::new(MSS);
+    let spec: crate::registry::CcSpec =
+        serde_json::from_str(r#"{"name": "bbr-s", "rtt_dev_threshold_ms": 5, "probe_rtt_ms": 80}"#)
+            .unwrap();
+    let cc = r.build(&spec, &ctx).unwrap();
+    assert_eq!(cc.name(), scavenger::NAME);
+    let bad: crate::registry::CcSpec =
+        serde_json::from_str(r#"{"name": "bbr-s", "rtt_dev_threshold_ms": -1}"#).unwrap();
+    let err = r.build(&bad, &ctx).err().unwrap().to_string();
+    assert!(err.contains("rtt_dev_threshold_ms"), "{err}");
 }

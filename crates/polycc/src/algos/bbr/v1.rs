@@ -18,6 +18,7 @@ use super::model::{
     bdp, default_seed, pacing_for, tso_goal_v1, CaState, MinRttFilter, Prng, ProbeRttAppLimited,
     Recovery, CWND_MIN_TARGET_PACKETS, MIN_RTT_WINDOW, PROBE_RTT_DURATION,
 };
+use super::scavenger::ScavengerRule;
 use crate::algos::round::RoundTracker;
 use crate::cc::{
     Calibration, CcContext, CongestionControl, HandoverState, Telemetry, MIN_WINDOW_PACKETS,
@@ -84,6 +85,7 @@ pub fn build(
             seed: params.seed.unwrap_or_else(|| default_seed(ctx, 1)),
             cwnd_gain: params.cwnd_gain,
             startup_gain: params.startup_gain,
+            scavenger: None,
         },
     )))
 }
@@ -96,6 +98,8 @@ pub struct BbrV1Config {
     pub cwnd_gain: f64,
     /// STARTUP pacing and cwnd gain; DRAIN paces at its inverse.
     pub startup_gain: f64,
+    /// BBR-S: yield by forcing PROBE_RTT on RTT deviation (see [`super::scavenger`]).
+    pub scavenger: Option<ScavengerRule>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,6 +143,10 @@ pub struct BbrV1 {
     cycle_stamp: Time,
     probe_rtt_done: Option<Time>,
     probe_rtt_round_done: bool,
+    /// How long the current PROBE_RTT holds its minimal window (200 ms, or BBR-S's forced hold).
+    probe_rtt_hold: Duration,
+    /// PROBE_RTT entries forced by the scavenger rule (telemetry).
+    forced_probe_rtts: u64,
     idle_restart: bool,
     recovery: Recovery,
     packet_conservation: bool,
@@ -176,6 +184,8 @@ impl BbrV1 {
             cycle_stamp: ctx.now,
             probe_rtt_done: None,
             probe_rtt_round_done: false,
+            probe_rtt_hold: PROBE_RTT_DURATION,
+            forced_probe_rtts: 0,
             idle_restart: false,
             recovery: Recovery::new(init_cwnd),
             packet_conservation: false,
@@ -311,18 +321,31 @@ impl BbrV1 {
         self.reset_mode(now);
     }
 
+    /// Enters PROBE_RTT (Linux `bbr_update_min_rtt`'s entry): the window is saved and cut to
+    /// 4 packets; once in flight is that low, it is held for `hold` and a round.
+    fn enter_probe_rtt(&mut self, hold: Duration) {
+        self.recovery.save_cwnd(self.cwnd, false);
+        self.mode = Mode::ProbeRtt;
+        self.probe_rtt_done = None;
+        self.probe_rtt_hold = hold;
+    }
+
     /// Linux `bbr_update_min_rtt`, with PROBE_RTT entry and exit.
     fn update_min_rtt(&mut self, now: Time, ack: &AckEvent, delivered_any: bool) {
         let expired = self.min_rtt.update(now, ack.min_rtt_sample);
         if expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
-            self.recovery.save_cwnd(self.cwnd, false);
-            self.mode = Mode::ProbeRtt;
-            self.probe_rtt_done = None;
+            self.enter_probe_rtt(PROBE_RTT_DURATION);
+        }
+        if let Some(rule) = self.cfg.scavenger {
+            if self.mode != Mode::ProbeRtt && rule.should_yield(&ack.rtt) {
+                self.enter_probe_rtt(rule.hold);
+                self.forced_probe_rtts += 1;
+            }
         }
         if self.mode == Mode::ProbeRtt {
             self.probe_rtt_app_limited.mark();
             if self.probe_rtt_done.is_none() && ack.in_flight <= self.min_cwnd_target() {
-                self.probe_rtt_done = Some(now + PROBE_RTT_DURATION);
+                self.probe_rtt_done = Some(now + self.probe_rtt_hold);
                 self.probe_rtt_round_done = false;
                 self.rounds.start();
             } else if self.probe_rtt_done.is_some() {
@@ -409,7 +432,11 @@ impl BbrV1 {
 
 impl CongestionControl for BbrV1 {
     fn name(&self) -> &str {
-        NAME
+        if self.cfg.scavenger.is_some() {
+            super::scavenger::NAME
+        } else {
+            NAME
+        }
     }
 
     fn on_sent(&mut self, now: Time, sent: &SentPacket) {
@@ -534,6 +561,9 @@ impl CongestionControl for BbrV1 {
         t.push("full_bw_reached", self.full_bw_reached as u8 as f64);
         t.push("full_bw_cnt", self.full_bw_cnt as f64);
         t.push("round", self.round_count as f64);
+        if self.cfg.scavenger.is_some() {
+            t.push("forced_probe_rtts", self.forced_probe_rtts as f64);
+        }
         t.push("prior_cwnd_bytes", self.recovery.prior_cwnd as f64);
         t.push(
             "ca_state",
