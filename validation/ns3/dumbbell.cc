@@ -196,6 +196,8 @@ struct FlowStats
     double rttSumMs = 0;
     uint64_t rttCount = 0;
     FILE* cwndOut = nullptr;
+    uint32_t cwnd = 0;
+    uint32_t ssthresh = 0;
 };
 
 std::vector<FlowStats> g_flows;
@@ -250,12 +252,27 @@ OnRtt(uint32_t i, Time, Time rtt)
 }
 
 void
+WriteWindow(uint32_t i)
+{
+    FlowStats& f = g_flows[i];
+    if (f.cwndOut)
+    {
+        std::fprintf(f.cwndOut, "%.6f,%u,%u\n", Simulator::Now().GetSeconds(), f.cwnd, f.ssthresh);
+    }
+}
+
+void
 OnCwnd(uint32_t i, uint32_t, uint32_t cwnd)
 {
-    if (g_flows[i].cwndOut)
-    {
-        std::fprintf(g_flows[i].cwndOut, "%.6f,%u\n", Simulator::Now().GetSeconds(), cwnd);
-    }
+    g_flows[i].cwnd = cwnd;
+    WriteWindow(i);
+}
+
+void
+OnSsthresh(uint32_t i, uint32_t, uint32_t ssthresh)
+{
+    g_flows[i].ssthresh = ssthresh;
+    WriteWindow(i);
 }
 
 // The congestion-control type ns-3 uses for a polycc-style name.
@@ -313,6 +330,7 @@ ConnectSocketTraces(uint32_t i, Ptr<BulkSendApplication> app)
     sock->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, i));
     sock->TraceConnectWithoutContext("RTT", MakeBoundCallback(&OnRtt, i));
     sock->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, i));
+    sock->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&OnSsthresh, i));
 }
 
 std::string
@@ -377,7 +395,7 @@ main(int argc, char* argv[])
     cmd.AddValue("fast-factor", "rate of the non-bottleneck links as a multiple of --rate",
                  fastFactor);
     cmd.AddValue("starts", "start time per flow in seconds (comma list; default all 0)", starts);
-    cmd.AddValue("cwnd-trace", "write <prefix><flow>.csv with time,cwnd bytes", cwndPrefix);
+    cmd.AddValue("cwnd-trace", "write <prefix><flow>.csv: time,cwnd,ssthresh (bytes)", cwndPrefix);
     cmd.Parse(argc, argv);
 
     const std::string tcpType = TcpTypeFor(cca);
@@ -437,6 +455,11 @@ main(int argc, char* argv[])
     {
         std::cerr << "dumbbell: --rto is linux or ns3\n";
         return 2;
+    }
+    if (cca == "hybla")
+    {
+        // Linux tcp_hybla.c (and polycc) use a 25 ms reference RTT; ns-3 defaults to 50 ms.
+        Config::SetDefault("ns3::TcpHybla::RRTT", TimeValue(MilliSeconds(25)));
     }
     if (cca == "westwood")
     {
