@@ -40,7 +40,7 @@ def runner():
     if not compare.BINARY.exists():
         pytest.skip(SKIP_MESSAGE)
     opts = compare.Ns3Options()
-    return compare.Runner(opts, compare.Cache(None, compare.model_hash(opts)), [1], compare.BINARY)
+    return compare.Runner(opts, compare.Cache(None, opts), [1], compare.BINARY)
 
 
 # Short, cheap scenarios (10 Mbit/s, 10 s simulated: about 1-3 s of ns-3 each) from the regimes
@@ -84,3 +84,19 @@ def test_ns3_scenario_matches_polycc_scenario():
     args = compare.ns3_args(p, 3, compare.Ns3Options())
     assert "--queue=33" in args and "--flows=4" in args and "--loss=0.001" in args
     assert "--delack=1" in args and "--min-rto=200" in args
+    # polycc-only CCA parameters (an ablation of polycc's side) go into a CCA table.
+    sc = compare.polycc_scenario(p, seed=3, cca_params={"reno_friendly": False})
+    assert sc["flows"][0]["cca"] == {"name": "cubic", "reno_friendly": False}
+
+
+def test_cca_model_version_changes_only_that_ccas_cache_key():
+    """A per-CCA model version in dumbbell.cc (kCcaModelVersion) re-keys that CCA's cached ns-3
+    runs and leaves every other CCA's key as it was without one."""
+    opts = compare.Ns3Options()
+    versions = compare.cca_model_versions()
+    assert versions.get("hybla", 0) >= 1
+    assert "newreno" not in versions and "cubic" not in versions
+    assert compare.model_hash(opts, "newreno") == compare.model_hash(opts)
+    assert compare.model_hash(opts, "cubic") == compare.model_hash(opts)
+    assert compare.model_hash(opts, "hybla") != compare.model_hash(opts)
+    assert compare.model_hash(compare.Ns3Options(delack=2), "newreno") != compare.model_hash(opts)

@@ -50,9 +50,7 @@ def main() -> int:
         c.Point(cca, c.parse_rate(rate), c.parse_time(rtt), buf, loss, flows, duration)
         for cca, rate, rtt, buf, loss, flows in SCENARIOS
     ]
-    runners = [
-        c.Runner(opts, c.Cache(args.cache, c.model_hash(opts)), [1]) for _, opts in VARIANTS
-    ]
+    runners = [c.Runner(opts, c.Cache(args.cache, opts), [1]) for _, opts in VARIANTS]
     with cf.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
         futures = {
             (i, j): ex.submit(runner.ns3, p, 1)

@@ -247,8 +247,10 @@ class SimResult:
 # The two simulators
 
 
-def polycc_scenario(p: Point, seed: int) -> dict[str, Any]:
-    """The polycc scenario equivalent to the ns-3 dumbbell (see VALIDATION.md)."""
+def polycc_scenario(p: Point, seed: int, cca_params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The polycc scenario equivalent to the ns-3 dumbbell (see VALIDATION.md). `cca_params`, when
+    given, are parameters of polycc's CCA (e.g. {"reno_friendly": False}); ns-3 does not see them."""
+    cca: str | dict[str, Any] = {"name": p.cca, **cca_params} if cca_params else p.cca
     return {
         "name": "ns3-compare",
         "description": p.label,
@@ -266,7 +268,7 @@ def polycc_scenario(p: Point, seed: int) -> dict[str, Any]:
         "flows": [
             {
                 "id": "f",
-                "cca": p.cca,
+                "cca": cca,
                 "rtt": fmt_time(p.rtt_s),
                 "count": p.flows,
                 "ack": "every",
@@ -278,10 +280,10 @@ def polycc_scenario(p: Point, seed: int) -> dict[str, Any]:
     }
 
 
-def run_polycc(p: Point, seed: int) -> SimResult:
+def run_polycc(p: Point, seed: int, cca_params: dict[str, Any] | None = None) -> SimResult:
     import polycc
 
-    r = polycc.run(polycc_scenario(p, seed))
+    r = polycc.run(polycc_scenario(p, seed, cca_params))
     s = r.summary
     link = s["links"][0]
     return SimResult(
@@ -355,9 +357,23 @@ def model_version() -> int:
     return int(m.group(1))
 
 
-def model_hash(opts: Ns3Options) -> str:
-    """Cache key of the ns-3 model: dumbbell.cc's model version and the ns-3 options."""
-    text = json.dumps({"version": model_version(), "opts": asdict(opts)}, sort_keys=True)
+def cca_model_versions() -> dict[str, int]:
+    """dumbbell.cc's kCcaModelVersion: per-CCA versions, bumped when a change alters one CCA only."""
+    m = re.search(r"kCcaModelVersion\s*=\s*\{(.*?)\};", SOURCE.read_text(), re.S)
+    if not m:
+        return {}
+    return {name: int(v) for name, v in re.findall(r'\{\s*"([^"]+)"\s*,\s*(\d+)\s*\}', m.group(1))}
+
+
+def model_hash(opts: Ns3Options, cca: str | None = None) -> str:
+    """Cache key of the ns-3 model of one CCA: dumbbell.cc's model version, the CCA's own version
+    (only when it has one, so adding a CCA's entry leaves the other CCAs' keys unchanged) and the
+    ns-3 options."""
+    key: dict[str, Any] = {"version": model_version(), "opts": asdict(opts)}
+    cca_version = cca_model_versions().get(cca, 0) if cca is not None else 0
+    if cca_version:
+        key["cca_version"] = cca_version
+    text = json.dumps(key, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -366,33 +382,41 @@ def model_hash(opts: Ns3Options) -> str:
 
 
 class Cache:
-    """ns-3 results, one JSON object per line: {"key", "model", "raw"}; appended as runs finish."""
+    """ns-3 results, one JSON object per line: {"key", "model", "raw"}; appended as runs finish.
+    Entries are looked up by the point's CCA's model hash (`model_hash(opts, cca)`), so a change
+    to one CCA's model in dumbbell.cc invalidates that CCA's runs only."""
 
-    def __init__(self, path: Path | None, model: str) -> None:
+    def __init__(self, path: Path | None, opts: Ns3Options) -> None:
         self.path = path
-        self.model = model
+        self.opts = opts
         self.lock = threading.Lock()
-        self.entries: dict[str, dict[str, Any]] = {}
+        self.models: dict[str, str] = {}
+        self.entries: dict[tuple[str, str], dict[str, Any]] = {}
         if path is not None and path.exists():
             for line in path.read_text().splitlines():
                 try:
                     e = json.loads(line)
                 except json.JSONDecodeError:
                     continue  # a line cut short by an interruption
-                if e.get("model") == model:
-                    self.entries[e["key"]] = e["raw"]
+                self.entries[(e.get("model", ""), e["key"])] = e["raw"]
 
-    def get(self, key: str) -> dict[str, Any] | None:
-        return self.entries.get(key)
+    def model(self, p: Point) -> str:
+        if p.cca not in self.models:
+            self.models[p.cca] = model_hash(self.opts, p.cca)
+        return self.models[p.cca]
 
-    def put(self, key: str, raw: dict[str, Any]) -> None:
+    def get(self, p: Point, seed: int) -> dict[str, Any] | None:
+        return self.entries.get((self.model(p), p.key(seed)))
+
+    def put(self, p: Point, seed: int, raw: dict[str, Any]) -> None:
+        model, key = self.model(p), p.key(seed)
         with self.lock:
-            self.entries[key] = raw
+            self.entries[(model, key)] = raw
             if self.path is None:
                 return
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a") as f:
-                f.write(json.dumps({"key": key, "model": self.model, "raw": raw}) + "\n")
+                f.write(json.dumps({"key": key, "model": model, "raw": raw}) + "\n")
 
 
 # --------------------------------------------------------------------------------------------
@@ -559,14 +583,15 @@ def text_table(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
-def markdown_table(rows: Sequence[Row]) -> str:
+def markdown_table(rows: Sequence[Row], polycc_params: dict[str, Any] | None = None) -> str:
     """One table per CCA under a `### cca` heading, with that CCA's summary line below it."""
     out: list[str] = []
     ccas = list(dict.fromkeys(r.point.cca for r in rows))
+    suffix = f" (polycc parameters {json.dumps(polycc_params)})" if polycc_params else ""
     for cca in ccas:
         group = [r for r in rows if r.point.cca == cca]
         cols = COLUMNS[1:]
-        lines = [f"### {cca}", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        lines = [f"### {cca}{suffix}", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         for r in group:
             cells = row_cells(r)[1:]
             cells[-1] = f"**{r.verdict}**" if r.disagrees else r.verdict
@@ -611,20 +636,21 @@ class Runner:
     binary: Path = BINARY
     log: Callable[[str], None] = lambda _msg: None
     lossy_seeds: Sequence[int] | None = None
+    #: Parameters of polycc's CCA (an ablation of polycc's side; the ns-3 side is unchanged).
+    polycc_params: dict[str, Any] | None = None
 
     def seeds_for(self, p: Point) -> Sequence[int]:
         return self.lossy_seeds if p.loss > 0 and self.lossy_seeds else self.seeds
 
     def ns3(self, p: Point, seed: int) -> SimResult:
-        key = p.key(seed)
-        raw = self.cache.get(key)
+        raw = self.cache.get(p, seed)
         if raw is None:
             raw = run_ns3_raw(p, seed, self.opts, self.binary)
-            self.cache.put(key, raw)
+            self.cache.put(p, seed, raw)
         return ns3_result(raw)
 
     def both(self, p: Point, seed: int) -> tuple[SimResult, SimResult]:
-        return run_polycc(p, seed), self.ns3(p, seed)
+        return run_polycc(p, seed, self.polycc_params), self.ns3(p, seed)
 
     def row(self, p: Point) -> Row:
         runs = [self.both(p, s) for s in self.seeds_for(p)]
@@ -723,6 +749,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="linux",
         help="ns-3 RTO rule: linux = srtt + max(4 rttvar, MinRto); ns3 = max(MinRto, srtt + 4 rttvar)",
     )
+    ap.add_argument(
+        "--polycc-params",
+        type=json.loads,
+        default=None,
+        help="JSON object of parameters for polycc's CCA, e.g. '{\"reno_friendly\": false}' "
+        "(an ablation of polycc's side; ns-3 is unchanged)",
+    )
     ap.add_argument("--no-build", action="store_true", help="do not run install.sh first")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     return ap
@@ -750,6 +783,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         known = sorted(NS3_CCAS)
         print(f"compare.py: error: no ns-3 counterpart for {unknown}; known: {known}", file=sys.stderr)
         return 2
+    if args.polycc_params is not None and not isinstance(args.polycc_params, dict):
+        print("compare.py: error: --polycc-params must be a JSON object", file=sys.stderr)
+        return 2
     import polycc
 
     missing = sorted({p.cca for p in points} - set(polycc.cca_names()))
@@ -773,7 +809,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         pacing=args.ns3_pacing,
         rto=args.ns3_rto,
     )
-    cache = Cache(None if args.no_cache else args.cache, model_hash(opts))
+    cache = Cache(None if args.no_cache else args.cache, opts)
 
     def log(msg: str) -> None:
         if not args.quiet:
@@ -787,6 +823,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         binary,
         log,
         [args.seed + k for k in range(lossy)],
+        args.polycc_params,
     )
     t0 = time.monotonic()
     rows = runner.rows(points, args.jobs)
@@ -798,7 +835,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"wall time: {elapsed:.0f} s for this invocation; ns-3 wall time summed over rows {ns3_wall:.0f} s")
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        text = markdown_table(rows)
+        text = markdown_table(rows, args.polycc_params)
         if len({r.point.cca for r in rows}) > 1:
             text += "\nAll: " + summary_text(rows) + "\n"
         args.markdown.write_text(text)

@@ -19,6 +19,9 @@ pub const C: f64 = 0.4;
 pub const BETA: f64 = 0.7;
 /// RFC 9438 §4.9 fast convergence is on by default.
 pub const FAST_CONVERGENCE: bool = true;
+/// RFC 9438 §4.3 Reno-friendly region is on by default (Linux: `tcp_friendliness = 1`). Off
+/// reproduces CUBIC implementations without it, such as ns-3 3.37's `TcpCubic` (VALIDATION.md).
+pub const RENO_FRIENDLY: bool = true;
 /// RFC 9438 §4.2: the target may exceed cwnd by at most half a window per RTT.
 const MAX_TARGET_GROWTH: f64 = 1.5;
 
@@ -49,6 +52,8 @@ struct CubicParams {
     fast_convergence: bool,
     #[serde(default = "default_hystart")]
     hystart: bool,
+    #[serde(default = "default_reno_friendly")]
+    reno_friendly: bool,
 }
 
 fn default_beta() -> f64 {
@@ -62,6 +67,9 @@ fn default_fast_convergence() -> bool {
 }
 fn default_hystart() -> bool {
     true
+}
+fn default_reno_friendly() -> bool {
+    RENO_FRIENDLY
 }
 
 pub fn build(
@@ -79,6 +87,7 @@ pub fn build(
             c: params.c,
             fast_convergence: params.fast_convergence,
             hystart: params.hystart,
+            reno_friendly: params.reno_friendly,
         },
     )))
 }
@@ -90,6 +99,8 @@ pub struct CubicConfig {
     pub c: f64,
     pub fast_convergence: bool,
     pub hystart: bool,
+    /// Whether the window may follow the Reno-friendly estimate W_est when it is above the curve.
+    pub reno_friendly: bool,
 }
 
 impl Default for CubicConfig {
@@ -99,6 +110,7 @@ impl Default for CubicConfig {
             c: C,
             fast_convergence: FAST_CONVERGENCE,
             hystart: true,
+            reno_friendly: RENO_FRIENDLY,
         }
     }
 }
@@ -297,7 +309,7 @@ impl Cubic {
         epoch.w_est += alpha * ack.acked_bytes as f64 / cwnd_seg;
         self.epoch = Some(epoch);
 
-        if self.w_cubic(t, epoch.k, seg) < epoch.w_est / seg {
+        if self.cfg.reno_friendly && self.w_cubic(t, epoch.k, seg) < epoch.w_est / seg {
             // Never shrink on an ACK: cwnd may already sit above W_est from the cubic region.
             let w_est = epoch.w_est.min(u64::MAX as f64) as Bytes;
             if w_est > self.cwnd {
@@ -628,6 +640,29 @@ mod tests {
         assert!(
             (grown - 20.0).abs() < 1.5,
             "grew {grown} segments in 20 RTTs"
+        );
+    }
+
+    #[test]
+    fn without_reno_friendly_region_the_window_follows_the_curve_only() {
+        // Same setting as above: 40 RTTs of 1 ms after a loss at 100 segments. The curve alone
+        // barely moves in 40 ms (K ≈ 4.2 s: W_cubic(t) − β·W_max = C·(K³ − (K − t)³) ≈ 0.85
+        // segment at t = 0.042 s), while the Reno-friendly region adds ~21 segments.
+        let mut flow = Flow::new(MSS, Duration::from_millis(1));
+        let cfg = CubicConfig {
+            reno_friendly: false,
+            ..no_hystart()
+        };
+        let mut cc = after_loss_at(&mut flow, cfg, 100 * MSS);
+        let start = cc.cwnd() as f64 / MSS as f64;
+        flow.run_rtts(&mut cc, 42);
+        let grown = cc.cwnd() as f64 / MSS as f64 - start;
+        let k: f64 = (100.0 * (1.0 - BETA) / C).cbrt();
+        let t = 0.042;
+        let curve = C * (k.powi(3) - (k - t).powi(3));
+        assert!(
+            (grown - curve).abs() < 0.5,
+            "grew {grown} segments, curve {curve}"
         );
     }
 
