@@ -1,6 +1,7 @@
 //! Policies: controllers built from other controllers of the pool. A policy implements the same
 //! [`CongestionControl`](crate::cc::CongestionControl) trait as a CCA, so policies compose.
 
+pub mod handover;
 pub mod janus;
 
 use crate::registry::Registry;

@@ -11,8 +11,9 @@
 //! keeps cwnd, ssthresh and its RTT state, and the new algorithm starts from its `init`. So every
 //! switch builds a fresh instance of the target CCA from the registry (Vegas relearns its base
 //! RTT, CUBIC starts a new epoch) and hands it the running one's state through
-//! [`CongestionControl::adopt`]. Only the running CCA sees events, as only the socket's current
-//! `tcp_congestion_ops` is called.
+//! [`CongestionControl::adopt`], by the hand-over PolyCC's pilot change shares
+//! ([`crate::policies::handover`]). Only the running CCA sees events, as only the socket's
+//! current `tcp_congestion_ops` is called.
 
 pub mod metrics;
 pub mod rate_control;
@@ -23,8 +24,8 @@ pub mod target_rate;
 mod tests;
 
 use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
-use crate::estimators::rtt::RttSnapshot;
 use crate::intent::Intent;
+use crate::policies::handover::{self, FlowView, Overrides};
 use crate::registry::{check_range, parse_params, CcError, CcSpec, Params, Registry};
 use crate::signals::{AckEvent, Feedback, LossEvent, PacketOutcome, SentPacket};
 use crate::units::{Bytes, Duration, Rate, Time};
@@ -157,8 +158,7 @@ pub struct Janus {
     clamp: Clamp,
     dp: PropagationDelay,
     /// The transport's latest RTT state and bytes in flight, handed over on a switch.
-    rtt: RttSnapshot,
-    in_flight: Bytes,
+    flow: FlowView,
     /// The aggressive stage's ssthresh waits for the first D_p estimate.
     ssthresh_pending: bool,
     /// An aggressive stage entered before any RTT sample starts Algorithm 1's clock at the
@@ -196,8 +196,7 @@ impl Janus {
             target: TargetRate::new(cfg.tau, cfg.gamma),
             clamp: Clamp::new(cfg.epsilon),
             dp: PropagationDelay::new(cfg.q_avg, ctx.mss),
-            rtt: RttSnapshot::default(),
-            in_flight: 0,
+            flow: FlowView::default(),
             ssthresh_pending: false,
             algorithm_clock_pending: false,
             switches: 0,
@@ -247,23 +246,14 @@ impl Janus {
         self.metrics
             .last()
             .map(|w| w.rtt)
-            .unwrap_or(self.rtt.smoothed)
+            .unwrap_or(self.flow.rtt.smoothed)
     }
 
     /// Hands the flow to a fresh instance of `to`'s CCA with the running one's state, optionally
     /// overriding the window and threshold (buffer clearing, rate control).
     fn hand_over(&mut self, now: Time, to: Stage, cwnd: Option<Bytes>, ssthresh: Option<Bytes>) {
-        let mut state: HandoverState = self.active().handover_state();
-        if self.rtt.has_sample {
-            state.rtt = self.rtt;
-        }
-        state.in_flight = self.in_flight;
-        if let Some(c) = cwnd {
-            state.cwnd = c;
-        }
-        if ssthresh.is_some() {
-            state.ssthresh = ssthresh;
-        }
+        let state =
+            handover::successor_state(&self.flow, self.active(), Overrides { cwnd, ssthresh });
         let spec = match to {
             Stage::Conservative => &self.cfg.conservative,
             Stage::Aggressive => &self.cfg.aggressive,
@@ -308,7 +298,7 @@ impl Janus {
         self.ssthresh_pending = ssthresh.is_none();
         self.hand_over(now, Stage::Aggressive, None, ssthresh);
         self.target.enter_aggressive(now, rtt);
-        self.algorithm_clock_pending = !self.rtt.has_sample;
+        self.algorithm_clock_pending = !self.flow.rtt.has_sample;
     }
 
     /// Runs once per measurement window (one RTT).
@@ -392,15 +382,12 @@ impl CongestionControl for Janus {
     }
 
     fn on_sent(&mut self, now: Time, sent: &SentPacket) {
-        self.in_flight = sent.in_flight;
+        self.flow.on_sent(sent);
         self.active_mut().on_sent(now, sent);
     }
 
     fn on_ack(&mut self, now: Time, ack: &AckEvent) {
-        self.in_flight = ack.in_flight;
-        if ack.rtt.has_sample {
-            self.rtt = ack.rtt;
-        }
+        self.flow.on_ack(ack);
         self.active_mut().on_ack(now, ack);
         if let Some(sample) = ack.min_rtt_sample {
             self.dp.on_sample(now, sample, self.metrics.p_avg_bps());
@@ -425,7 +412,7 @@ impl CongestionControl for Janus {
     }
 
     fn on_loss(&mut self, now: Time, loss: &LossEvent) {
-        self.in_flight = loss.in_flight;
+        self.flow.on_loss(loss);
         self.active_mut().on_loss(now, loss);
     }
 
@@ -584,19 +571,11 @@ impl CongestionControl for Janus {
     }
 
     fn handover_state(&self) -> HandoverState {
-        let mut s = self.active().handover_state();
-        if self.rtt.has_sample {
-            s.rtt = self.rtt;
-        }
-        s.in_flight = self.in_flight;
-        s
+        self.flow.state_of(self.active())
     }
 
     fn adopt(&mut self, now: Time, from: &HandoverState) {
-        if from.rtt.has_sample {
-            self.rtt = from.rtt;
-        }
-        self.in_flight = from.in_flight;
+        self.flow.adopt(from);
         self.active_mut().adopt(now, from);
     }
 }

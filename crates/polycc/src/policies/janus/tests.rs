@@ -2,6 +2,7 @@
 //! throughput and RTT and checks the stage, the window written into the running CCA, R', D_p.
 
 use super::*;
+use crate::estimators::rtt::RttSnapshot;
 use crate::units::Duration;
 
 const MSS: Bytes = 1500;
