@@ -65,6 +65,9 @@ fn gcc_gives_way_to_cubic() {
     let c = mean_goodput_mbps(&out, "c", 30.0, 60.0);
     assert!(before > 3.0, "GCC alone {before:.2} Mbit/s");
     let share = g / (g + c);
-    assert!(share < 0.4, "GCC share with CUBIC {share:.2} ({g:.2} vs {c:.2} Mbit/s)");
+    assert!(
+        share < 0.4,
+        "GCC share with CUBIC {share:.2} ({g:.2} vs {c:.2} Mbit/s)"
+    );
     assert!(g + c > 0.9 * 4.0, "link under-used: {:.2}", g + c);
 }

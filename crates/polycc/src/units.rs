@@ -95,8 +95,9 @@ impl Rate {
         Rate(mbps * 1_000_000)
     }
     pub fn from_bps_f64(bps: f64) -> Rate {
+        // Round half up by truncation (the value is non-negative): no libm call per packet.
         Rate(if bps.is_finite() {
-            bps.max(0.0).round() as u64
+            (bps.max(0.0) + 0.5) as u64
         } else {
             u64::MAX
         })

@@ -209,9 +209,10 @@ impl Cubic {
     /// Adds `bytes` (possibly fractional, never negative) to the window.
     fn grow(&mut self, bytes: f64) {
         let total = self.cwnd_frac + bytes.max(0.0);
-        let whole = total.floor();
-        self.cwnd = self.cwnd.saturating_add(whole as Bytes);
-        self.cwnd_frac = total - whole;
+        // Truncation is floor for a non-negative value, without a libm call on every ACK.
+        let whole = total as Bytes;
+        self.cwnd = self.cwnd.saturating_add(whole);
+        self.cwnd_frac = total - whole as f64;
     }
 
     /// Leaving slow start without a loss (RFC 9438 §4.10): the next stage starts on a flat curve
