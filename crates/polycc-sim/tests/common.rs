@@ -23,3 +23,16 @@ pub fn traces_dir() -> Option<PathBuf> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
     p.is_dir().then_some(p)
 }
+
+/// Mean goodput (Mbit/s) of flow `id` over the time bins with `from <= t < to`.
+pub fn mean_goodput_mbps(out: &RunOutput, id: &str, from: f64, to: f64) -> f64 {
+    let t = out.flows.f64s("t_s").unwrap();
+    let flow = out.flows.strs("flow").unwrap();
+    let g = out.flows.f64s("goodput_mbps").unwrap();
+    let xs: Vec<f64> = (0..t.len())
+        .filter(|&i| flow[i] == id && t[i] >= from && t[i] < to)
+        .map(|i| g[i])
+        .collect();
+    assert!(!xs.is_empty(), "no samples for {id} in [{from}, {to})");
+    xs.iter().sum::<f64>() / xs.len() as f64
+}

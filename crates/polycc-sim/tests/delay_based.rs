@@ -2,7 +2,7 @@
 //! LEDBAT's and LEDBAT++'s queueing delay at their targets, and LEDBAT yielding to CUBIC.
 
 mod common;
-use common::run;
+use common::{mean_goodput_mbps, run};
 use polycc_sim::RunOutput;
 
 /// Mean of the link's queueing delay (ms) over time bins with `from <= t < to`.
@@ -14,18 +14,6 @@ fn mean_queue_delay_ms(out: &RunOutput, from: f64, to: f64) -> f64 {
             .zip(&q)
             .filter(|(t, _)| **t >= from && **t < to)
             .map(|(_, q)| *q),
-    )
-}
-
-/// Mean goodput (Mbit/s) of flow `id` over time bins with `from <= t < to`.
-fn mean_goodput_mbps(out: &RunOutput, id: &str, from: f64, to: f64) -> f64 {
-    let t = out.flows.f64s("t_s").unwrap();
-    let flow = out.flows.strs("flow").unwrap();
-    let g = out.flows.f64s("goodput_mbps").unwrap();
-    mean(
-        (0..t.len())
-            .filter(|&i| flow[i] == id && t[i] >= from && t[i] < to)
-            .map(|i| g[i]),
     )
 }
 

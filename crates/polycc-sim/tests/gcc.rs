@@ -2,20 +2,7 @@
 //! weakness, the "WebRTC" row of PIBES's Table 1) gives way to a CUBIC flow that fills the buffer.
 
 mod common;
-use common::run;
-use polycc_sim::RunOutput;
-
-/// Mean goodput (Mbit/s) of flow `id` over time bins with `from <= t < to`.
-fn mean_goodput_mbps(out: &RunOutput, id: &str, from: f64, to: f64) -> f64 {
-    let t = out.flows.f64s("t_s").unwrap();
-    let flow = out.flows.strs("flow").unwrap();
-    let g = out.flows.f64s("goodput_mbps").unwrap();
-    let xs: Vec<f64> = (0..t.len())
-        .filter(|&i| flow[i] == id && t[i] >= from && t[i] < to)
-        .map(|i| g[i])
-        .collect();
-    xs.iter().sum::<f64>() / xs.len().max(1) as f64
-}
+use common::{mean_goodput_mbps, run};
 
 #[test]
 fn gcc_alone_fills_the_link_with_a_short_queue() {

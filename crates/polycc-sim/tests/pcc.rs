@@ -4,7 +4,7 @@
 //! with itself (Proteus §6).
 
 mod common;
-use common::run;
+use common::{mean_goodput_mbps, run};
 use polycc_sim::RunOutput;
 
 /// Prints the flows' time series every `every` bins when PCC_DEBUG is set.
@@ -47,19 +47,6 @@ fn debug_scenario() {
     let out = run(&toml);
     dump(&out, 1);
     eprintln!("{}", serde_json::to_string_pretty(&out.summary).unwrap());
-}
-
-/// Mean goodput (Mbit/s) of flow `id` over time bins with `from <= t < to`.
-fn goodput(out: &RunOutput, id: &str, from: f64, to: f64) -> f64 {
-    let t = out.flows.f64s("t_s").unwrap();
-    let flow = out.flows.strs("flow").unwrap();
-    let g = out.flows.f64s("goodput_mbps").unwrap();
-    let xs: Vec<f64> = (0..t.len())
-        .filter(|&i| flow[i] == id && t[i] >= from && t[i] < to)
-        .map(|i| g[i])
-        .collect();
-    assert!(!xs.is_empty(), "no samples for {id}");
-    xs.iter().sum::<f64>() / xs.len() as f64
 }
 
 fn single(cca: &str, rate: &str, rtt: &str, loss: f64) -> RunOutput {
@@ -114,7 +101,7 @@ fn vivace_and_proteus_p_fill_a_one_bdp_link_with_a_small_queue() {
         let out = single(cca, "50Mbps", "40ms", 0.0);
         dump(&out, 10);
         let link = &out.summary.links[0];
-        let late = goodput(&out, "a", 10.0, 30.0);
+        let late = mean_goodput_mbps(&out, "a", 10.0, 30.0);
         eprintln!(
             "{cca}: utilisation {:.3}, goodput 10-30 s {late:.1}, queue {:.2} ms (cubic {cq:.1} ms)",
             link.utilization, link.queue_delay_ms.mean
@@ -154,9 +141,9 @@ fn proteus_s_yields_to_cubic_and_shares_fairly_with_itself() {
          [[flows]]\nid = \"s\"\ncca = \"proteus-s\"\nrtt = \"40ms\"\n"
     ));
     dump(&with_s, 20);
-    let c_alone = goodput(&alone, "c", 5.0, 30.0);
-    let c_with = goodput(&with_s, "c", 5.0, 30.0);
-    let s = goodput(&with_s, "s", 5.0, 30.0);
+    let c_alone = mean_goodput_mbps(&alone, "c", 5.0, 30.0);
+    let c_with = mean_goodput_mbps(&with_s, "c", 5.0, 30.0);
+    let s = mean_goodput_mbps(&with_s, "s", 5.0, 30.0);
     eprintln!("cubic alone {c_alone:.1}, with proteus-s {c_with:.1}, proteus-s {s:.1}");
     // Proteus §6: primaries keep ≥ 90 % of their throughput against Proteus-S in most cases.
     assert!(c_with >= 0.9 * c_alone, "cubic {c_with} vs alone {c_alone}");
@@ -168,8 +155,8 @@ fn proteus_s_yields_to_cubic_and_shares_fairly_with_itself() {
     ));
     dump(&two, 20);
     let (a, b) = (
-        goodput(&two, "s1", 5.0, 30.0),
-        goodput(&two, "s2", 5.0, 30.0),
+        mean_goodput_mbps(&two, "s1", 5.0, 30.0),
+        mean_goodput_mbps(&two, "s2", 5.0, 30.0),
     );
     let jain = (a + b).powi(2) / (2.0 * (a * a + b * b));
     eprintln!("two proteus-s: {a:.1} and {b:.1} Mbit/s, Jain {jain:.3}");
@@ -184,10 +171,10 @@ fn proteus_s_yields_to_cubic_and_shares_fairly_with_itself() {
          [[flows]]\nid = \"s2\"\ncca = {{ name = \"proteus-s\", seed = 2 }}\nrtt = \"40ms\"\n\
          start = \"2s\"\n"
     ));
-    let early = goodput(&late, "s2", 5.0, 10.0);
+    let early = mean_goodput_mbps(&late, "s2", 5.0, 10.0);
     let (a, b) = (
-        goodput(&late, "s1", 25.0, 30.0),
-        goodput(&late, "s2", 25.0, 30.0),
+        mean_goodput_mbps(&late, "s1", 25.0, 30.0),
+        mean_goodput_mbps(&late, "s2", 25.0, 30.0),
     );
     eprintln!("latecomer: {early:.1} Mbit/s at 5-10 s, {b:.1} vs incumbent {a:.1} at 25-30 s");
     assert!(b >= 3.0 * early, "latecomer {early} -> {b}");
@@ -257,14 +244,14 @@ fn bbr_s_alone_never_yields_and_shares_fairly_with_itself() {
         .filter(|&i| flow[i] == "s" && t[i] < 15.0)
         .map(|i| forced[i])
         .fold(0.0, f64::max);
-    let alone = goodput(&two, "s", 3.0, 15.0);
+    let alone = mean_goodput_mbps(&two, "s", 3.0, 15.0);
     eprintln!("alone: {alone:.1} Mbit/s, {alone_forced} forced probe_rtts");
     assert_eq!(alone_forced, 0.0);
     assert!(alone >= 0.9 * 50.0, "alone {alone}");
 
     let (a, b) = (
-        goodput(&two, "s", 20.0, 30.0),
-        goodput(&two, "o", 20.0, 30.0),
+        mean_goodput_mbps(&two, "s", 20.0, 30.0),
+        mean_goodput_mbps(&two, "o", 20.0, 30.0),
     );
     let jain = (a + b).powi(2) / (2.0 * (a * a + b * b));
     eprintln!("two bbr-s: {a:.1} and {b:.1} Mbit/s, Jain {jain:.3}");
