@@ -27,6 +27,9 @@ class RunResult:
     `flows` has one row per flow per time bin (t_s, flow, goodput_mbps, throughput_mbps, rtt_ms,
     cwnd_bytes, inflight_bytes, pacing_rate_mbps, cc_state, cc_<telemetry>...), `links` one row per
     link per bin (t_s, link, capacity_mbps, queue_bytes, queue_delay_ms, drops). Missing values are NaN.
+    `frames` has one row per video frame of each video flow (flow, frame, generated_s, first_sent_s,
+    decodable_s, complete_s, delay_ms, packets, data_packets, bytes, target_mbps, competing,
+    decoded, settled); empty without video flows.
     """
 
     name: str
@@ -41,6 +44,7 @@ class RunResult:
     notes: list[str] = field(default_factory=list)
     #: Directory that relative trace paths in the scenario refer to.
     base_dir: Path = field(default_factory=Path.cwd)
+    frames: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def seed(self) -> int:
@@ -92,6 +96,7 @@ def run_scenario(scenario: Scenario, *, seed: int | None = None) -> RunResult:
         origin=scenario.origin,
         notes=list(scenario.notes),
         base_dir=scenario.base_dir,
+        frames=columns_to_frame(out.get("frames", {})),
     )
 
 

@@ -82,8 +82,40 @@ def _draw(path: Path, title: str, panels: list[Panel]) -> None:
     fig.savefig(path, dpi=100)
 
 
-def write_plots(flows: pd.DataFrame, links: pd.DataFrame, out_dir: Path, name: str) -> list[Plot]:
-    """Writes goodput.png, rtt.png, cwnd.png (per flow) and links.png (per link) into out_dir."""
+def _draw_cdf(path: Path, title: str, xlabel: str, curves: list[tuple[str, np.ndarray]]) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, 4), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    for label, values in curves:
+        x = np.sort(values[np.isfinite(values)])
+        if x.size:
+            ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", label=label, linewidth=1.2)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("fraction of frames")
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, alpha=0.3)
+    if 0 < len(curves) <= MAX_LEGEND:
+        ax.legend(loc="lower right", fontsize="small")
+    fig.suptitle(title)
+    fig.savefig(path, dpi=100)
+
+
+def frame_delay_curves(frames: pd.DataFrame) -> list[tuple[str, np.ndarray]]:
+    """Per video flow, the delays (ms) of its settled, decoded frames."""
+    if frames.empty or "delay_ms" not in frames.columns:
+        return []
+    settled = frames[(frames["settled"] == 1) & (frames["decoded"] == 1)]
+    return [(str(f), g["delay_ms"].to_numpy(dtype=float)) for f, g in settled.groupby("flow", sort=False)]
+
+
+def write_plots(
+    flows: pd.DataFrame, links: pd.DataFrame, out_dir: Path, name: str, *, frames: pd.DataFrame | None = None
+) -> list[Plot]:
+    """Writes goodput.png, rtt.png, cwnd.png (per flow) and links.png (per link) into out_dir, and
+    frame_delay_cdf.png when there are video frames."""
     capacity = _series(links, "link", "capacity_mbps", linestyle="--", color="grey", linewidth=1.0)
     for s in capacity:
         s.label = f"capacity {s.label}"
@@ -110,7 +142,13 @@ def write_plots(flows: pd.DataFrame, links: pd.DataFrame, out_dir: Path, name: s
             ],
         ),
     ]
+    curves = frame_delay_curves(frames) if frames is not None else []
+    made = [p for p, _ in figures]
     with _LOCK:
         for plot, panels in figures:
             _draw(out_dir / plot.file, f"{name}: {plot.title}", panels)
-    return [p for p, _ in figures]
+        if curves:
+            cdf = Plot("Frame delay CDF (first packet sent to frame decodable)", "frame_delay_cdf.png")
+            _draw_cdf(out_dir / cdf.file, f"{name}: {cdf.title}", "frame delay (ms)", curves)
+            made.append(cdf)
+    return made

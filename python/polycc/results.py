@@ -6,6 +6,7 @@ One run writes:
     DIR/summary.json         the run's summary (per flow, per link, Jain's index)
     DIR/timeseries.parquet   per-flow time series, long format (one row per flow per bin)
     DIR/links.parquet        per-link time series, long format (one row per link per bin)
+    DIR/frames.parquet       video flows only: one row per frame (delay, size, decodable, ...)
     DIR/*.png                goodput, RTT, cwnd per flow; capacity, queue delay/occupancy per link
     DIR/report.html          summary tables and plots, with relative links only
 
@@ -57,7 +58,9 @@ def write_run_files(
     (out / "summary.json").write_text(summary, encoding="utf-8")
     result.flows.to_parquet(out / "timeseries.parquet", index=False)
     result.links.to_parquet(out / "links.parquet", index=False)
-    made = write_plots(result.flows, result.links, out, result.name) if plots else []
+    if not result.frames.empty:
+        result.frames.to_parquet(out / "frames.parquet", index=False)
+    made = write_plots(result.flows, result.links, out, result.name, frames=result.frames) if plots else []
     (out / "report.html").write_text(render_run_report(result, made, back=back), encoding="utf-8")
     return made
 

@@ -121,6 +121,7 @@ fn output_to_dict<'py>(
     dict.set_item("resolved_toml", &out.resolved_toml)?;
     dict.set_item("flows", table_to_dict(py, &out.flows)?)?;
     dict.set_item("links", table_to_dict(py, &out.links)?)?;
+    dict.set_item("frames", table_to_dict(py, &out.frames)?)?;
     Ok(dict)
 }
 

@@ -49,6 +49,19 @@ pub struct FlowSummary {
     /// `goodput_mbps / target_rate_mbps` (Janus §8.1's satisfaction degree; 1 is ideal).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub satisfaction: Option<f64>,
+    /// Video flows: frame delay (first packet sent to frame decodable) over decoded frames.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame_delay_ms: Option<Percentiles>,
+    /// Video flows: frames produced (settled ones: all but the last second's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames_sent: Option<u64>,
+    /// Video flows: settled frames never decodable (fewer than k of their packets arrived).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames_lost: Option<u64>,
+    /// Video flows whose controller reports a competing-flow flag (PIBES): the fraction of
+    /// frames produced while it was set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub competing_detected_fraction: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -130,6 +143,10 @@ pub struct RunOutput {
     pub flows: Table,
     /// Columns: t_s, link, capacity_mbps, queue_bytes, queue_delay_ms, drops.
     pub links: Table,
+    /// One row per frame of each video flow (empty without video flows). Columns: flow, frame,
+    /// generated_s, first_sent_s, decodable_s, complete_s, delay_ms, packets, data_packets,
+    /// bytes, target_mbps, competing, decoded, settled.
+    pub frames: Table,
 }
 
 /// Jain's fairness index (Σx)² / (n·Σx²); 1 for a single flow or all-zero input.

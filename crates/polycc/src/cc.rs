@@ -6,7 +6,7 @@
 
 use crate::estimators::rtt::RttSnapshot;
 use crate::intent::Intent;
-use crate::signals::{AckEvent, Feedback, LossEvent, PacketOutcome, SentPacket};
+use crate::signals::{AckEvent, Feedback, FrameInfo, LossEvent, PacketOutcome, SentPacket};
 use crate::units::{Bytes, Rate, Time};
 
 /// RFC 9002 §7.2 kMinimumWindow: no controller may let its window fall below 2 datagrams.
@@ -136,6 +136,14 @@ pub trait CongestionControl: Send {
     fn wants_packet_detail(&self) -> bool {
         false
     }
+    /// A real-time media source produced a frame whose packets are queued behind those already
+    /// waiting to be sent. Frame-aware schedulers (PIBES's burst at frame start, the rest paced)
+    /// count [`Self::on_sent`] calls of non-retransmissions against these sizes to know the
+    /// position in its frame of the next packet, and answer [`Self::pacing_rate`] for the gap
+    /// that follows it; the call is also the frame clock for per-frame state (PIBES's share FSM).
+    /// Transports without frames never call it, and controllers that do not schedule frames
+    /// ignore it (the default), so nothing else changes.
+    fn on_frame(&mut self, _now: Time, _frame: &FrameInfo) {}
     /// Called at or after [`Self::next_timer`].
     fn on_timer(&mut self, _now: Time) {}
     fn next_timer(&self) -> Option<Time> {
@@ -144,7 +152,9 @@ pub trait CongestionControl: Send {
 
     /// Bytes that may be in flight.
     fn cwnd(&self) -> Bytes;
-    /// Pacing rate; `None` leaves pacing to the transport (cwnd / srtt with Linux's gains).
+    /// Pacing rate; `None` leaves pacing to the transport (cwnd / srtt with Linux's gains). The
+    /// transport asks before each packet and spaces the next one by that packet's size at this
+    /// rate, so a frame scheduler may answer per packet (a very high rate inside a burst).
     fn pacing_rate(&self) -> Option<Rate> {
         None
     }

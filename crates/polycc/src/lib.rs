@@ -16,5 +16,7 @@ pub mod units;
 pub use cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
 pub use intent::{Intent, IntentError};
 pub use registry::{CcError, CcSpec, Params, Registry};
-pub use signals::{AckEvent, Arrival, Feedback, LossEvent, PacketOutcome, RateSample, SentPacket};
+pub use signals::{
+    AckEvent, Arrival, Feedback, FrameInfo, LossEvent, PacketOutcome, RateSample, SentPacket,
+};
 pub use units::{Bytes, Duration, Rate, Time};

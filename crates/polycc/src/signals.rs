@@ -114,3 +114,16 @@ pub struct Arrival {
 pub struct Feedback<'a> {
     pub arrivals: &'a [Arrival],
 }
+
+/// A video frame handed to the transport: the packets it was cut into, which the transport sends
+/// in order after any packets already queued. Real-time media controllers that schedule frames
+/// (PIBES's burst + paced sender) use it to know where frames start; everything else ignores it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FrameInfo {
+    /// Index of the frame in its flow, from 0.
+    pub index: u64,
+    /// Packets of the frame (data and FEC), each sent as one datagram.
+    pub packets: u32,
+    /// Bytes of the frame on the wire.
+    pub bytes: Bytes,
+}

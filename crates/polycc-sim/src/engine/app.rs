@@ -80,6 +80,7 @@ impl App {
             }),
             Traffic::Cbr { rate } => Some(rate.time_to_send(wire)),
             Traffic::Poisson { rate } => Some(exp(rate.time_to_send(wire), rng)),
+            Traffic::Video(v) => Some(v.interval),
             _ => None,
         }
     }

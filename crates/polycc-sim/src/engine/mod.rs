@@ -11,6 +11,7 @@ mod receiver;
 mod recorder;
 mod segset;
 mod sender;
+mod video;
 
 use crate::output::RunOutput;
 use crate::scenario::{FlowModel, Model, Traffic};
@@ -27,6 +28,7 @@ use rand_pcg::Pcg64Mcg;
 use receiver::Receiver;
 use recorder::Recorder;
 use sender::{Poll, Sender, Transfer, NO_SEGMENT};
+use video::VideoSource;
 
 pub use recorder::Accounting;
 
@@ -62,6 +64,8 @@ struct Flow {
     intent: Option<Intent>,
     /// Target rate from each intent change on (`None`: no target), for satisfaction.
     target_log: Vec<(Time, Option<Rate>)>,
+    /// Real-time video flows: the encoder and the per-frame records.
+    video: Option<VideoSource>,
 }
 
 pub struct Simulator<'a> {
@@ -162,10 +166,14 @@ impl<'a> Simulator<'a> {
             ^ connection.rotate_left(32);
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        let packet = match &fm.traffic {
+            Traffic::Video(v) => v.packet,
+            _ => self.model.packet_bytes(),
+        };
         let ctx = CcContext {
             now: self.now,
             seed: z ^ (z >> 31),
-            ..CcContext::new(self.model.packet_bytes())
+            ..CcContext::new(packet)
         };
         let mut cc = self
             .registry
@@ -247,14 +255,27 @@ impl<'a> Simulator<'a> {
             None
         } else {
             let cc = self.new_cc(fm, self.flows.len(), 0, fm.intent.as_ref())?;
-            Some(Sender::new(
+            // A video flow's datagrams are P bytes on the wire.
+            let mss = match &fm.traffic {
+                Traffic::Video(v) => v.packet - sc.header_bytes,
+                _ => sc.mss,
+            };
+            let mut s = Sender::new(
                 cc,
-                sc.mss,
+                mss,
                 sc.header_bytes,
                 fm.max_ack_delay,
                 fm.pacing,
                 fm.rwnd,
-            ))
+            );
+            if let Traffic::Video(v) = &fm.traffic {
+                s.retransmit = v.retransmit;
+            }
+            Some(s)
+        };
+        let video = match &fm.traffic {
+            Traffic::Video(v) => Some(VideoSource::new(*v)),
+            _ => None,
         };
         let keep_log = sender.as_ref().is_some_and(|s| s.cc.wants_feedback());
         Ok(Flow {
@@ -275,6 +296,7 @@ impl<'a> Simulator<'a> {
                 Time::ZERO + fm.start,
                 fm.intent.and_then(|i| i.target_rate()),
             )],
+            video,
         })
     }
 
@@ -409,9 +431,33 @@ impl<'a> Simulator<'a> {
                 }
                 self.begin_next_transfer(f, true)?;
             }
-            Traffic::Cbr { .. } | Traffic::Poisson { .. } => self.app_event(f)?,
+            Traffic::Cbr { .. } | Traffic::Poisson { .. } | Traffic::Video(_) => {
+                self.app_event(f)?
+            }
         }
         Ok(())
+    }
+
+    /// The video encoder produces a frame: sized from the controller's target, announced to the
+    /// controller, appended to the sender's stream.
+    fn video_frame(&mut self, f: u32) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        let (Some(s), Some(v)) = (fl.sender.as_mut(), fl.video.as_mut()) else {
+            return;
+        };
+        let competing = s.cc.telemetry().get("competing").map(|c| c > 0.5);
+        let frame = v.encode(now, s.cc.target_bitrate(), competing, &mut self.rng);
+        s.cc.on_frame(
+            now,
+            &polycc::FrameInfo {
+                index: v.frames.len() as u64 - 1,
+                packets: frame.packets,
+                bytes: frame.bytes,
+            },
+        );
+        s.extend_transfer(v.end_seg());
+        self.try_send(f);
     }
 
     fn app_event(&mut self, f: u32) -> Result<(), SimError> {
@@ -454,6 +500,7 @@ impl<'a> Simulator<'a> {
                 self.acct.sent_bytes += wire;
                 self.arrive(p);
             }
+            Traffic::Video(_) => self.video_frame(f),
             _ => {}
         }
         Ok(())
@@ -494,11 +541,20 @@ impl<'a> Simulator<'a> {
 
     fn try_send(&mut self, f: u32) {
         let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        if let (Some(v), Some(s)) = (fl.video.as_ref(), fl.sender.as_mut()) {
+            if v.model.retransmit && s.has_retx() {
+                s.retain_retx(|seg, acked| v.needs_retransmit(seg, |x| acked.contains(x)));
+            }
+        }
         loop {
             let fl = &mut self.flows[f as usize];
             let Some(s) = fl.sender.as_mut() else { return };
             match s.poll_send(now) {
                 Poll::Send { pn, seg, wire } => {
+                    if let Some(v) = fl.video.as_mut() {
+                        v.on_sent(seg, now);
+                    }
                     let p = Packet {
                         flow: f,
                         kind: Kind::Data,
@@ -719,6 +775,9 @@ impl<'a> Simulator<'a> {
             .on_data(now, p.pn, p.seg, p.wire_bytes as u64, p.sent);
         if r.new_segment && p.seg != NO_SEGMENT {
             fl.stats.on_unique(p.wire_bytes as u64 - header);
+            if let Some(v) = fl.video.as_mut() {
+                v.on_arrival(p.seg, now);
+            }
             let cum = fl.receiver.segs.cumulative();
             while let Some(t) = fl.app.transfers.get_mut(fl.app.receiving) {
                 if cum < t.end_seg {
@@ -828,12 +887,14 @@ impl<'a> Simulator<'a> {
         let resolved_toml = toml::to_string(&self.model.scenario).map_err(|e| {
             SimError::Internal(format!("cannot serialise the resolved scenario: {e}"))
         })?;
+        let frames = recorder::frames_table(&self.flows, self.end);
         let (flows, links) = self.rec.into_tables();
         Ok(RunOutput {
             resolved_toml,
             summary,
             flows,
             links,
+            frames,
         })
     }
 

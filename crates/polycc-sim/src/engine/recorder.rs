@@ -2,6 +2,7 @@
 
 use super::delay_histogram::DelayHistogram;
 use super::link::LinkDir;
+use super::video::VideoSource;
 use super::Flow;
 use crate::output::{
     jain_index, Column, FlowSummary, LinkSummary, MeanP95, Percentiles, Summary, Table,
@@ -184,6 +185,105 @@ fn mean_p95(h: &DelayHistogram, sum_ns: u128, count: u64) -> MeanP95 {
         mean: sum_ns as f64 / count as f64 / 1e6,
         p95: if p95 <= 1 { 0.0 } else { ms_of_us(p95) },
     }
+}
+
+struct VideoStats {
+    delay_ms: Percentiles,
+    sent: u64,
+    lost: u64,
+    competing: Option<f64>,
+}
+
+/// Exact percentiles (nearest rank) of a flow's frame delays; frames are few.
+fn video_summary(v: &VideoSource, end: Time) -> VideoStats {
+    let mut delays: Vec<f64> = Vec::new();
+    let (mut sent, mut lost, mut flagged, mut flag_known) = (0u64, 0u64, 0u64, 0u64);
+    for f in v.settled(end) {
+        sent += 1;
+        match f.delay() {
+            Some(d) => delays.push(d * 1e3),
+            None => lost += 1,
+        }
+        if let Some(c) = f.competing {
+            flag_known += 1;
+            flagged += u64::from(c);
+        }
+    }
+    delays.sort_by(f64::total_cmp);
+    let q = |p: f64| {
+        let i = ((p * delays.len() as f64).ceil() as usize).clamp(1, delays.len()) - 1;
+        delays[i]
+    };
+    let delay_ms = if delays.is_empty() {
+        Percentiles::default()
+    } else {
+        Percentiles {
+            min: delays[0],
+            mean: delays.iter().sum::<f64>() / delays.len() as f64,
+            p50: q(0.50),
+            p95: q(0.95),
+            p99: q(0.99),
+        }
+    };
+    VideoStats {
+        delay_ms,
+        sent,
+        lost,
+        competing: (flag_known > 0).then(|| flagged as f64 / flag_known as f64),
+    }
+}
+
+/// The per-frame table of every video flow.
+pub(super) fn frames_table(flows: &[Flow], end: Time) -> Table {
+    let names = [
+        "frame",
+        "generated_s",
+        "first_sent_s",
+        "decodable_s",
+        "complete_s",
+        "delay_ms",
+        "packets",
+        "data_packets",
+        "bytes",
+        "target_mbps",
+        "competing",
+        "decoded",
+        "settled",
+    ];
+    let mut ids = Vec::new();
+    let mut cols: Vec<Vec<Option<f64>>> = vec![Vec::new(); names.len()];
+    let cut = end.as_secs_f64() - super::video::SETTLE_GRACE_S;
+    for fl in flows {
+        let Some(v) = fl.video.as_ref() else { continue };
+        for (k, f) in v.frames.iter().enumerate() {
+            ids.push(fl.model.id.clone());
+            let secs = |t: Option<Time>| t.map(|t| t.as_secs_f64());
+            let row = [
+                Some(k as f64),
+                Some(f.generated.as_secs_f64()),
+                secs(f.first_sent),
+                secs(f.decodable),
+                secs(f.complete),
+                f.delay().map(|d| d * 1e3),
+                Some(f64::from(f.packets)),
+                Some(f64::from(f.data_packets)),
+                Some(f.bytes as f64),
+                Some(f.target.as_mbps_f64()),
+                f.competing.map(|c| f64::from(u8::from(c))),
+                Some(f64::from(u8::from(f.decodable.is_some()))),
+                Some(f64::from(u8::from(f.generated.as_secs_f64() < cut))),
+            ];
+            for (c, v) in cols.iter_mut().zip(row) {
+                c.push(v);
+            }
+        }
+    }
+    let rows = ids.len();
+    let mut columns = vec![("flow".to_string(), Column::Str(ids))];
+    for (n, c) in names.iter().zip(cols) {
+        columns.push((n.to_string(), Column::F64(c)));
+    }
+    Table { rows, columns }
 }
 
 /// Time-weighted mean of the target rates in force over `[from, to)`, counting only the time
@@ -389,6 +489,7 @@ impl Recorder {
                 }
                 _ => None,
             };
+            let video = fl.video.as_ref().map(|v| video_summary(v, end));
             let target_rate_mbps = mean_target_mbps(&fl.target_log, start, start + active);
             let goodput_mbps = mbps(fl.stats.rx_unique_payload, active);
             fs.push(FlowSummary {
@@ -418,6 +519,10 @@ impl Recorder {
                 satisfaction: target_rate_mbps
                     .filter(|t| *t > 0.0)
                     .map(|t| goodput_mbps / t),
+                frame_delay_ms: video.as_ref().map(|v| v.delay_ms.clone()),
+                frames_sent: video.as_ref().map(|v| v.sent),
+                frames_lost: video.as_ref().map(|v| v.lost),
+                competing_detected_fraction: video.as_ref().and_then(|v| v.competing),
             });
         }
         let mut ls = Vec::new();

@@ -99,6 +99,8 @@ pub struct Sender {
     last_ack_eliciting: Time,
     first_rtt_sample: Option<Time>,
     app_limited: bool,
+    /// Lost segments are resent (false for real-time media without retransmission).
+    pub retransmit: bool,
     pub cc_timer: Timer,
     // Counters.
     pub packets_sent: u64,
@@ -152,6 +154,7 @@ impl Sender {
             last_ack_eliciting: Time::ZERO,
             first_rtt_sample: None,
             app_limited: false,
+            retransmit: true,
             cc_timer: Timer::default(),
             packets_sent: 0,
             bytes_sent: 0,
@@ -175,6 +178,30 @@ impl Sender {
         }
         self.next_seg = self.next_seg.max(t.first);
         self.transfer = Some(t);
+    }
+
+    /// A streaming source (video) appended data: the endless transfer now ends at `end`.
+    pub fn extend_transfer(&mut self, end: u64) {
+        match self.transfer.as_mut() {
+            Some(t) => t.end = t.end.max(end),
+            None => {
+                self.transfer = Some(Transfer {
+                    first: 0,
+                    end,
+                    last_payload: self.mss,
+                })
+            }
+        }
+    }
+
+    /// Keeps only the queued retransmissions `keep` accepts.
+    pub fn retain_retx(&mut self, mut keep: impl FnMut(u64, &SegSet) -> bool) {
+        let acked = &self.acked_segs;
+        self.retx.retain(|&s| keep(s, acked));
+    }
+
+    pub fn has_retx(&self) -> bool {
+        !self.retx.is_empty()
     }
 
     pub fn transfer(&self) -> Option<Transfer> {
@@ -432,7 +459,10 @@ impl Sender {
                         self.sent[i].state = State::Lost;
                         self.in_flight -= m.bytes as u64;
                         self.lost_packets += 1;
-                        if m.seg != NO_SEGMENT && !self.acked_segs.contains(m.seg) {
+                        if self.retransmit
+                            && m.seg != NO_SEGMENT
+                            && !self.acked_segs.contains(m.seg)
+                        {
                             self.retx.push_back(m.seg);
                         }
                         if detail {
@@ -506,7 +536,7 @@ impl Sender {
         // unacknowledged segment.
         self.pto_count += 1;
         self.probes = PTO_PROBES;
-        if self.next_segment().is_none() {
+        if self.retransmit && self.next_segment().is_none() {
             if let Some(m) = self
                 .sent
                 .iter()

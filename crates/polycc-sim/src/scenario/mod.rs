@@ -87,7 +87,7 @@ fn untagged_hint(msg: String) -> String {
         let what = if msg.contains("CcSpec") {
             "expected a CCA name (\"cubic\") or a table with `name` (e.g. { name = \"cubic\", beta = 0.7 })"
         } else if msg.contains("TrafficSpec") {
-            "expected \"bulk\" or a table with kind = bulk | sized | web | cbr | poisson and its keys (sized: size; web: size, interval, arrivals; cbr/poisson: rate)"
+            "expected \"bulk\" or a table with kind = bulk | sized | web | cbr | poisson | video and its keys (sized: size; web: size, interval, arrivals; cbr/poisson: rate; video: fps, min_rate, max_rate, packet, fec, retransmit, frame_noise)"
         } else if msg.contains("AckPolicy") {
             "expected \"every\", \"delayed\" or { every = 2, max_delay = \"25ms\" }"
         } else if msg.contains("TraceSpec") {
@@ -153,6 +153,22 @@ pub enum Traffic {
     Poisson {
         rate: Rate,
     },
+    Video(VideoModel),
+}
+
+/// A validated real-time video source (see `spec::TrafficTable::Video`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VideoModel {
+    /// Frame interval T.
+    pub interval: Duration,
+    pub min_rate: Rate,
+    pub max_rate: Rate,
+    /// Bytes of a datagram on the wire (P).
+    pub packet: u64,
+    /// Repair packets per data packet.
+    pub fec: f64,
+    pub retransmit: bool,
+    pub frame_noise: f64,
 }
 
 impl Traffic {
@@ -295,6 +311,17 @@ pub fn resolve(sc: Scenario, origin: &Origin, registry: &Registry) -> Result<Mod
         }
         let traffic = resolve_traffic(&f.traffic, full_packet, sc.mss)
             .map_err(|m| origin.err(at("traffic"), m))?;
+        if let Traffic::Video(v) = &traffic {
+            if v.packet <= sc.header_bytes {
+                return Err(origin.err(
+                    at("traffic.packet"),
+                    format!(
+                        "{} bytes leave no payload after the {}-byte header",
+                        v.packet, sc.header_bytes
+                    ),
+                ));
+            }
+        }
         let (ack_every, max_ack_delay) = match &f.ack {
             AckPolicy::Named(n) if n == "every" => (1, Duration::ZERO),
             AckPolicy::Named(n) if n == "delayed" => {
@@ -327,9 +354,13 @@ pub fn resolve(sc: Scenario, origin: &Origin, registry: &Registry) -> Result<Mod
                 Some(b)
             }
         };
-        let intent = match &f.intent {
-            None => None,
-            Some(spec) => Some(resolve_intent(origin, &at("intent"), spec)?),
+        let intent = match (&f.intent, &traffic) {
+            (None, Traffic::Video(v)) => Some(polycc::Intent::RealtimeVideo {
+                min_rate: v.min_rate,
+                max_rate: v.max_rate,
+            }),
+            (None, _) => None,
+            (Some(spec), _) => Some(resolve_intent(origin, &at("intent"), spec)?),
         };
         let mut intent_schedule = Vec::new();
         for (j, ch) in f.intent_schedule.iter().enumerate() {
@@ -656,7 +687,7 @@ fn resolve_traffic(t: &TrafficSpec, full_packet: u64, mss: u64) -> Result<Traffi
     Ok(match t {
         TrafficSpec::Named(n) if n == "bulk" => Traffic::Bulk,
         TrafficSpec::Named(n) => {
-            return Err(format!("unknown traffic {n:?}; allowed: \"bulk\" or a table with kind = bulk | sized | web | cbr | poisson"))
+            return Err(format!("unknown traffic {n:?}; allowed: \"bulk\" or a table with kind = bulk | sized | web | cbr | poisson | video"))
         }
         TrafficSpec::Table(TrafficTable::Bulk) => Traffic::Bulk,
         TrafficSpec::Table(TrafficTable::Sized { size }) => Traffic::Sized { bytes: size_bytes(size)? },
@@ -673,6 +704,39 @@ fn resolve_traffic(t: &TrafficSpec, full_packet: u64, mss: u64) -> Result<Traffi
         }
         TrafficSpec::Table(TrafficTable::Cbr { rate }) => Traffic::Cbr { rate: rate.value },
         TrafficSpec::Table(TrafficTable::Poisson { rate }) => Traffic::Poisson { rate: rate.value },
+        TrafficSpec::Table(TrafficTable::Video { fps, min_rate, max_rate, packet, fec, retransmit, frame_noise }) => {
+            if !(fps.is_finite() && (1.0..=1000.0).contains(fps)) {
+                return Err(format!("fps = {fps} is outside 1 ..= 1000"));
+            }
+            if max_rate.value.as_bps() == 0 {
+                return Err("max_rate must be positive".into());
+            }
+            if min_rate.value > max_rate.value {
+                return Err(format!("min_rate {} must not exceed max_rate {}", min_rate.value, max_rate.value));
+            }
+            let packet = match packet.value {
+                Size::Bytes(b) => b,
+                Size::Packets(_) | Size::Bdp(_) => return Err("packet is a datagram size: give it in bytes (\"1200B\")".into()),
+            };
+            if !(64..=65_000).contains(&packet) {
+                return Err(format!("packet = {packet} bytes is outside 64 ..= 65000"));
+            }
+            if !(fec.is_finite() && (0.0..=4.0).contains(fec)) {
+                return Err(format!("fec = {fec} is outside 0.0 ..= 4.0 (repair packets per data packet)"));
+            }
+            if !(frame_noise.is_finite() && (0.0..=0.5).contains(frame_noise)) {
+                return Err(format!("frame_noise = {frame_noise} is outside 0.0 ..= 0.5"));
+            }
+            Traffic::Video(VideoModel {
+                interval: Duration::from_secs_f64(1.0 / fps),
+                min_rate: min_rate.value,
+                max_rate: max_rate.value,
+                packet,
+                fec: *fec,
+                retransmit: *retransmit,
+                frame_noise: *frame_noise,
+            })
+        }
     })
 }
 

@@ -405,6 +405,57 @@ pub enum TrafficTable {
     Poisson {
         rate: RateQ,
     },
+    /// Real-time video: a frame every 1/`fps`, sized from the controller's target bitrate within
+    /// [`min_rate`, `max_rate`] with the encoder's random error, cut into datagrams of `packet`
+    /// bytes on the wire, `fec` of them repair packets (an erasure code), and lost packets
+    /// retransmitted only when `retransmit` (PIBES §III-B: as a last resort).
+    Video {
+        #[serde(default = "default_fps")]
+        fps: f64,
+        #[serde(default = "default_video_min")]
+        min_rate: RateQ,
+        #[serde(default = "default_video_max")]
+        max_rate: RateQ,
+        #[serde(default = "default_video_packet")]
+        packet: SizeQ,
+        #[serde(default = "default_fec")]
+        fec: f64,
+        #[serde(default)]
+        retransmit: bool,
+        /// Standard deviation of the encoder's relative frame-size error e_k.
+        #[serde(default = "default_frame_noise")]
+        frame_noise: f64,
+    },
+}
+
+/// PIBES §IV defaults: 30 frames/s, the encoder's range 0.5 – 8 Mbit/s, 1200-byte datagrams
+/// (the usual RTP/WebRTC payload bound), 10 % FEC (§III-B "a modest amount of FEC (e.g. 10%)"),
+/// frame-size error e_k ~ N(0, 0.025) (eq. 7; read as the standard deviation: "may deviate
+/// slightly from the target").
+pub const DEFAULT_FPS: f64 = 30.0;
+pub const DEFAULT_VIDEO_MIN_BPS: u64 = 500_000;
+pub const DEFAULT_VIDEO_MAX_BPS: u64 = 8_000_000;
+pub const DEFAULT_VIDEO_PACKET: u64 = 1200;
+pub const DEFAULT_FEC: f64 = 0.1;
+pub const DEFAULT_FRAME_NOISE: f64 = 0.025;
+
+fn default_fps() -> f64 {
+    DEFAULT_FPS
+}
+fn default_video_min() -> RateQ {
+    RateQ::from_value(Rate::from_bps(DEFAULT_VIDEO_MIN_BPS))
+}
+fn default_video_max() -> RateQ {
+    RateQ::from_value(Rate::from_bps(DEFAULT_VIDEO_MAX_BPS))
+}
+fn default_video_packet() -> SizeQ {
+    SizeQ::bytes(DEFAULT_VIDEO_PACKET)
+}
+fn default_fec() -> f64 {
+    DEFAULT_FEC
+}
+fn default_frame_noise() -> f64 {
+    DEFAULT_FRAME_NOISE
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]

@@ -11,6 +11,7 @@ pub mod ledbat;
 pub mod ledbat_pp;
 pub mod newreno;
 pub mod pcc;
+pub mod pibes;
 pub(crate) mod round;
 #[cfg(test)]
 pub(crate) mod test_support;
@@ -34,4 +35,5 @@ pub fn register_all(r: &mut Registry) {
     htcp::register(r);
     pcc::register(r);
     gcc::register(r);
+    pibes::register(r);
 }

@@ -1,0 +1,102 @@
+//! The PIBES receiver (§III-A eq. 2, §III-B eq. 4): exponentially weighted moving averages of
+//! the inter-arrival time of consecutive burst packets (d) and of consecutive paced packets
+//! (d~) of the same frame, and the competing-flow flag c = d~ > (1 + β)·d. Both averages and the
+//! flag go back to the sender in ACKs.
+//!
+//! A sans-IO state machine fed with arrivals stamped with the receiver's clock; it uses only
+//! differences of arrival times, so it needs no clock synchronisation.
+
+use super::burst::Slot;
+use crate::units::{Duration, Time};
+
+/// §IV-A: α = 0.1 (accuracy and precision fall as α grows, Fig. 7).
+pub const ALPHA: f64 = 0.1;
+/// §III-B: competing flows are declared when d~ exceeds d by more than β = 10 %.
+pub const BETA: f64 = 0.1;
+
+/// What the receiver reports to the sender.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Report {
+    /// Smoothed burst inter-arrival time d.
+    pub d: Option<Duration>,
+    /// Smoothed paced inter-arrival time d~.
+    pub d_tilde: Option<Duration>,
+    /// c: a competing flow shares the bottleneck.
+    pub competing: bool,
+}
+
+/// Eq. (2)/(4): the first sample initialises the average, later ones are blended with weight α.
+#[derive(Clone, Copy, Debug, Default)]
+struct Ewma {
+    value_ns: Option<f64>,
+}
+
+impl Ewma {
+    fn update(&mut self, sample_ns: f64, alpha: f64) {
+        self.value_ns = Some(match self.value_ns {
+            None => sample_ns,
+            Some(v) => alpha * sample_ns + (1.0 - alpha) * v,
+        });
+    }
+    fn get(&self) -> Option<Duration> {
+        self.value_ns
+            .map(|v| Duration::from_nanos(v.round() as u64))
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct PibesReceiver {
+    alpha: f64,
+    beta: f64,
+    burst: Ewma,
+    paced: Ewma,
+    last: Option<(Slot, Time)>,
+    pub burst_samples: u64,
+    pub paced_samples: u64,
+}
+
+impl PibesReceiver {
+    pub fn new(alpha: f64, beta: f64) -> Self {
+        PibesReceiver {
+            alpha,
+            beta,
+            burst: Ewma::default(),
+            paced: Ewma::default(),
+            last: None,
+            burst_samples: 0,
+            paced_samples: 0,
+        }
+    }
+
+    /// One packet arrived at `at`. Only pairs of consecutive packets of one frame give a sample
+    /// (a loss in between, or a frame boundary, breaks the pair): both in the burst for d, both
+    /// paced for d~. Arrivals must come in packet order, as they do on a FIFO path.
+    pub fn on_arrival(&mut self, slot: Slot, at: Time) {
+        if let Some((prev, t)) = self.last {
+            if prev.frame == slot.frame && prev.pos + 1 == slot.pos && at >= t {
+                let gap = (at - t).as_nanos() as f64;
+                if prev.in_burst() && slot.in_burst() {
+                    self.burst.update(gap, self.alpha);
+                    self.burst_samples += 1;
+                } else if !prev.in_burst() && !slot.in_burst() {
+                    self.paced.update(gap, self.alpha);
+                    self.paced_samples += 1;
+                }
+            }
+        }
+        self.last = Some((slot, at));
+    }
+
+    pub fn report(&self) -> Report {
+        let (d, d_tilde) = (self.burst.get(), self.paced.get());
+        let competing = match (self.burst.value_ns, self.paced.value_ns) {
+            (Some(d), Some(dt)) => dt > (1.0 + self.beta) * d,
+            _ => false,
+        };
+        Report {
+            d,
+            d_tilde,
+            competing,
+        }
+    }
+}
