@@ -249,7 +249,10 @@ mod tests {
         let mean = n.iter().sum::<f64>() / n.len() as f64;
         // Rounding to the nearest whole packet keeps the mean.
         let expect = 8e6 / 8.0 / 30.0 / 1200.0;
-        assert!((mean - expect).abs() < 0.1, "mean packets {mean} vs {expect:.2}");
+        assert!(
+            (mean - expect).abs() < 0.1,
+            "mean packets {mean} vs {expect:.2}"
+        );
         assert!(n.iter().any(|&x| x > 28.0) && n.iter().any(|&x| x <= 28.0));
     }
 }
