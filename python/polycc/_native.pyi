@@ -1,7 +1,7 @@
 """Type stubs for the Rust extension (crates/polycc-py)."""
 
 from os import PathLike
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 __version__: str
 
@@ -13,6 +13,8 @@ class NativeOutput(TypedDict):
     resolved_toml: str
     flows: dict[str, list[float | None] | list[str]]
     links: dict[str, list[float | None] | list[str]]
+    #: One row per video frame (empty columns without video flows).
+    frames: NotRequired[dict[str, list[float | None] | list[str]]]
 
 def run_toml(
     text: str, origin: str, base_dir: str | PathLike[str], seed: int | None = None

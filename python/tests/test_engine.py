@@ -223,3 +223,31 @@ def test_the_gil_is_released_during_a_run(tmp_path: Path) -> None:
         longest, last = max(longest, now - last), now
     worker.join()
     assert span and longest < 0.5 * span[0], (longest, span)
+
+
+def test_video_flow_writes_frames_and_the_frame_delay_cdf(tmp_path: Path) -> None:
+    scenario = {
+        "name": "video",
+        "duration": "5s",
+        "links": [{"id": "b", "rate": "3Mbps", "queue": {"size": "50pkt"}}],
+        "flows": [{"id": "v", "cca": "pibes", "rtt": "40ms", "traffic": {"kind": "video"}}],
+    }
+    r = api.run(scenario)
+    # 30 fps over 5 s; the summary counts the frames produced before the last second.
+    assert len(r.frames) == 151
+    assert set(r.frames["flow"]) == {"v"}
+    flow = r.summary["flows"][0]
+    assert flow["frames_sent"] == int((r.frames["settled"] == 1).sum())
+    assert flow["frames_lost"] == 0
+    settled = r.frames[r.frames["settled"] == 1]
+    assert flow["frame_delay_ms"]["mean"] == pytest.approx(settled["delay_ms"].mean(), rel=1e-9)
+    out = r.write(tmp_path / "res")
+    assert (out / "frames.parquet").is_file() and (out / "frame_delay_cdf.png").is_file()
+    assert len(pd.read_parquet(out / "frames.parquet")) == 151
+    html = (out / "report.html").read_text()
+    assert "Video flows" in html and "frames.parquet" in html
+    # Runs without video write neither.
+    bulk = api.run(dict(scenario, flows=[{"id": "c", "rtt": "40ms"}]))
+    assert bulk.frames.empty
+    out2 = bulk.write(tmp_path / "bulk")
+    assert not (out2 / "frames.parquet").exists() and "Video flows" not in (out2 / "report.html").read_text()
