@@ -10,8 +10,13 @@
 //! Per ACK (RFC 6817 §2.4.2):
 //! `cwnd += GAIN · (TARGET − queuing_delay)/TARGET · bytes_acked · MSS / cwnd`, then
 //! `cwnd ≤ flightsize + ALLOWED_INCREASE·MSS` and `cwnd ≥ MIN_CWND·MSS`. On loss, at most once
-//! per RTT: `cwnd = max(cwnd/2, MIN_CWND·MSS)`. There is no slow start: the window starts at
-//! INIT_CWND and grows by at most GAIN packets per RTT.
+//! per RTT: `cwnd = max(cwnd/2, MIN_CWND·MSS)`. By default there is no slow start, as in the
+//! RFC's pseudo-code and the Linux research module `tcp_ledbat.c` (`do_ss = 0`): the window starts
+//! at INIT_CWND and grows by at most GAIN packets per RTT, which takes minutes on a large BDP
+//! (100 Mbit/s × 100 ms: 833 packets, one per RTT). `slow_start = true` adds the slow start that
+//! ns-3's `TcpLedbat` (`SSParam`, on by default) and BitTorrent's libutp use: the window grows by
+//! the bytes acknowledged (doubling per RTT) until the first loss or until the queueing delay
+//! passes 90 % of TARGET (libutp's exit rule; ns-3 exits on loss only), then LEDBAT proper.
 
 use crate::cc::{Calibration, CcContext, CongestionControl, Telemetry, MIN_WINDOW_PACKETS};
 use crate::registry::{check_range, parse_params, CcError, Params, Registry};
@@ -38,6 +43,13 @@ pub const CURRENT_FILTER: usize = 4;
 pub const ALLOWED_INCREASE: f64 = 1.0;
 /// RFC 6817 §2.5: INIT_CWND SHOULD be 2 packets (and MIN_CWND 2, RFC 9002's minimum too).
 pub const INIT_CWND_PACKETS: u64 = 2;
+/// libutp `UTPSocket::apply_ccontrol`: slow start ends once the measured delay exceeds
+/// `target · 0.9` ("even if we're a little under the target delay").
+pub const SLOW_START_EXIT_FRACTION: f64 = 0.9;
+/// Slow start grows the window to at most this multiple of what was in flight, so that an
+/// application-limited sender does not inflate it (RFC 5681 §3.1 growth is per byte acknowledged
+/// of a full window; the same cap as polycc's other slow starts).
+const SLOW_START_FLIGHT_FACTOR: f64 = 2.0;
 
 /// Largest packet a transport can send (an IP datagram without jumbograms): bounds the packet size
 /// learnt from sent packets.
@@ -55,6 +67,8 @@ struct LedbatParams {
     target_ms: f64,
     #[serde(default = "default_gain")]
     gain: f64,
+    #[serde(default)]
+    slow_start: bool,
 }
 
 fn default_target_ms() -> f64 {
@@ -78,6 +92,7 @@ pub fn build(
         LedbatConfig {
             target: Duration::from_secs_f64(params.target_ms / 1e3),
             gain: params.gain,
+            slow_start: params.slow_start,
         },
     )))
 }
@@ -87,6 +102,8 @@ pub fn build(
 pub struct LedbatConfig {
     pub target: Duration,
     pub gain: f64,
+    /// Start with a slow start (see the module notes); `false` is the RFC's pseudo-code.
+    pub slow_start: bool,
 }
 
 impl Default for LedbatConfig {
@@ -94,6 +111,7 @@ impl Default for LedbatConfig {
         LedbatConfig {
             target: TARGET,
             gain: GAIN,
+            slow_start: false,
         }
     }
 }
@@ -229,6 +247,8 @@ pub struct Ledbat {
     clamp: Option<Bytes>,
     /// Last off_target, for telemetry.
     off_target: f64,
+    /// Still in the initial slow start (only with `slow_start`; it never restarts).
+    in_slow_start: bool,
 }
 
 impl Ledbat {
@@ -243,6 +263,7 @@ impl Ledbat {
             recovery_start: None,
             clamp: None,
             off_target: f64::NAN,
+            in_slow_start: cfg.slow_start,
         }
     }
 
@@ -306,6 +327,16 @@ impl CongestionControl for Ledbat {
         let off_target = (target - qd.as_secs_f64()) / target;
         self.off_target = off_target;
         let mss = self.mss as f64;
+        if self.in_slow_start {
+            if qd.as_secs_f64() > SLOW_START_EXIT_FRACTION * target {
+                self.in_slow_start = false;
+            } else {
+                let cap = (ack.prior_in_flight as f64 * SLOW_START_FLIGHT_FACTOR).max(self.cwnd);
+                self.cwnd = (self.cwnd + ack.acked_bytes as f64).min(cap);
+                self.bound();
+                return;
+            }
+        }
         // cwnd is never below 2·mss, so the division is safe.
         self.cwnd += self.cfg.gain * off_target * ack.acked_bytes as f64 * mss / self.cwnd;
         let max_allowed = ack.prior_in_flight as f64 + ALLOWED_INCREASE * mss;
@@ -317,6 +348,8 @@ impl CongestionControl for Ledbat {
         let new_epoch = self
             .recovery_start
             .is_none_or(|r| loss.largest_lost_sent_time > r);
+        // The first loss also ends slow start (as TCP's and libutp's do).
+        self.in_slow_start = false;
         if new_epoch {
             self.recovery_start = Some(now);
             self.cwnd = self.cwnd.min((self.cwnd / 2.0).max(self.min_window()));
@@ -346,6 +379,7 @@ impl CongestionControl for Ledbat {
         );
         t.push("off_target", self.off_target);
         t.push("target_ms", self.cfg.target.as_millis_f64());
+        t.push("slow_start", if self.in_slow_start { 1.0 } else { 0.0 });
         t
     }
 
@@ -354,9 +388,12 @@ impl CongestionControl for Ledbat {
             self.clamp = clamp;
         }
         if let Some(w) = c.cwnd {
+            // A window set from outside is a measured one: no slow start from it.
             self.cwnd = w as f64;
+            self.in_slow_start = false;
         }
-        // LEDBAT has no slow start (so no ssthresh) and leaves pacing to the transport.
+        // LEDBAT keeps no ssthresh (its optional slow start ends on loss or delay) and leaves
+        // pacing to the transport.
         self.bound();
     }
 
@@ -604,6 +641,84 @@ mod tests {
         assert!((pkts - 140.0).abs() < 6.0, "{pkts} packets");
     }
 
+    fn ledbat_with_slow_start() -> Ledbat {
+        Ledbat::new(
+            &CcContext::new(MSS),
+            LedbatConfig {
+                slow_start: true,
+                ..LedbatConfig::default()
+            },
+        )
+    }
+
+    #[test]
+    fn slow_start_doubles_per_rtt_and_ends_at_ninety_percent_of_target() {
+        // The emulated path of the test above: 40 ms base RTT, 1 packet per ms of service.
+        let base = Duration::from_millis(40);
+        let mut flow = Flow::new(MSS, base);
+        flow.feedback_clock_offset = Some(7_000_000);
+        let mut cc = ledbat_with_slow_start();
+        let mut exit_round = None;
+        let mut pkts_at = Vec::new();
+        for round in 0..800 {
+            let pkts = cc.cwnd() as f64 / MSS as f64;
+            pkts_at.push(pkts);
+            flow.rtt = base + Duration::from_secs_f64((pkts - 40.0).max(0.0) / 1e3);
+            flow.run_rtts(&mut cc, 1);
+            if exit_round.is_none() && cc.telemetry().get("slow_start") == Some(0.0) {
+                exit_round = Some(round);
+            }
+        }
+        // From 2 packets, doubling per RTT: 2·2⁵ = 64 packets after 5 RTTs (the first round has no
+        // delay sample yet, so allow one round of lag), where the RFC's pseudo-code has about 6.
+        assert!(pkts_at[6] >= 60.0, "{:?}", &pkts_at[..8]);
+        // Slow start ends when the queue passes 0.9 · 100 ms, i.e. a window of 40 + 90 packets,
+        // within 9 RTTs and without a loss (there is none here). The emulated delay lags the
+        // window by up to a round, in which the window doubles twice at most: ≤ 4 × 130 packets.
+        let exit = exit_round.expect("slow start ended");
+        assert!(exit <= 9, "slow start ended in round {exit}");
+        let at_exit = pkts_at[exit];
+        assert!(
+            (130.0..=520.0).contains(&at_exit),
+            "{at_exit} packets at exit"
+        );
+        // Then LEDBAT proper drains the overshoot (no loss here: the emulated buffer is unbounded)
+        // and settles the queue at the target, as without slow start.
+        let qd = cc.queuing_delay().expect("measured").as_millis_f64();
+        assert!((qd - 100.0).abs() < 5.0, "queueing delay {qd} ms");
+    }
+
+    #[test]
+    fn without_slow_start_the_window_gains_at_most_one_packet_per_rtt() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(40));
+        flow.feedback_clock_offset = Some(7_000_000);
+        let mut cc = ledbat();
+        flow.run_rtts(&mut cc, 6);
+        let pkts = cc.cwnd() as f64 / MSS as f64;
+        assert!(pkts <= 8.0, "{pkts} packets after 6 RTTs");
+        assert_eq!(cc.telemetry().get("slow_start"), Some(0.0));
+    }
+
+    #[test]
+    fn a_loss_ends_slow_start_for_good() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(40));
+        flow.feedback_clock_offset = Some(7_000_000);
+        let mut cc = ledbat_with_slow_start();
+        flow.run_rtts(&mut cc, 5);
+        assert_eq!(cc.telemetry().get("slow_start"), Some(1.0));
+        let w = cc.cwnd();
+        flow.lose_fresh(&mut cc);
+        assert_eq!(cc.cwnd(), w / 2);
+        assert_eq!(cc.telemetry().get("slow_start"), Some(0.0));
+        // Empty path after the loss: LEDBAT's MSS²/cwnd per packet acknowledged, about one packet
+        // per RTT (two in the first, which acknowledges the pre-loss flight of twice the halved
+        // window), where slow start would double the window every RTT.
+        let after = cc.cwnd();
+        flow.run_rtts(&mut cc, 3);
+        let gained = (cc.cwnd() - after) as f64 / MSS as f64;
+        assert!(gained <= 4.5, "gained {gained} packets in 3 RTTs");
+    }
+
     #[test]
     fn params_are_validated() {
         let reg = Registry::standard();
@@ -613,7 +728,7 @@ mod tests {
         };
         assert!(reg
             .build(
-                &spec(serde_json::json!({"name": "ledbat", "target_ms": 25, "gain": 0.5})),
+                &spec(serde_json::json!({"name": "ledbat", "target_ms": 25, "gain": 0.5, "slow_start": true})),
                 &ctx
             )
             .is_ok());
@@ -621,6 +736,7 @@ mod tests {
             serde_json::json!({"name": "ledbat", "target_ms": 150}),
             serde_json::json!({"name": "ledbat", "gain": 2}),
             serde_json::json!({"name": "ledbat", "tagret_ms": 50}),
+            serde_json::json!({"name": "ledbat", "slow_start": "yes"}),
         ] {
             assert!(
                 matches!(
