@@ -13,8 +13,9 @@
 //! Registry names: `pcc-allegro`, `pcc-vivace`, `proteus-p`, `proteus-s`, `proteus-h`. Each takes
 //! `utility` (a name in [`UtilityRegistry::standard`]), the utilities' parameters `alpha`, `d`,
 //! `threshold_mbps` (`proteus-h`'s switch-over rate; master requires it, here its absence makes
-//! `proteus-h` behave as `proteus-p`), and `seed`; `pcc-allegro` takes `eps_min` and
-//! `eps_max`, the others `probing_step`. To use a utility of your own, register it in a
+//! `proteus-h` behave as `proteus-p`), and `seed` (by default derived from the flow's own seed in
+//! the [`CcContext`], so that flows differ); `pcc-allegro` takes `eps_min` and `eps_max`, the
+//! others `probing_step`. To use a utility of your own, register it in a
 //! [`UtilityRegistry`] and register a controller name whose builder calls [`build_allegro_with`]
 //! or [`build_vivace_with`].
 
@@ -26,6 +27,7 @@ pub mod sender;
 pub mod utility;
 pub mod vivace;
 
+use crate::algos::pcc::rng::SplitMix64;
 use crate::cc::{CcContext, CongestionControl};
 use crate::registry::{check_range, parse_params, CcError, Params, Registry};
 use allegro::{AllegroConfig, AllegroControl};
@@ -62,8 +64,12 @@ fn default_alpha() -> f64 {
 fn default_d() -> f64 {
     utility::PROTEUS_DEV_COEF
 }
-fn default_seed() -> u64 {
-    1
+/// The seed of a controller whose scenario gives none: the transport's per-flow seed, mixed
+/// with the creation time. Every flow must draw its own trial orders and MI lengths (Allegro
+/// §3.1–3.2 randomise them so that competing senders do not act in lockstep); a constant default
+/// gave every PCC flow the same sequence.
+fn flow_seed(ctx: &CcContext) -> u64 {
+    SplitMix64::new(ctx.seed ^ ctx.now.0.rotate_left(32)).next_u64()
 }
 fn default_eps_min() -> f64 {
     allegro::EPS_MIN
@@ -88,8 +94,7 @@ struct AllegroParams {
     eps_min: f64,
     #[serde(default = "default_eps_max")]
     eps_max: f64,
-    #[serde(default = "default_seed")]
-    seed: u64,
+    seed: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -103,8 +108,7 @@ struct VivaceParams {
     threshold_mbps: Option<f64>,
     #[serde(default = "default_probing_step")]
     probing_step: f64,
-    #[serde(default = "default_seed")]
-    seed: u64,
+    seed: Option<u64>,
 }
 
 fn bad(name: &str, message: String) -> CcError {
@@ -158,7 +162,7 @@ pub fn build_allegro_with(
     let cfg = AllegroConfig {
         eps_min: q.eps_min,
         eps_max: q.eps_max,
-        seed: q.seed,
+        seed: q.seed.unwrap_or_else(|| flow_seed(ctx)),
     };
     let ctl = AllegroControl::new(cfg, u, PccSender::<AllegroControl>::initial_rate(ctx));
     Ok(Box::new(PccSender::new(
@@ -213,7 +217,7 @@ pub fn build_vivace_with(
         .map_err(|m| bad(name, m))?;
     let cfg = VivaceConfig {
         probing_step: q.probing_step,
-        seed: q.seed,
+        seed: q.seed.unwrap_or_else(|| flow_seed(ctx)),
         scavenger: flavour == VivaceFlavour::ProteusS,
     };
     let noise = (flavour != VivaceFlavour::Vivace).then(NoiseTolerance::new);
@@ -380,6 +384,37 @@ mod tests {
         let mut cc = build(serde_json::json!({"name": "pcc-allegro"})).unwrap();
         let (mbps, _) = run(cc.as_mut(), &mut path, 10, 30);
         assert!(mbps > 18.0, "goodput {mbps}");
+    }
+
+    /// The first 40 pacing rates a controller chooses on a 20 Mbit/s, 40 ms path.
+    fn rates(spec: serde_json::Value, flow_seed: u64) -> Vec<u64> {
+        let spec: CcSpec = serde_json::from_value(spec).expect("spec");
+        let ctx = CcContext {
+            seed: flow_seed,
+            ..CcContext::new(MSS)
+        };
+        let mut cc = Registry::standard().build(&spec, &ctx).expect("builds");
+        let mut path = PacedPath::new(MSS, Rate::from_mbps(20), Duration::from_millis(40));
+        let mut out = vec![];
+        for i in 1..=40 {
+            path.run_until(cc.as_mut(), Time::ZERO + Duration::from_millis(100 * i));
+            out.push(cc.pacing_rate().unwrap().as_bps());
+        }
+        out
+    }
+
+    #[test]
+    fn flows_draw_their_own_random_choices_unless_a_seed_is_given() {
+        for name in ["pcc-allegro", "proteus-s"] {
+            // Two flows of one run get different transport seeds: their MI lengths and trial
+            // orders, hence their rate sequences, differ.
+            let plain = serde_json::json!({ "name": name });
+            assert_ne!(rates(plain.clone(), 1), rates(plain.clone(), 2), "{name}");
+            // The same transport seed replays exactly, and an explicit `seed` overrides it.
+            assert_eq!(rates(plain.clone(), 1), rates(plain, 1), "{name}");
+            let fixed = serde_json::json!({ "name": name, "seed": 5 });
+            assert_eq!(rates(fixed.clone(), 1), rates(fixed, 2), "{name}");
+        }
     }
 
     #[test]

@@ -177,6 +177,9 @@ struct Interval {
     realigned: bool,
     /// Packets of this MI in send order.
     packets: Vec<(u64, Fate)>,
+    /// Send times of the first and the last packet.
+    first_sent: Option<Time>,
+    last_sent: Time,
     resolved: u64,
     bytes_sent: Bytes,
     bytes_acked: Bytes,
@@ -203,10 +206,30 @@ impl Interval {
         self.packets.binary_search_by_key(&pn, |p| p.0).ok()
     }
 
+    /// The time over which the MI's packets were sent, the denominator of its sending rate and
+    /// throughput: N packets paced τ apart occupy N·τ, the span from the first to the last
+    /// send plus one τ at the MI's rate (PCC-Uspace master, dossier §7.2). The MI's window
+    /// `duration` is not used as such: its boundaries fall between packets, so it holds N − 1 to
+    /// N + 1 intervals, an error of up to one packet in N (±8 % at 12 packets per MI), larger than
+    /// the 1 %–5 % rate differences the controllers compare. The window less one τ is a lower
+    /// bound, so that packets sent in a burst (an application-limited MI) do not count as a
+    /// high rate.
+    fn sending_time(&self, duration: Duration) -> Duration {
+        let (Some(first), n) = (self.first_sent, self.packets.len() as u64) else {
+            return duration;
+        };
+        if n == 0 || self.plan.rate.as_bps() == 0 {
+            return duration;
+        }
+        let tau = self.plan.rate.time_to_send(self.bytes_sent / n);
+        let span = self.last_sent.saturating_since(first) + tau;
+        span.max(duration - tau).max(Duration(1))
+    }
+
     fn stats(&self) -> MiStats {
         let end = self.end.unwrap_or(self.deadline);
         let duration = end.saturating_since(self.start).max(Duration(1));
-        let secs = duration.as_secs_f64();
+        let secs = self.sending_time(duration).as_secs_f64();
         let mut s = MiStats {
             tag: self.plan.tag,
             useful: self.plan.useful,
@@ -374,6 +397,8 @@ impl MonitorQueue {
             extended: false,
             realigned: false,
             packets: Vec::new(),
+            first_sent: None,
+            last_sent: now,
             resolved: 0,
             bytes_sent: 0,
             bytes_acked: 0,
@@ -402,12 +427,14 @@ impl MonitorQueue {
 
     /// Attributes a sent packet to the current MI. Packets sent with no MI open are not
     /// measured.
-    pub fn on_sent(&mut self, pn: u64, bytes: Bytes) {
+    pub fn on_sent(&mut self, now: Time, pn: u64, bytes: Bytes) {
         if let Some(cur) = self.intervals.back_mut().filter(|i| i.end.is_none()) {
             if cur.packets.last().is_some_and(|p| p.0 >= pn) {
                 return; // numbers must increase; a repeat is not a new packet
             }
             cur.packets.push((pn, Fate::Pending));
+            cur.first_sent.get_or_insert(now);
+            cur.last_sent = now.max(cur.last_sent);
             cur.bytes_sent = cur.bytes_sent.saturating_add(bytes);
         }
     }
@@ -519,7 +546,7 @@ mod tests {
         q.begin(Time::ZERO, plan(7), Duration::from_millis(10));
         // Ten packets, one per ms; pn 4 is lost; the RTT grows 0.5 ms per ms sent (30 ms + t/2).
         for pn in 0..10 {
-            q.on_sent(pn, MSS);
+            q.on_sent(Time(pn * MS), pn, MSS);
         }
         assert!(q.poll_end(Time(10 * MS)));
         q.begin(Time(10 * MS), plan(8), Duration::from_millis(10));
@@ -565,7 +592,7 @@ mod tests {
         let mut q = queue();
         q.begin(Time::ZERO, plan(1), Duration::from_millis(8));
         for pn in 0..8 {
-            q.on_sent(pn, MSS);
+            q.on_sent(Time::ZERO, pn, MSS);
         }
         q.begin(Time(8 * MS), plan(2), Duration::from_millis(8));
         // 40 ms + 0.1·t, ±200 µs alternating: the fit keeps slope ≈ 0.1 and the RMS residual
@@ -581,6 +608,53 @@ mod tests {
         let slope_us_per_ms = 100.0 - 200.0 * 4.0 / 42.0;
         assert!((s.rtt_gradient - slope_us_per_ms / 1000.0).abs() < 1e-9);
         assert!(s.rtt_gradient_error > 190.0 / 40_400.0 && s.rtt_gradient_error < 200.0 / 40_000.0);
+    }
+
+    /// Sends `n` packets one per ms from `first_ms` in an MI spanning [start, end) µs and acks
+    /// them; returns the MI's statistics.
+    fn paced_mi(start_us: u64, end_us: u64, first_ms: u64, n: u64) -> MiStats {
+        let mut q = queue();
+        q.begin(
+            Time(start_us * 1000),
+            plan(1),
+            Duration(end_us * 1000 - start_us * 1000),
+        );
+        for pn in 0..n {
+            q.on_sent(Time((first_ms + pn) * MS), pn, MSS);
+        }
+        q.begin(Time(end_us * 1000), plan(2), Duration::from_millis(10));
+        for pn in 0..n {
+            q.on_acked(
+                Time((first_ms + pn + 30) * MS),
+                &acked(pn, first_ms + pn, 30_000),
+            );
+        }
+        q.pop_completed().expect("complete")
+    }
+
+    #[test]
+    fn rates_are_measured_over_the_packets_not_the_window() {
+        // 1000 B every 1 ms is exactly 8 Mbit/s (the plan's rate). A window of 11.8 ms
+        // ([0.5, 12.3) ms) holds the 12 packets sent at 1..12 ms: over the window that reads
+        // 8.14 Mbit/s. Over the packets, 11 ms between the first and the last plus one packet
+        // time at 8 Mbit/s (1 ms): 12 ms, 8.00 Mbit/s.
+        let s = paced_mi(500, 12_300, 1, 12);
+        assert_eq!(s.duration, Duration(11_800_000));
+        assert!((s.send_rate_bps - 8e6).abs() < 1.0, "{}", s.send_rate_bps);
+        assert!((s.throughput_bps - 8e6).abs() < 1.0, "{}", s.throughput_bps);
+        // A window of 10.95 ms ([0.1, 11.05) ms) holding 11 packets (1..11 ms): 8.04 Mbit/s
+        // over the window, 8.00 over the packets.
+        let s = paced_mi(100, 11_050, 1, 11);
+        assert!((s.send_rate_bps - 8e6).abs() < 1.0, "{}", s.send_rate_bps);
+        // Three packets in a burst at 1–3 ms of a 20 ms window (an application-limited MI):
+        // 24 000 bit over the window less one packet time (19 ms) = 1.26 Mbit/s, not the
+        // 8 Mbit/s of their span.
+        let s = paced_mi(0, 20_000, 1, 3);
+        assert!(
+            (s.send_rate_bps - 24_000.0 / 0.019).abs() < 1.0,
+            "{}",
+            s.send_rate_bps
+        );
     }
 
     #[test]
@@ -615,7 +689,7 @@ mod tests {
         let mut q = queue();
         q.begin(Time::ZERO, plan(1), Duration::from_millis(5));
         for pn in 0..5 {
-            q.on_sent(pn, MSS);
+            q.on_sent(Time::ZERO, pn, MSS);
         }
         q.begin(Time(5 * MS), plan(2), Duration::from_millis(5));
         let times = [30, 31, 131, 132, 133];
@@ -633,16 +707,16 @@ mod tests {
             extend_unreliable: true,
         });
         q.begin(Time::ZERO, plan(1), Duration::from_millis(10));
-        q.on_sent(0, MSS);
+        q.on_sent(Time::ZERO, 0, MSS);
         // No ACKs during the MI: at its end it is extended once to 20 ms, then it ends.
         assert!(!q.poll_end(Time(10 * MS)));
         assert_eq!(q.deadline(), Some(Time(20 * MS)));
         assert!(q.poll_end(Time(20 * MS)));
         q.begin(Time(20 * MS), plan(2), Duration::from_millis(10));
-        q.on_sent(1, MSS);
+        q.on_sent(Time::ZERO, 1, MSS);
         // A re-alignment at 25 ms closes MI 2 early.
         q.realign(Time(25 * MS), plan(3), Duration::from_millis(10));
-        q.on_sent(2, MSS);
+        q.on_sent(Time::ZERO, 2, MSS);
         // MI 2's packet resolves first, but results come out in order.
         q.on_acked(Time(60 * MS), &acked(1, 20, 35_000));
         assert!(q.pop_completed().is_none());

@@ -1,6 +1,7 @@
 //! The deterministic pseudo-random source of the PCC controllers (monitor-interval lengths,
-//! the order of the trials in a randomized controlled trial). Seeded from the `seed` parameter so
-//! that a scenario replays bit for bit.
+//! the order of the trials in a randomized controlled trial). Seeded from the `seed` parameter, or
+//! by default from the flow's own transport seed, so that a scenario replays bit for bit and
+//! flows of one run differ.
 
 /// SplitMix64 (Steele, Lea and Flood, OOPSLA 2014): a 64-bit state, one multiply-xorshift
 /// finaliser per draw. Small, fast and good enough for choosing trial orders.

@@ -178,7 +178,7 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
 
     fn on_sent(&mut self, now: Time, sent: &SentPacket) {
         self.process(now);
-        self.mq.on_sent(sent.pn, sent.bytes);
+        self.mq.on_sent(now, sent.pn, sent.bytes);
     }
 
     fn wants_packet_detail(&self) -> bool {
