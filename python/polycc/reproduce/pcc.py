@@ -399,7 +399,9 @@ SAT_CAPACITY_MBPS = 42.0
 def _exp_satellite(ctx: Context) -> Section:
     buffers = [5, 667] if ctx.quick else [1, 5, 10, 50, 100, 300, 667]
     ccas = ["pcc-allegro", "hybla"] if ctx.quick else ["pcc-allegro", "hybla", "illinois", "cubic"]
-    duration = "40s" if ctx.quick else "100s"
+    # quick: 60 s; at 800 ms RTT the start-up takes several seconds, and in 40 s runs its share
+    # of the mean varied with the flow's random seed across the 80 % criterion (78.8–81.0 %).
+    duration = "60s" if ctx.quick else "100s"
     points = {
         (c, b): {"flows.0.cca": c, "links.0.queue.size": f"{b}pkt", "duration": duration}
         for c in ccas
@@ -651,6 +653,29 @@ def convergence_time(per_second: Sequence[float], fair: float) -> float:
     return math.nan
 
 
+def _two_flow(
+    ctx: Context, name: str, ccas: Sequence[str], dur: int, seeds: int
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Flow B's mean convergence time and rate standard deviation per CCA in scenario `name`."""
+    runs = ctx.sweep_labeled(
+        name, f"{name}.toml", {c: {"flows.*.cca": c, "duration": f"{dur}s"} for c in ccas}, seeds=seeds
+    )
+    conv: dict[str, float] = {}
+    dev: dict[str, float] = {}
+    for c in ccas:
+        cts, devs = [], []
+        for row in runs[c]:
+            b = _series(ctx.timeseries(name, row), "b", 20.0, float(dur))
+            ct = convergence_time(b, 50.0)
+            cts.append(ct)
+            if not math.isnan(ct):
+                after = b[int(ct) : int(ct) + STABILITY_WINDOW_S]
+                devs.append(statistics.pstdev(after) if len(after) > 1 else math.nan)
+        conv[c] = statistics.fmean(cts) if cts else math.nan
+        dev[c] = statistics.fmean(devs) if devs else math.nan
+    return conv, dev
+
+
 def _exp_convergence(ctx: Context) -> Section:
     ccas = ["pcc-allegro", "cubic"]
     scale = 0.2 if ctx.quick else 1.0  # quick: 10 s between joins instead of 50 s
@@ -678,25 +703,9 @@ def _exp_convergence(ctx: Context) -> Section:
 
     seeds = 1 if ctx.quick else 3
     dur = 20 + 20 + STABILITY_WINDOW_S + CONVERGED_FOR_S + 5 if not ctx.quick else 60
-    two = ctx.sweep_labeled(
-        "two-flow-convergence",
-        "two-flow-convergence.toml",
-        {c: {"flows.*.cca": c, "duration": f"{dur}s"} for c in ccas},
-        seeds=seeds,
-    )
-    conv: dict[str, float] = {}
-    dev: dict[str, float] = {}
-    for c in ccas:
-        cts, devs = [], []
-        for row in two[c]:
-            b = _series(ctx.timeseries("two-flow-convergence", row), "b", 20.0, float(dur))
-            ct = convergence_time(b, 50.0)
-            cts.append(ct)
-            if not math.isnan(ct):
-                after = b[int(ct) : int(ct) + STABILITY_WINDOW_S]
-                devs.append(statistics.pstdev(after) if len(after) > 1 else math.nan)
-        conv[c] = statistics.fmean(cts) if cts else math.nan
-        dev[c] = statistics.fmean(devs) if devs else math.nan
+    conv, dev = _two_flow(ctx, "two-flow-convergence", ccas, dur, seeds)
+    # Diagnostic: the same runs with 1 ms of timing noise per sender (see the scenario file).
+    conv_j, dev_j = _two_flow(ctx, "two-flow-convergence-jitter", ccas, dur, seeds)
 
     table = Table(["metric", *ccas])
     for s in scales:
@@ -704,6 +713,11 @@ def _exp_convergence(ctx: Context) -> Section:
     table.add("flow B convergence time (s)", *[fmt(conv[c]) for c in ccas])
     table.add(
         f"flow B rate std. dev. over {STABILITY_WINDOW_S} s after (Mbit/s)", *[fmt(dev[c], 2) for c in ccas]
+    )
+    table.add("diagnostic, 1 ms sender jitter: flow B convergence time (s)", *[fmt(conv_j[c]) for c in ccas])
+    table.add(
+        f"diagnostic, 1 ms sender jitter: flow B rate std. dev. over {STABILITY_WINDOW_S} s after (Mbit/s)",
+        *[fmt(dev_j[c], 2) for c in ccas],
     )
     fig13, fig16 = f"{ALLEGRO} Figs. 12–13", f"{ALLEGRO} Fig. 16"
     fairer = sum(jains[("pcc-allegro", s)] >= jains[("cubic", s)] - 0.01 for s in scales)
@@ -747,19 +761,31 @@ def _exp_convergence(ctx: Context) -> Section:
         f"four are active, averaged over windows of each time scale. Convergence: flow B joins A after 20 s "
         f"on the same link; §4.2.2's definition (±25 % of 50 Mbit/s for {CONVERGED_FOR_S} s) over 1 s bins, "
         f"mean of {seeds} seed(s) (paper: 15 trials).",
-        [ctx.rel(ctx.scenario("convergence.toml")), ctx.rel(ctx.scenario("two-flow-convergence.toml"))],
+        [
+            ctx.rel(ctx.scenario(f))
+            for f in ("convergence.toml", "two-flow-convergence.toml", "two-flow-convergence-jitter.toml")
+        ],
         "convergence",
         table,
         reps,
         [
             prose(
                 """
-                Not explained by a simulator difference: in our implementation a PCC Allegro flow
-                joining a link another Allegro flow already fills does not reach its fair share
-                within these runs (flow B never meets the ±25 % band), so the fairness and
-                stability claims fail. This is an open issue of our Allegro (the joining flow's
-                starting and decision states against a full link), not a property of the paper's
-                design; see the Proteus-S latecomer note in crates/polycc-sim/tests/pcc.rs.
+                Cause: a simulator artifact, phase locking at the drop-tail queue (Floyd and
+                Jacobson 1992). Our senders pace exactly, so when the queue is full the incumbent,
+                sending near capacity, arrives just after nearly every departure and takes the
+                freed slot; in an instrumented two-flow run the joining flow, at 1–8 Mbit/s, lost
+                25–50 % of its packets while the incumbent lost 1–3 %. Above the safe utility's 5 %
+                knee the utility is negative at any rate, so the joiner's trials pick the lower
+                rate and it stays small; once both are larger they lose alike but move up and down
+                together, and stay at about 2:1. With 1 ms of timing noise per sender (the
+                diagnostic rows; real hosts and emulators have such noise) losses are shared and
+                flow B converges, with less rate variation than CUBIC, though slower than CUBIC,
+                which the paper does not see. Two bugs of our PCC code made it worse and are
+                fixed: every PCC flow used the same random seed (identical MI lengths and trial
+                orders), and an MI's rate was measured over its window, whose boundaries fall
+                between packets (±8 % at 12 packets per MI, larger than the 1–2 % steps a joining
+                flow compares); with them the four-flow Jain's index was 0.51.
                 """
             )
         ],
@@ -870,7 +896,8 @@ def _exp_scavenger(ctx: Context) -> Section:
                 Proteus-S's RTT-deviation term needs a noisy RTT to bite; the synthetic jitter is
                 uniform and uncorrelated with the load, unlike WiFi, and with no jitter LEDBAT's
                 delay target makes it back off earlier than Proteus-S. Two Proteus-S flows
-                starting together converge slowly (the latecomer issue noted in the PCC tests).
+                starting together share fairly (Jain's index 0.83 before every PCC flow drew its
+                own random seed and MI rates were measured over the packets' send span).
                 """
             ),
         ],
