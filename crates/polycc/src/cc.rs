@@ -82,7 +82,9 @@ pub struct Telemetry {
 }
 
 impl Telemetry {
-    pub const CAPACITY: usize = 12;
+    /// Room for PolyCC's pool of eight members (a window and a rate each, plus three values of
+    /// its own); the record is only built when the transport samples it.
+    pub const CAPACITY: usize = 24;
 
     pub fn new(state: &'static str) -> Self {
         Telemetry {

@@ -3,10 +3,12 @@
 
 pub mod handover;
 pub mod janus;
+pub mod poly;
 
 use crate::registry::Registry;
 
 /// Registers every policy of this module under its scenario name.
 pub fn register_all(r: &mut Registry) {
     janus::register(r);
+    poly::register(r);
 }

@@ -1,0 +1,367 @@
+//! PolyCC's congestion controller agent (§2, Fig. 2): runs every member of the pool on the flow,
+//! fuses their values and writes the result back, and lets the pilot drive.
+//!
+//! Per event (ACK, loss, receiver feedback, timer, intent, outside calibration):
+//! 1. every member sees it (feedback and per-packet detail go to the members that ask for them;
+//!    a timer fires the members that are due);
+//! 2. each member's own value is read in the fused quantity (window, or rate; conversions in
+//!    [`super::members`]);
+//! 3. the fusion function computes the calibrated value (§2 step 3);
+//! 4. it is written back to every member (`write_back = "all"`, the paper's §2 step 4) or to the
+//!    pilot only (`"pilot"`), and the sender follows the pilot: the agent's window is the
+//!    pilot's and, for rate fusion, its pacing rate is the fused rate.
+//!
+//! `on_sent` reaches every member but does not re-fuse: send events do not carry feedback, and
+//! the next ACK or loss re-fuses anyway. Re-fusing per send would double the agent's cost.
+//!
+//! A rule of the filter may change the pilot at the close of a measurement window: the new
+//! pilot, which has run on the flow all along, takes it over through the same hand-over as
+//! Janus' switch ([`crate::policies::handover`]) from the old pilot's state.
+
+use super::filter::Filter;
+use super::fusion::{Fusion, FusionInput};
+use super::members::{Fused, Member, Quantity};
+use super::signals::Signals;
+use super::telemetry;
+use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
+use crate::intent::Intent;
+use crate::policies::handover::{self, FlowView, Overrides};
+use crate::signals::{AckEvent, Feedback, LossEvent, PacketOutcome, SentPacket};
+use crate::units::{Bytes, Rate, Time};
+
+/// The target x* of `closest` fusion.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Target {
+    /// A fixed value in the fused quantity's unit (bytes, or bit/s).
+    Given(f64),
+    /// The BDP estimate: the ten-window max-filtered bandwidth (BBR's) times the transport's
+    /// min RTT, or that bandwidth for rate fusion.
+    Bdp,
+    /// The intent's target rate (bandwidth guarantee), or for window fusion that rate · srtt.
+    Intent,
+}
+
+/// Which members receive the fused value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteBack {
+    /// Every member (§2 step 4: "updates the windows of all CCAs").
+    All,
+    /// The pilot only: copilots keep their own trajectories and only advise.
+    Pilot,
+}
+
+impl WriteBack {
+    pub fn name(self) -> &'static str {
+        match self {
+            WriteBack::All => "all",
+            WriteBack::Pilot => "pilot",
+        }
+    }
+}
+
+/// Everything but the pool, validated by the builder.
+pub struct AgentConfig {
+    pub quantity: Quantity,
+    pub fusion: Box<dyn Fusion>,
+    pub target: Target,
+    pub write_back: WriteBack,
+    pub filter: Filter,
+}
+
+pub struct Poly {
+    ctx: CcContext,
+    members: Vec<Member>,
+    pilot: usize,
+    quantity: Quantity,
+    fusion: Box<dyn Fusion>,
+    target: Target,
+    write_back: WriteBack,
+    filter: Filter,
+    signals: Signals,
+    flow: FlowView,
+    intent: Option<Intent>,
+    /// Scratch for the fusion input: each member's own value.
+    values: Vec<f64>,
+    /// Last fused value in the quantity's unit, after the floor (minimum window / 1 bit/s).
+    fused: f64,
+    fused_rate: Rate,
+    switches: u64,
+}
+
+impl Poly {
+    /// `members` is the pool in order, the configured pilot first; it must not be empty.
+    pub fn new(ctx: &CcContext, members: Vec<Member>, cfg: AgentConfig) -> Self {
+        debug_assert!(!members.is_empty());
+        let n = members.len();
+        let mut p = Poly {
+            ctx: *ctx,
+            members,
+            pilot: 0,
+            quantity: cfg.quantity,
+            fusion: cfg.fusion,
+            target: cfg.target,
+            write_back: cfg.write_back,
+            filter: cfg.filter,
+            signals: Signals::default(),
+            flow: FlowView::default(),
+            intent: None,
+            values: vec![0.0; n],
+            fused: 0.0,
+            fused_rate: Rate(1),
+            switches: 0,
+        };
+        p.fuse(ctx.now);
+        p
+    }
+
+    /// Index of the member driving the flow.
+    pub fn pilot(&self) -> usize {
+        self.pilot
+    }
+    pub fn members(&self) -> &[Member] {
+        &self.members
+    }
+    /// The last fused value: bytes for window fusion, bit/s for rate fusion.
+    pub fn fused(&self) -> f64 {
+        self.fused
+    }
+    pub fn pilot_switches(&self) -> u64 {
+        self.switches
+    }
+    pub fn quantity(&self) -> Quantity {
+        self.quantity
+    }
+
+    fn target_value(&self) -> Option<f64> {
+        let srtt = self.flow.rtt.smoothed;
+        match (self.target, self.quantity) {
+            (Target::Given(v), _) => Some(v),
+            (Target::Bdp, q) => {
+                let bw = self.signals.bandwidth()?;
+                match q {
+                    Quantity::Rate => Some(bw.as_bps() as f64),
+                    Quantity::Cwnd if self.flow.rtt.has_sample => {
+                        Some(bw.bytes_in(self.flow.rtt.min) as f64)
+                    }
+                    Quantity::Cwnd => None,
+                }
+            }
+            (Target::Intent, q) => {
+                let r = self.intent.as_ref()?.target_rate()?;
+                match q {
+                    Quantity::Rate => Some(r.as_bps() as f64),
+                    Quantity::Cwnd => Some(r.bytes_in(srtt) as f64),
+                }
+            }
+        }
+    }
+
+    /// Steps 2–4 of the module comment.
+    fn fuse(&mut self, now: Time) {
+        let srtt = self.flow.rtt.smoothed;
+        let q = self.quantity;
+        for (v, m) in self.values.iter_mut().zip(self.members.iter_mut()) {
+            *v = m.read(q, srtt);
+        }
+        let input = FusionInput {
+            quantity: q,
+            values: &self.values,
+            pilot: self.pilot,
+            target: self.target_value(),
+        };
+        let raw = self.fusion.fuse(&input);
+        // A user function's NaN, infinity or non-positive result falls back to the pilot's own.
+        let raw = if raw.is_finite() && raw > 0.0 {
+            raw
+        } else {
+            self.values[self.pilot]
+        };
+        let min_window = self.ctx.min_window();
+        let fused = match q {
+            Quantity::Cwnd => {
+                let cwnd = (raw.min(u64::MAX as f64 / 2.0) as Bytes).max(min_window);
+                self.fused = cwnd as f64;
+                Fused {
+                    cwnd,
+                    rate: Rate::from_bytes_over(cwnd, srtt),
+                }
+            }
+            Quantity::Rate => {
+                let rate = Rate::from_bps_f64(raw).max(Rate(1));
+                self.fused = rate.as_bps() as f64;
+                Fused {
+                    cwnd: min_window,
+                    rate,
+                }
+            }
+        };
+        self.fused_rate = fused.rate;
+        let srtt = self.flow.rtt.has_sample.then_some(srtt);
+        match self.write_back {
+            WriteBack::All => {
+                for m in &mut self.members {
+                    m.write_back(now, q, fused, srtt);
+                }
+            }
+            WriteBack::Pilot => self.members[self.pilot].write_back(now, q, fused, srtt),
+        }
+    }
+
+    fn switch_pilot(&mut self, now: Time, to: usize) {
+        let state = handover::successor_state(
+            &self.flow,
+            self.members[self.pilot].cc.as_ref(),
+            Overrides::default(),
+        );
+        self.members[to].cc.adopt(now, &state);
+        self.pilot = to;
+        self.switches += 1;
+        self.fuse(now);
+    }
+}
+
+impl CongestionControl for Poly {
+    fn name(&self) -> &str {
+        "poly"
+    }
+
+    fn on_sent(&mut self, now: Time, sent: &SentPacket) {
+        self.flow.on_sent(sent);
+        for m in &mut self.members {
+            m.cc.on_sent(now, sent);
+        }
+    }
+
+    fn on_ack(&mut self, now: Time, ack: &AckEvent) {
+        self.flow.on_ack(ack);
+        for m in &mut self.members {
+            m.cc.on_ack(now, ack);
+        }
+        let window = self.signals.on_ack(now, ack);
+        self.fuse(now);
+        if let Some(w) = window {
+            if let Some(to) = self.filter.decide(self.pilot, &w, self.intent.as_ref()) {
+                self.switch_pilot(now, to);
+            }
+        }
+    }
+
+    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
+        self.flow.on_loss(loss);
+        self.signals.on_loss(loss);
+        for m in &mut self.members {
+            m.cc.on_loss(now, loss);
+        }
+        self.fuse(now);
+    }
+
+    fn on_feedback(&mut self, now: Time, feedback: &Feedback<'_>) {
+        for m in &mut self.members {
+            if m.cc.wants_feedback() {
+                m.cc.on_feedback(now, feedback);
+            }
+        }
+        self.fuse(now);
+    }
+    fn wants_feedback(&self) -> bool {
+        self.members.iter().any(|m| m.cc.wants_feedback())
+    }
+    fn on_packet_acked(&mut self, now: Time, packet: &PacketOutcome) {
+        for m in &mut self.members {
+            if m.cc.wants_packet_detail() {
+                m.cc.on_packet_acked(now, packet);
+            }
+        }
+    }
+    fn on_packet_lost(&mut self, now: Time, packet: &PacketOutcome) {
+        for m in &mut self.members {
+            if m.cc.wants_packet_detail() {
+                m.cc.on_packet_lost(now, packet);
+            }
+        }
+    }
+    fn wants_packet_detail(&self) -> bool {
+        self.members.iter().any(|m| m.cc.wants_packet_detail())
+    }
+
+    fn on_timer(&mut self, now: Time) {
+        let mut fired = false;
+        for m in &mut self.members {
+            if m.cc.next_timer().is_some_and(|t| t <= now) {
+                m.cc.on_timer(now);
+                fired = true;
+            }
+        }
+        if fired {
+            self.fuse(now);
+        }
+    }
+    fn next_timer(&self) -> Option<Time> {
+        self.members.iter().filter_map(|m| m.cc.next_timer()).min()
+    }
+
+    fn cwnd(&self) -> Bytes {
+        self.members[self.pilot].cc.cwnd()
+    }
+    /// Rate fusion paces at the fused rate whatever the pilot's model; window fusion keeps the
+    /// pilot's pacing.
+    fn pacing_rate(&self) -> Option<Rate> {
+        match self.quantity {
+            Quantity::Rate => Some(self.fused_rate),
+            Quantity::Cwnd => self.members[self.pilot].cc.pacing_rate(),
+        }
+    }
+    fn target_bitrate(&self) -> Option<Rate> {
+        self.members[self.pilot].cc.target_bitrate()
+    }
+    fn ssthresh(&self) -> Option<Bytes> {
+        self.members[self.pilot].cc.ssthresh()
+    }
+    fn in_slow_start(&self) -> bool {
+        self.members[self.pilot].cc.in_slow_start()
+    }
+
+    fn telemetry(&self) -> Telemetry {
+        telemetry::record(
+            &self.members,
+            self.pilot,
+            self.quantity,
+            self.fused,
+            self.switches,
+        )
+    }
+
+    /// Every member gets the intent (it may change their behaviour); an `intent` target or rule
+    /// acts on it from this event on.
+    fn set_intent(&mut self, now: Time, intent: &Intent) {
+        self.intent = Some(*intent);
+        for m in &mut self.members {
+            m.cc.set_intent(now, intent);
+        }
+        self.fuse(now);
+    }
+
+    /// An outside policy's values reach every member (so the whole pool follows, e.g., a clamp);
+    /// then the pool is re-fused.
+    fn calibrate(&mut self, now: Time, c: &Calibration) {
+        for m in &mut self.members {
+            m.cc.calibrate(now, c);
+        }
+        self.fuse(now);
+    }
+
+    fn handover_state(&self) -> HandoverState {
+        let mut s = self.flow.state_of(self.members[self.pilot].cc.as_ref());
+        s.pacing_rate = self.pacing_rate();
+        s
+    }
+
+    /// The whole pool takes the flow over.
+    fn adopt(&mut self, now: Time, from: &HandoverState) {
+        self.flow.adopt(from);
+        for m in &mut self.members {
+            m.cc.adopt(now, from);
+        }
+        self.fuse(now);
+    }
+}

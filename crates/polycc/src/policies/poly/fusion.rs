@@ -1,0 +1,162 @@
+//! PolyCC's fusion function (Zhu et al., SIGCOMM'23 demo, §2 "Fusion Controller", Fig. 2 step
+//! 3): the calibrated window or rate computed from every member's own value.
+//!
+//! Built in: `max`, `min`, `closest` (argmin |x_i − x*| for a target x* given or derived),
+//! `mean` (weighted). Anything else implements [`Fusion`] and is handed to
+//! [`super::Poly::with_fusion`].
+
+use super::members::Quantity;
+
+/// What a fusion function sees, once per event that can change a member's value.
+#[derive(Clone, Copy, Debug)]
+pub struct FusionInput<'a> {
+    /// The fused quantity: bytes for [`Quantity::Cwnd`], bit/s for [`Quantity::Rate`].
+    pub quantity: Quantity,
+    /// Each member's own value, in pool order (the configured pilot first, then the copilots).
+    pub values: &'a [f64],
+    /// Index of the current pilot in `values`.
+    pub pilot: usize,
+    /// The target x* when one is known (given, or derived from the BDP estimate or the intent).
+    pub target: Option<f64>,
+}
+
+/// A fusion function. It returns the calibrated value in the unit of `input.quantity`; a result
+/// that is not finite and positive is replaced by the pilot's own value.
+pub trait Fusion: Send {
+    /// Name shown in telemetry and errors.
+    fn name(&self) -> &str;
+    fn fuse(&mut self, input: &FusionInput<'_>) -> f64;
+}
+
+/// The largest value (§3.1: cwnd = max{cwnd_bbr, cwnd_cubic}).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Max;
+
+impl Fusion for Max {
+    fn name(&self) -> &str {
+        "max"
+    }
+    fn fuse(&mut self, input: &FusionInput<'_>) -> f64 {
+        input.values.iter().copied().fold(f64::NAN, f64::max)
+    }
+}
+
+/// The smallest value (§3.2: r = min{r_bbr, r_copa}).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Min;
+
+impl Fusion for Min {
+    fn name(&self) -> &str {
+        "min"
+    }
+    fn fuse(&mut self, input: &FusionInput<'_>) -> f64 {
+        input.values.iter().copied().fold(f64::NAN, f64::min)
+    }
+}
+
+/// §2: argmin_i |x_i − x*|. Ties go to the earlier member (the configured pilot first); without
+/// a target the pilot's value is kept.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Closest;
+
+impl Fusion for Closest {
+    fn name(&self) -> &str {
+        "closest"
+    }
+    fn fuse(&mut self, input: &FusionInput<'_>) -> f64 {
+        let Some(target) = input.target else {
+            return input.values[input.pilot];
+        };
+        let mut best = input.values[input.pilot];
+        let mut best_dist = f64::INFINITY;
+        for &v in input.values {
+            let d = (v - target).abs();
+            if d < best_dist {
+                best = v;
+                best_dist = d;
+            }
+        }
+        best
+    }
+}
+
+/// Σ w_i·x_i / Σ w_i with fixed non-negative weights in pool order (validated by the builder:
+/// one per member, sum > 0).
+#[derive(Clone, Debug)]
+pub struct WeightedMean {
+    weights: Vec<f64>,
+    sum: f64,
+}
+
+impl WeightedMean {
+    /// `None` when the weights are not all finite and non-negative with a positive sum.
+    pub fn new(weights: Vec<f64>) -> Option<Self> {
+        let ok = weights.iter().all(|w| w.is_finite() && *w >= 0.0);
+        let sum: f64 = weights.iter().sum();
+        (ok && sum > 0.0).then_some(WeightedMean { weights, sum })
+    }
+}
+
+impl Fusion for WeightedMean {
+    fn name(&self) -> &str {
+        "mean"
+    }
+    fn fuse(&mut self, input: &FusionInput<'_>) -> f64 {
+        let dot: f64 = input
+            .values
+            .iter()
+            .zip(&self.weights)
+            .map(|(x, w)| x * w)
+            .sum();
+        dot / self.sum
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input<'a>(values: &'a [f64], target: Option<f64>) -> FusionInput<'a> {
+        FusionInput {
+            quantity: Quantity::Cwnd,
+            values,
+            pilot: 0,
+            target,
+        }
+    }
+
+    #[test]
+    fn max_and_min_pick_the_extremes() {
+        let v = [30_000.0, 120_000.0, 45_000.0];
+        assert_eq!(Max.fuse(&input(&v, None)), 120_000.0);
+        assert_eq!(Min.fuse(&input(&v, None)), 30_000.0);
+    }
+
+    #[test]
+    fn closest_picks_argmin_distance_to_the_target_and_keeps_the_pilot_without_one() {
+        let v = [30_000.0, 120_000.0, 45_000.0];
+        // |30k − 50k| = 20k, |120k − 50k| = 70k, |45k − 50k| = 5k.
+        assert_eq!(Closest.fuse(&input(&v, Some(50_000.0))), 45_000.0);
+        assert_eq!(Closest.fuse(&input(&v, Some(100_000.0))), 120_000.0);
+        let with_pilot_1 = FusionInput {
+            pilot: 1,
+            ..input(&v, None)
+        };
+        assert_eq!(Closest.fuse(&with_pilot_1), 120_000.0);
+        // A tie (both 10k away) goes to the earlier member.
+        assert_eq!(
+            Closest.fuse(&input(&[40_000.0, 60_000.0], Some(50_000.0))),
+            40_000.0
+        );
+    }
+
+    #[test]
+    fn weighted_mean_divides_by_the_weight_sum() {
+        let mut m = WeightedMean::new(vec![3.0, 1.0]).expect("valid weights");
+        // (3·40k + 1·80k) / 4 = 50k.
+        assert_eq!(m.fuse(&input(&[40_000.0, 80_000.0], None)), 50_000.0);
+        assert!(WeightedMean::new(vec![0.0, 0.0]).is_none());
+        assert!(WeightedMean::new(vec![1.0, -0.5]).is_none());
+        assert!(WeightedMean::new(vec![1.0, f64::NAN]).is_none());
+    }
+}

@@ -1,0 +1,270 @@
+//! PolyCC (Zhu et al., "PolyCC: Poly-Algorithmic Congestion Control", SIGCOMM'23 demo): a pool
+//! of CCAs run side by side on one flow. One pilot drives the sender, copilots advise, and a
+//! fusion function computes the calibrated window or rate that is written back to the pool.
+//!
+//! Registered as `poly`:
+//! `cca = { name = "poly", pilot = "bbr", copilots = ["cubic"], fuse = "max", on = "cwnd" }`.
+//! Keys (defaults are the paper's §3.1 demonstration):
+//! - `pilot` (`"bbr"`), `copilots` (`["cubic"]`): CCAs of the registry, names or tables with
+//!   parameters; up to [`MAX_MEMBERS`] in all. An empty copilot list runs the pilot alone through
+//!   the agent (used to measure the agent's own cost).
+//! - `fuse`: `"max"` (default), `"min"`, `"closest"` (argmin |x_i − x*|), `"mean"` (weighted);
+//!   `weights` (one per member, pool order, for `mean`; equal by default); `target` for
+//!   `closest`: `"bdp"` (default, derived), `"intent"` or a number (bytes for `on = "cwnd"`,
+//!   Mbit/s for `on = "rate"`).
+//! - `on`: `"cwnd"` (default) or `"rate"`.
+//! - `write_back`: `"all"` (default, the paper) or `"pilot"`.
+//! - `rules`: rule-based pilot selection ([`filter`]), `min_dwell_rtts` (default 4).
+//!
+//! A user-defined fusion implements [`fusion::Fusion`] and is registered under its own name with
+//! [`build_with_fusion`].
+//!
+//! One concept per file: [`agent`] (running the pool, fusing, writing back), [`members`] (a
+//! member's value and the window ↔ rate conversions), [`filter`] (pilot selection),
+//! [`signals`] (what rules measure), [`fusion`], [`telemetry`].
+
+pub mod agent;
+pub mod filter;
+pub mod fusion;
+pub mod members;
+pub mod signals;
+pub mod telemetry;
+
+#[cfg(test)]
+mod tests;
+
+pub use agent::{AgentConfig, Poly, Target, WriteBack};
+pub use telemetry::MAX_MEMBERS;
+
+use crate::cc::{CcContext, CongestionControl};
+use crate::registry::{parse_params, CcError, CcSpec, Params, Registry};
+use filter::{Filter, Rule, RuleParams};
+use fusion::Fusion;
+use members::{Member, Quantity};
+use serde::Deserialize;
+
+pub const NAME: &str = "poly";
+pub const SUMMARY: &str =
+    "PolyCC (Zhu et al., SIGCOMM'23 demo): a pool of CCAs on one flow, pilot + copilots, fused window or rate (max, min, closest, weighted mean) written back; rule-based pilot changes";
+
+/// §3.1: BBR pilots.
+pub const DEFAULT_PILOT: &str = "bbr";
+/// §3.1: CUBIC advises.
+pub const DEFAULT_COPILOT: &str = "cubic";
+
+pub fn register(r: &mut Registry) {
+    r.register(NAME, SUMMARY, build);
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolyParams {
+    #[serde(default = "default_pilot")]
+    pilot: CcSpec,
+    #[serde(default = "default_copilots")]
+    copilots: Vec<CcSpec>,
+    fuse: Option<String>,
+    #[serde(default = "default_on")]
+    on: String,
+    weights: Option<Vec<f64>>,
+    target: Option<serde_json::Value>,
+    #[serde(default = "default_write_back")]
+    write_back: String,
+    #[serde(default)]
+    rules: Vec<RuleParams>,
+    #[serde(default = "default_min_dwell")]
+    min_dwell_rtts: u32,
+}
+
+fn default_pilot() -> CcSpec {
+    CcSpec::named(DEFAULT_PILOT)
+}
+fn default_copilots() -> Vec<CcSpec> {
+    vec![CcSpec::named(DEFAULT_COPILOT)]
+}
+fn default_on() -> String {
+    "cwnd".to_string()
+}
+fn default_write_back() -> String {
+    "all".to_string()
+}
+fn default_min_dwell() -> u32 {
+    filter::DEFAULT_MIN_DWELL_RTTS
+}
+
+/// The registry builder of `poly`.
+pub fn build(
+    p: &Params,
+    ctx: &CcContext,
+    registry: &Registry,
+) -> Result<Box<dyn CongestionControl>, CcError> {
+    Ok(Box::new(build_poly(NAME, p, ctx, registry, None)?))
+}
+
+/// Builds a PolyCC agent with a user-defined fusion function, for a builder registered under
+/// `name`. The parameters are `poly`'s except `fuse`, `weights` and `target`, which the function
+/// replaces.
+pub fn build_with_fusion(
+    name: &str,
+    p: &Params,
+    ctx: &CcContext,
+    registry: &Registry,
+    fusion: Box<dyn Fusion>,
+) -> Result<Poly, CcError> {
+    build_poly(name, p, ctx, registry, Some(fusion))
+}
+
+fn build_poly(
+    name: &str,
+    p: &Params,
+    ctx: &CcContext,
+    registry: &Registry,
+    custom: Option<Box<dyn Fusion>>,
+) -> Result<Poly, CcError> {
+    let bad = |message: String| CcError::BadParams {
+        name: name.to_string(),
+        message,
+    };
+    let params: PolyParams = parse_params(name, p)?;
+    let quantity = match params.on.as_str() {
+        "cwnd" => Quantity::Cwnd,
+        "rate" => Quantity::Rate,
+        other => return Err(bad(format!("on = {other:?} is not one of cwnd, rate"))),
+    };
+    let write_back = match params.write_back.as_str() {
+        "all" => WriteBack::All,
+        "pilot" => WriteBack::Pilot,
+        other => {
+            return Err(bad(format!(
+                "write_back = {other:?} is not one of all, pilot"
+            )))
+        }
+    };
+    let n = 1 + params.copilots.len();
+    if n > MAX_MEMBERS {
+        return Err(bad(format!(
+            "the pool has {n} members (pilot + {} copilots); at most {MAX_MEMBERS}",
+            params.copilots.len()
+        )));
+    }
+    if !(1..=10_000).contains(&params.min_dwell_rtts) {
+        return Err(bad(format!(
+            "min_dwell_rtts = {} is outside [1, 10000]",
+            params.min_dwell_rtts
+        )));
+    }
+
+    let (fusion, target): (Box<dyn Fusion>, Target) = match custom {
+        Some(f) => {
+            for (key, set) in [
+                ("fuse", params.fuse.is_some()),
+                ("weights", params.weights.is_some()),
+                ("target", params.target.is_some()),
+            ] {
+                if set {
+                    return Err(bad(format!(
+                        "{key} is not taken: {name}'s fusion function is {}",
+                        f.name()
+                    )));
+                }
+            }
+            (f, Target::Bdp)
+        }
+        None => builtin_fusion(&params, quantity, n).map_err(bad)?,
+    };
+
+    let mut specs = Vec::with_capacity(n);
+    specs.push(("pilot".to_string(), params.pilot));
+    specs.extend(
+        params
+            .copilots
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| (format!("copilots[{i}]"), s)),
+    );
+    let srtt = crate::estimators::rtt::INITIAL_RTT;
+    let mut members = Vec::with_capacity(n);
+    for (role, spec) in specs {
+        let cc = registry
+            .build(&spec, ctx)
+            .map_err(|e| bad(format!("{role}: {e}")))?;
+        members.push(Member::new(spec.name().to_string(), cc, srtt));
+    }
+    let names: Vec<String> = members.iter().map(|m| m.name.clone()).collect();
+    let rules = params
+        .rules
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Rule::parse(i, r, &names))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(bad)?;
+    let cfg = AgentConfig {
+        quantity,
+        fusion,
+        target,
+        write_back,
+        filter: Filter::new(rules, params.min_dwell_rtts),
+    };
+    Ok(Poly::new(ctx, members, cfg))
+}
+
+/// The built-in fusion named by `fuse`, with its `weights` or `target`.
+fn builtin_fusion(
+    params: &PolyParams,
+    q: Quantity,
+    n: usize,
+) -> Result<(Box<dyn Fusion>, Target), String> {
+    let fuse = params.fuse.as_deref().unwrap_or("max");
+    if params.weights.is_some() && fuse != "mean" {
+        return Err(format!("weights apply to fuse = \"mean\", not {fuse:?}"));
+    }
+    if params.target.is_some() && fuse != "closest" {
+        return Err(format!(
+            "target applies to fuse = \"closest\", not {fuse:?}"
+        ));
+    }
+    let f: Box<dyn Fusion> = match fuse {
+        "max" => Box::new(fusion::Max),
+        "min" => Box::new(fusion::Min),
+        "closest" => Box::new(fusion::Closest),
+        "mean" => {
+            let w = params.weights.clone().unwrap_or_else(|| vec![1.0; n]);
+            if w.len() != n {
+                return Err(format!(
+                    "weights has {} values; the pool has {n} members (pilot first)",
+                    w.len()
+                ));
+            }
+            Box::new(fusion::WeightedMean::new(w).ok_or_else(|| {
+                "weights must be finite, non-negative and not all zero".to_string()
+            })?)
+        }
+        other => {
+            return Err(format!(
+                "fuse = {other:?} is not one of max, min, closest, mean"
+            ))
+        }
+    };
+    let target = match &params.target {
+        None => Target::Bdp,
+        Some(serde_json::Value::String(s)) if s == "bdp" => Target::Bdp,
+        Some(serde_json::Value::String(s)) if s == "intent" => Target::Intent,
+        Some(serde_json::Value::Number(x)) => {
+            let v = x.as_f64().unwrap_or(f64::NAN);
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!("target = {x} must be positive"));
+            }
+            match q {
+                Quantity::Cwnd => Target::Given(v),
+                // Mbit/s in the scenario, bit/s inside.
+                Quantity::Rate => Target::Given(v * 1e6),
+            }
+        }
+        Some(other) => {
+            return Err(format!(
+                "target = {other} is not \"bdp\", \"intent\" or a number (bytes for on = \"cwnd\", Mbit/s for on = \"rate\")"
+            ))
+        }
+    };
+    Ok((f, target))
+}
