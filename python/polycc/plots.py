@@ -8,6 +8,7 @@ serialised by a lock; simulation, the expensive part, still runs in parallel.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -111,11 +112,82 @@ def frame_delay_curves(frames: pd.DataFrame) -> list[tuple[str, np.ndarray]]:
     return [(str(f), g["delay_ms"].to_numpy(dtype=float)) for f, g in settled.groupby("flow", sort=False)]
 
 
+def pool_members(scenario: Mapping[str, Any]) -> dict[str, list[str]]:
+    """{flow id: member names} for the flows whose CCA is a PolyCC pool (`poly`), in the order of
+    its telemetry's m0, m1, ... (the pilot, then the copilots)."""
+
+    def name(spec: Any) -> str:
+        if isinstance(spec, Mapping):
+            return str(spec.get("name", "?"))
+        return str(spec)
+
+    out: dict[str, list[str]] = {}
+    for flow in scenario.get("flows", []):
+        cca = flow.get("cca") if isinstance(flow, Mapping) else None
+        if cca == "poly":
+            cca = {"name": "poly"}
+        if isinstance(cca, Mapping) and cca.get("name") == "poly":
+            # The defaults of the Rust `poly` builder (the paper's BBR pilot, CUBIC copilot).
+            pilot = cca.get("pilot", "bbr")
+            copilots = cca.get("copilots", ["cubic"])
+            out[str(flow.get("id"))] = [name(pilot), *(name(c) for c in copilots)]
+    return out
+
+
+def _pool_panels(flows: pd.DataFrame, flow: str, members: Sequence[str]) -> list[Panel]:
+    """PolyCC telemetry of one flow: the fused value and the sender's window on top, the pilot
+    index, then one panel per member with its own window (what it wanted before the write-back)
+    and its own rate."""
+    f = flows[flows["flow"] == flow]
+    t = f["t_s"].to_numpy(dtype=float)
+
+    def col(c: str, scale: float = 1.0) -> np.ndarray:
+        return f[c].to_numpy(dtype=float) * scale if c in f.columns else np.full(len(f), np.nan)
+
+    if "cc_fused_rate_mbps" in f.columns:
+        top = Panel(
+            "fused rate (Mbit/s)",
+            [
+                Series("fused rate", t, col("cc_fused_rate_mbps"), {"color": "black"}),
+                Series("sender pacing", t, col("pacing_rate_mbps"), {"linestyle": ":", "color": "red"}),
+            ],
+        )
+    else:
+        top = Panel(
+            "fused cwnd (KB)",
+            [
+                Series("fused cwnd", t, col("cc_fused_cwnd_bytes", 1e-3), {"color": "black"}),
+                Series("bytes in flight", t, col("inflight_bytes", 1e-3), {"linestyle": ":", "color": "red"}),
+            ],
+        )
+    legend = " / ".join(f"{i}={m}" for i, m in enumerate(members))
+    pilot = Panel("pilot (member #)", [Series(legend, t, col("cc_pilot"))])
+    panels = [top, pilot]
+    for i, m in enumerate(members):
+        panels.append(
+            Panel(
+                f"m{i} {m}",
+                [
+                    Series(f"{m} cwnd (KB)", t, col(f"cc_m{i}_cwnd_bytes", 1e-3)),
+                    Series(f"{m} rate (Mbit/s)", t, col(f"cc_m{i}_rate_mbps"), {"linestyle": "--"}),
+                ],
+            )
+        )
+    return panels
+
+
 def write_plots(
-    flows: pd.DataFrame, links: pd.DataFrame, out_dir: Path, name: str, *, frames: pd.DataFrame | None = None
+    flows: pd.DataFrame,
+    links: pd.DataFrame,
+    out_dir: Path,
+    name: str,
+    *,
+    frames: pd.DataFrame | None = None,
+    pools: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Plot]:
-    """Writes goodput.png, rtt.png, cwnd.png (per flow) and links.png (per link) into out_dir, and
-    frame_delay_cdf.png when there are video frames."""
+    """Writes goodput.png, rtt.png, cwnd.png (per flow) and links.png (per link) into out_dir,
+    frame_delay_cdf.png when there are video frames, and pool-<flow>.png for each flow in `pools`
+    ({flow id: PolyCC member names}, see `pool_members`) that recorded PolyCC telemetry."""
     capacity = _series(links, "link", "capacity_mbps", linestyle="--", color="grey", linewidth=1.0)
     for s in capacity:
         s.label = f"capacity {s.label}"
@@ -142,6 +214,10 @@ def write_plots(
             ],
         ),
     ]
+    for flow, members in (pools or {}).items():
+        if "cc_m0_cwnd_bytes" in flows.columns and (flows.get("flow") == flow).any():
+            plot = Plot(f"PolyCC pool of {flow}", f"pool-{flow}.png")
+            figures.append((plot, _pool_panels(flows, flow, members)))
     curves = frame_delay_curves(frames) if frames is not None else []
     made = [p for p, _ in figures]
     with _LOCK:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from polycc import tomlw
 from polycc.outdir import atomic_dir, relative_link
-from polycc.plots import Plot, write_plots
+from polycc.plots import Plot, pool_members, write_plots
 from polycc.report import render_run_report
 
 if TYPE_CHECKING:
@@ -60,7 +60,18 @@ def write_run_files(
     result.links.to_parquet(out / "links.parquet", index=False)
     if not result.frames.empty:
         result.frames.to_parquet(out / "frames.parquet", index=False)
-    made = write_plots(result.flows, result.links, out, result.name, frames=result.frames) if plots else []
+    made = (
+        write_plots(
+            result.flows,
+            result.links,
+            out,
+            result.name,
+            frames=result.frames,
+            pools=pool_members(tomllib.loads(resolved)),
+        )
+        if plots
+        else []
+    )
     (out / "report.html").write_text(render_run_report(result, made, back=back), encoding="utf-8")
     return made
 

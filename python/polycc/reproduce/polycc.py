@@ -1,0 +1,531 @@
+"""PolyCC (Zhu et al., "PolyCC: Poly-Algorithmic Congestion Control", SIGCOMM'23 demo, seed text
+003) reproduced in the simulator, plus one experiment of our own.
+
+Each `_exp_*` function runs one experiment (scenario files in scenarios/papers/polycc/) and returns
+its `Section`. The pass criteria are the paper's claims with margins, fixed here before and
+independently of the results. `ctx.quick` selects shortened versions used by the tests.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from polycc.reproduce.common import (
+    Context,
+    Reproduction,
+    Section,
+    Table,
+    fmt,
+    pct,
+    prose,
+    ratio,
+    safe_div,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+TITLE = "PolyCC: poly-algorithmic congestion control (SIGCOMM'23 demo)"
+
+#: §3.1 pool: BBR pilot, CUBIC copilot, cwnd = max{cwnd_bbr, cwnd_cubic}.
+POLY_BBR_CUBIC: dict[str, Any] = {
+    "name": "poly",
+    "pilot": "bbr",
+    "copilots": ["cubic"],
+    "fuse": "max",
+    "on": "cwnd",
+}
+#: §3.2 pool: BBR pilot, Copa copilot, r = min{r_bbr, r_copa} (pacing rate).
+POLY_BBR_COPA: dict[str, Any] = {
+    "name": "poly",
+    "pilot": "bbr",
+    "copilots": ["copa"],
+    "fuse": "min",
+    "on": "rate",
+}
+
+LABELS = {"bbr": "BBR v1", "bbr3": "BBR v3", "cubic": "CUBIC", "copa": "Copa", "poly": "PolyCC"}
+
+
+def experiments(ctx: Context) -> list[Section]:
+    steps: list[Callable[[Context], Section]] = [_exp_rtt_variance, _exp_bandwidth_halving, _exp_mean_knob]
+    return [step(ctx) for step in steps]
+
+
+def _first(rows: Sequence[Mapping[str, Any]], key: str) -> float:
+    vals = [float(r[key]) for r in rows if r.get(key) is not None]
+    return statistics.fmean(vals) if vals else math.nan
+
+
+def _within(
+    id: str, figure: str, claim: str, paper: str, value: float, lo: float, hi: float, why: str = ""
+) -> Reproduction:
+    """Holds when lo <= value <= hi."""
+    holds = not math.isnan(value) and lo <= value <= hi
+    return Reproduction(id, figure, claim, paper, ratio(value), holds, f"{lo}× .. {hi}×", why, value)
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. Goodput under RTT variance (§3.1, Fig. 3(a))
+
+MEAN_RTT_MS = 100
+RTT_CAPACITY_MBPS = 20.0
+
+
+#: The simulator needs a positive propagation RTT; at d = 100 ms it is 1 ms instead of 0, so the
+#: samples range over [1, 201] ms (mean 101 ms).
+MIN_PROPAGATION_MS = 1
+
+
+def rtt_variance_point(deviation_ms: int) -> dict[str, Any]:
+    """Overrides that give RTT samples over [100 − d, 100 + d] ms with mean 100 ms: propagation
+    RTT 100 − d (at least 1 ms) and ACKs released together every 2d ms (see rtt-variance.toml)."""
+    if not 0 <= deviation_ms <= MEAN_RTT_MS:
+        raise ValueError(f"deviation {deviation_ms} ms outside 0..{MEAN_RTT_MS}")
+    point: dict[str, Any] = {"flows.0.rtt": f"{max(MEAN_RTT_MS - deviation_ms, MIN_PROPAGATION_MS)}ms"}
+    if deviation_ms > 0:
+        point["links.0.ack_aggregation.interval"] = f"{2 * deviation_ms}ms"
+    return point
+
+
+def _exp_rtt_variance(ctx: Context) -> Section:
+    deviations = [20, 70] if ctx.quick else [0, 20, 40, 70, 100]
+    ccas: dict[str, Any] = {"bbr": "bbr", "bbr3": "bbr3", "cubic": "cubic", "poly": POLY_BBR_CUBIC}
+    if ctx.quick:
+        del ccas["cubic"]
+    duration = "15s" if ctx.quick else "30s"
+    points = {
+        (label, d): {"flows.0.cca": cca, "duration": duration, **rtt_variance_point(d)}
+        for label, cca in ccas.items()
+        for d in deviations
+    }
+    res = ctx.sweep_labeled("rtt-variance", "rtt-variance.toml", points)
+    g = {k: _first(v, "flow.sender.goodput_mbps") for k, v in res.items()}
+    rtt_min = {k: _first(v, "flow.sender.rtt_ms.min") for k, v in res.items()}
+    rtt_p95 = {k: _first(v, "flow.sender.rtt_ms.p95") for k, v in res.items()}
+
+    table = Table(
+        [
+            "RTT deviation",
+            "RTT min / p95 (ms, PolyCC)",
+            *[f"{LABELS[c]} goodput (Mbit/s)" for c in ccas],
+            "PolyCC / BBR v1",
+            "PolyCC / BBR v3",
+        ]
+    )
+    for d in deviations:
+        table.add(
+            f"±{d} ms",
+            f"{fmt(rtt_min[('poly', d)])} / {fmt(rtt_p95[('poly', d)])}",
+            *[g[(c, d)] for c in ccas],
+            ratio(safe_div(g[("poly", d)], g[("bbr", d)])),
+            ratio(safe_div(g[("poly", d)], g[("bbr3", d)])),
+        )
+    fig = "Fig. 3(a)"
+    reps = [
+        _within(
+            "1a",
+            fig,
+            "Similar goodput at ±20 ms: PolyCC / BBR v1",
+            "similar",
+            safe_div(g[("poly", 20)], g[("bbr", 20)]),
+            0.8,
+            1.25,
+        ),
+        _within(
+            "1b",
+            fig,
+            "Similar goodput at ±20 ms: PolyCC / BBR v3",
+            "similar",
+            safe_div(g[("poly", 20)], g[("bbr3", 20)]),
+            0.8,
+            1.25,
+        ),
+    ]
+    heavy = [d for d in deviations if d >= 70]
+    v3_why = prose(
+        """
+        Our BBR v3 has the ACK-aggregation allowance of Linux BBR v2/v3 (`extra_acked`: the cwnd
+        grows by the bytes ACKed beyond the expected rate over the last 5–10 rounds, capped at
+        100 ms of bandwidth), the heuristic §3.1 says BBRv2 applies. ACK bursts every 2d ms leave
+        gaps of up to 140 ms at ±70 ms, which the allowance (capped at 100 ms, on top of the
+        2·BDP window) covers, so v3 keeps most of its goodput there and collapses only at
+        ±100 ms (gaps of 200 ms). The paper's BBRv2 (2023 gQUIC) already lost at ±70 ms; its
+        allowance or cap evidently differed. PolyCC beats BBR v1 by far more than the paper says
+        because our aggregation holds every ACK for up to 2d ms, the worst case for BBR v1.
+        """
+    )
+    for i, d in enumerate(heavy):
+        for j, (bbr, label) in enumerate([("bbr", "BBR v1"), ("bbr3", "BBR v3")]):
+            reps.append(
+                Reproduction.at_least(
+                    f"1{'cdef'[2 * i + j]}",
+                    fig,
+                    f"Higher goodput at ±{d} ms: PolyCC / {label}",
+                    "1.82× .. 10.35×",
+                    safe_div(g[("poly", d)], g[(bbr, d)]),
+                    1.5,
+                    ratio,
+                    v3_why if bbr == "bbr3" else "",
+                )
+            )
+    figure = ctx.out / "rtt-variance" / "goodput-vs-deviation.png"
+    if ctx.plots:
+        _plot_lines(
+            figure,
+            "PolyCC Fig. 3(a): goodput vs RTT deviation (20 Mbit/s, mean RTT 100 ms)",
+            "RTT deviation ± (ms)",
+            "goodput (Mbit/s)",
+            {LABELS[c]: (deviations, [g[(c, d)] for d in deviations]) for c in ccas},
+        )
+    return Section(
+        id="1",
+        title="Goodput under RTT variance from ACK aggregation",
+        figure=fig,
+        setup=prose(
+            f"""
+            One flow on a {RTT_CAPACITY_MBPS:.0f} Mbit/s bottleneck with a drop-tail buffer of one
+            BDP at the mean RTT (250 KB); the paper gives neither. RTT deviation ±d is produced by
+            ACK aggregation alone: the flow's propagation RTT is 100 − d ms and the bottleneck's
+            reverse direction releases the ACKs waiting for it together at every multiple of 2d ms,
+            so a packet's RTT is 100 − d ms plus a wait spread over [0, 2d): samples range over
+            [100 − d, 100 + d] ms with mean 100 ms, and ACKs arrive in bursts every 2d ms (the
+            aggregation effect §3.1 describes). At ±100 ms the propagation RTT is 1 ms (the
+            simulator needs a positive one): samples over [1, 201] ms. No per-packet jitter is
+            added. Runs of {duration};
+            goodput over the whole run. PolyCC is `{POLY_BBR_CUBIC}`.
+            """
+        ),
+        scenarios=[ctx.rel(ctx.scenario("rtt-variance.toml"))],
+        results="rtt-variance",
+        table=table,
+        reproductions=reps,
+        notes=[
+            f"Figure: `rtt-variance/{figure.name}` in the results directory (goodput against deviation).",
+            prose(
+                """
+                Why BBR collapses: its window is 2·BtlBw·min_RTT and min_RTT is the propagation
+                RTT 100 − d, so with ACKs held for up to 2d ms the window is spent long before the
+                next burst of ACKs arrives and the sender idles; CUBIC's window grows until the
+                buffer overflows and covers the ACK gaps. PolyCC sends with max(cwnd) and BBR's
+                pacing, so it keeps sending through the gaps.
+                """
+            ),
+        ],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. Convergence when the bandwidth halves (§3.2, Fig. 3(b))
+
+HALVING_AT_S = 5.0
+NEW_RATE_MBPS = 10.0
+BASE_RTT_S = 0.100
+#: The new BDP the bytes in flight should settle at: 10 Mbit/s × 100 ms.
+NEW_BDP_BYTES = NEW_RATE_MBPS * 1e6 / 8 * BASE_RTT_S
+#: "within 10 % of the new BDP" (the issue's definition of settled).
+BAND = 0.10
+#: Smoothing of the in-flight series before the band test: one BBR gain cycle (8 round trips of
+#: the 100 ms base RTT), so BBR's 1.25× / 0.75× probing phases average out instead of counting as
+#: leaving the band.
+SMOOTH_S = 0.8
+#: The smoothed series must stay in the band this long to count as settled (20 base RTTs).
+HOLD_S = 2.0
+#: The diagnostic "final level" is the mean bytes in flight over the run's last 5 s.
+FINAL_S = 5.0
+
+
+def convergence_time(
+    t: np.ndarray | Sequence[float],
+    inflight: np.ndarray | Sequence[float],
+    *,
+    change_s: float = HALVING_AT_S,
+    target: float = NEW_BDP_BYTES,
+    band: float = BAND,
+    smooth_s: float = SMOOTH_S,
+    hold_s: float = HOLD_S,
+) -> float:
+    """Convergence time after a capacity change, in seconds.
+
+    The bytes-in-flight samples (one per bin, at the bin's start time `t`) are smoothed by a
+    trailing mean over `smooth_s`; the flow has converged at the first sample time t* ≥ `change_s`
+    from which the smoothed value stays within ±`band` of `target` for at least `hold_s`. Returns
+    t* − `change_s`, or NaN when that never happens before the run ends (the hold must fit)."""
+    import numpy as np
+
+    ts = np.asarray(t, dtype=float)
+    x = np.asarray(inflight, dtype=float)
+    if ts.size == 0:
+        return math.nan
+    x = np.where(np.isfinite(x), x, 0.0)
+    csum = np.concatenate([[0.0], np.cumsum(x)])
+    start = np.searchsorted(ts, ts - smooth_s + 1e-12, side="left")
+    idx = np.arange(ts.size)
+    smooth = (csum[idx + 1] - csum[start]) / (idx + 1 - start)
+    inside = np.abs(smooth - target) <= band * target
+    end = ts[-1]
+    for k in np.flatnonzero(ts >= change_s):
+        if ts[k] + hold_s > end:
+            break
+        window = (ts >= ts[k]) & (ts <= ts[k] + hold_s)
+        if inside[window].all():
+            return float(ts[k] - change_s)
+    return math.nan
+
+
+def _exp_bandwidth_halving(ctx: Context) -> Section:
+    ccas: dict[str, Any] = {"bbr": "bbr", "bbr3": "bbr3", "copa": "copa", "poly": POLY_BBR_COPA}
+    duration = "15s" if ctx.quick else "20s"
+    points = {label: {"flows.0.cca": cca, "duration": duration} for label, cca in ccas.items()}
+    res = ctx.sweep_labeled("bandwidth-halving", "bandwidth-halving.toml", points)
+    conv: dict[str, float] = {}
+    own: dict[str, float] = {}
+    final: dict[str, float] = {}
+    goodput_after: dict[str, float] = {}
+    for label, rows in res.items():
+        ts = ctx.timeseries("bandwidth-halving", rows[0])
+        f = ts[ts["flow"] == "sender"]
+        t, x = f["t_s"].to_numpy(), f["inflight_bytes"].to_numpy()
+        conv[label] = convergence_time(t, x)
+        # Diagnostic, not a claim: the level the flow settles at (mean of the last 5 s) and the
+        # time to come within 10 % of that level by the same rule.
+        level = float(f[f["t_s"] >= t[-1] - FINAL_S]["inflight_bytes"].mean())
+        final[label] = level
+        own[label] = convergence_time(t, x, target=level)
+        late = f[f["t_s"] >= HALVING_AT_S]
+        goodput_after[label] = float(late["goodput_mbps"].mean())
+
+    table = Table(
+        [
+            "CCA",
+            "convergence time to ±10 % of the new BDP (s)",
+            "final in-flight level / new BDP",
+            "time to ±10 % of its own final level (s)",
+            "goodput after the halving (Mbit/s)",
+        ]
+    )
+    for label in ccas:
+        table.add(
+            LABELS[label],
+            fmt(conv[label], 2),
+            fmt(final[label] / NEW_BDP_BYTES, 2),
+            fmt(own[label], 2),
+            goodput_after[label],
+        )
+    fig = "Fig. 3(b)"
+    own_ratio = {b: safe_div(own["poly"], own[b]) for b in ("bbr", "bbr3")}
+    conv_why = prose(
+        f"""
+        By the definition fixed beforehand neither BBR v1 nor PolyCC settles: both hold their
+        bytes in flight at {fmt(final["bbr"] / NEW_BDP_BYTES, 2)}× and
+        {fmt(final["poly"] / NEW_BDP_BYTES, 2)}× the nominal new BDP, just outside ±10 %. The
+        nominal BDP uses the 100 ms propagation RTT, while the path's minimum RTT includes
+        serialisation (about 1.2 ms per 1500 B at 10 Mbit/s) and BBR adds its probing phases;
+        BBR v1 also keeps a standing queue at its 2·BDP window until PROBE_RTT (10 s after the
+        last min-RTT sample), which is why its own settling takes {fmt(own["bbr"], 1)} s instead of
+        the paper's 2–4 s. Measured against each flow's own final level (diagnostic columns),
+        PolyCC settles in {fmt(own["poly"], 2)} s: {own_ratio["bbr"]:.2f}× BBR v1's and
+        {own_ratio["bbr3"]:.2f}× BBR v3's time, in line with the paper's −54.1 % and −32.8 %,
+        but that is not the criterion we fixed, so the claims are marked as not holding.
+        """
+    )
+    reps = [
+        Reproduction.at_most(
+            "2a",
+            fig,
+            "Convergence time of PolyCC / BBR v1",
+            "0.459× (−54.1 %)",
+            safe_div(conv["poly"], conv["bbr"]),
+            0.6,
+            lambda v: f"{v:.2f}×",
+            conv_why,
+        ),
+        Reproduction.at_most(
+            "2b",
+            fig,
+            "Convergence time of PolyCC / BBR v3 (paper: BBR v2)",
+            "0.672× (−32.8 %)",
+            safe_div(conv["poly"], conv["bbr3"]),
+            0.8,
+            lambda v: f"{v:.2f}×",
+            prose(
+                """
+                The paper compares with BBR v2; the simulator has BBR v3, whose bandwidth
+                probing and loss/ECN response follow v2's design with tuned parameters. See 2a
+                for why the ratio is undefined.
+                """
+            ),
+        ),
+    ]
+    return Section(
+        id="2",
+        title="Convergence when the bottleneck halves",
+        figure=fig,
+        setup=prose(
+            f"""
+            One flow, 20 Mbit/s and 100 ms base RTT, capacity halved to 10 Mbit/s at t = 5 s;
+            drop-tail buffer 250 KB (one BDP at 20 Mbit/s; the paper does not give it); runs of
+            {duration}, time series in 10 ms bins. Convergence time (defined before the runs):
+            the bytes in flight, sampled every 10 ms and smoothed by a trailing {SMOOTH_S:.1f} s
+            mean (one BBR gain cycle of 8 base RTTs, so its 1.25× / 0.75× probing averages out),
+            must enter ±{BAND:.0%} of the new BDP (10 Mbit/s × 100 ms = {NEW_BDP_BYTES / 1e3:.0f}
+            KB) and stay there for {HOLD_S:.0f} s; the time is from the halving to that entry.
+            "–" means it never settled within the run. PolyCC is `{POLY_BBR_COPA}`. The last
+            two columns are a diagnostic added after the first runs, not a claim: the level the
+            bytes in flight settle at, and the time to come within ±10 % of that level by the
+            same rule.
+            """
+        ),
+        scenarios=[ctx.rel(ctx.scenario("bandwidth-halving.toml"))],
+        results="bandwidth-halving",
+        table=table,
+        reproductions=reps,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Our own: weighted mean of Vegas and CUBIC as a delay / competitiveness knob
+
+KNOB_BASE_RTT_MS = 40.0
+
+
+def _exp_mean_knob(ctx: Context) -> Section:
+    weights = [0.0, 0.5, 1.0] if ctx.quick else [0.0, 0.25, 0.5, 0.75, 1.0]
+    duration = "30s" if ctx.quick else "40s"
+    ccas: dict[str, Any] = {
+        f"poly w={w:g}": {
+            "name": "poly",
+            "pilot": "vegas",
+            "copilots": ["cubic"],
+            "fuse": "mean",
+            "weights": [1.0 - w, w],
+        }
+        for w in weights
+    }
+    ccas["Vegas"] = "vegas"
+    ccas["CUBIC"] = "cubic"
+    points: dict[tuple[str, str], dict[str, Any]] = {}
+    for label, cca in ccas.items():
+        # Alone: the cross flow starts after the run ends.
+        points[(label, "alone")] = {"flows.0.cca": cca, "flows.1.start": "1000s", "duration": duration}
+        points[(label, "vs CUBIC")] = {"flows.0.cca": cca, "duration": duration}
+    res = ctx.sweep_labeled("vegas-cubic-mean", "vegas-cubic-mean.toml", points)
+    rtt = {k[0]: _first(v, "flow.poly.rtt_ms.p50") for k, v in res.items() if k[1] == "alone"}
+    alone = {k[0]: _first(v, "flow.poly.goodput_mbps") for k, v in res.items() if k[1] == "alone"}
+    share: dict[str, float] = {}
+    for (label, mode), rows in res.items():
+        if mode == "vs CUBIC":
+            a, b = _first(rows, "flow.poly.goodput_mbps"), _first(rows, "flow.cross.goodput_mbps")
+            share[label] = safe_div(a, a + b)
+
+    table = Table(["flow", "alone: goodput (Mbit/s)", "alone: median RTT (ms)", "share against one CUBIC"])
+    for label in ccas:
+        table.add(label, alone[label], rtt[label], pct(share[label]))
+    poly_labels = [f"poly w={w:g}" for w in weights]
+    lo, hi = poly_labels[0], poly_labels[-1]
+    reps = [
+        Reproduction.at_most(
+            "3a",
+            "ours",
+            "w = 0 (Vegas' window) keeps the queue short alone: median RTT / base RTT",
+            "–",
+            rtt[lo] / KNOB_BASE_RTT_MS,
+            1.25,
+            lambda v: f"{v:.2f}×",
+        ),
+        Reproduction.at_least(
+            "3b",
+            "ours",
+            "w = 1 (CUBIC's window) competes with CUBIC: share of the link",
+            "–",
+            share[hi],
+            0.35,
+            pct,
+        ),
+        Reproduction.at_least(
+            "3c",
+            "ours",
+            "The knob trades delay for share: share at w = 1 minus share at w = 0",
+            "–",
+            share[hi] - share[lo],
+            0.15,
+            pct,
+        ),
+    ]
+    monotone = all(rtt[a] <= rtt[b] for a, b in itertools.pairwise(poly_labels))
+    figure = ctx.out / "vegas-cubic-mean" / "share-vs-delay.png"
+    if ctx.plots:
+        _plot_lines(
+            figure,
+            "PolyCC mean(Vegas, CUBIC): weight w of CUBIC",
+            "weight of CUBIC w",
+            "share vs CUBIC (%) / median RTT alone (ms)",
+            {
+                "share against one CUBIC (%)": (weights, [100 * share[x] for x in poly_labels]),
+                "median RTT alone (ms)": (weights, [rtt[x] for x in poly_labels]),
+            },
+        )
+    return Section(
+        id="3",
+        title="Our experiment: a weighted mean of Vegas and CUBIC",
+        figure="ours",
+        setup=prose(
+            f"""
+            Not in the paper, which tries max and min only. Pool: pilot Vegas, copilot CUBIC,
+            fused window (1 − w)·cwnd_vegas + w·cwnd_cubic written back to both every ACK.
+            20 Mbit/s, {KNOB_BASE_RTT_MS:.0f} ms base RTT, drop-tail buffer of two BDPs (200 KB).
+            Each weight runs alone (median RTT, goodput) and against one CUBIC flow started at
+            the same time (share of the total goodput), {duration} each; Vegas and CUBIC alone
+            are the ends of the scale. The criteria are ours, fixed before the runs.
+            """
+        ),
+        scenarios=[ctx.rel(ctx.scenario("vegas-cubic-mean.toml"))],
+        results="vegas-cubic-mean",
+        table=table,
+        reproductions=reps,
+        notes=[
+            f"Figure: `vegas-cubic-mean/{figure.name}` in the results directory.",
+            prose(
+                f"""
+                Between the ends the knob is coarse: the median RTT alone is
+                {"" if monotone else "not "}monotone
+                in w, and any CUBIC weight lets the window grow until the buffer overflows (the
+                written-back mean restarts CUBIC's growth from the mean every ACK, and Vegas only
+                subtracts one packet per RTT), so the low delay of w = 0 is lost as soon as w > 0.
+                """
+            ),
+        ],
+    )
+
+
+def _plot_lines(
+    path: Path,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    lines: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from polycc.plots import _LOCK
+
+    fig = Figure(figsize=(7, 4), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    for label, (x, y) in lines.items():
+        ax.plot(list(x), list(y), marker="o", label=label)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    ax.set_title(title, fontsize="medium")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _LOCK:
+        fig.savefig(path, dpi=100)
