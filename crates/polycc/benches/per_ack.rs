@@ -7,7 +7,14 @@
 //! `pacing_rate()`, plus the `on_sent` / `on_loss` calls that fall between two ACKs in the trace
 //! (about one send per ACK in steady state). The model's own bookkeeping is not measured.
 //!
-//! Run: `cargo bench -p polycc --bench per_ack`.
+//! A second group, `poly_pool`, measures PolyCC's agent with 1, 2, 4 and 8 members against the
+//! same members run side by side without it: on the trace recorded by `poly` with n members, one
+//! iteration is one ACK delivered (a) to the agent and (b) to n separately built members, each
+//! fed the same events and read (`cwnd()`, `pacing_rate()`) by the benchmark loop. The
+//! difference is the agent's own cost: fan-out, reading every member, the fusion, the write-back
+//! calibrations and the measurement windows of the filter.
+//!
+//! Run: `cargo bench -p polycc --bench per_ack` (`-- poly_pool` for the second group only).
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use polycc::estimators::delivery_rate::{DeliveryRateEstimator, PacketDeliveryState};
@@ -258,5 +265,80 @@ fn per_ack(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, per_ack);
+/// Members of the measured pools, in order: the first n form the pool of size n.
+const POOL: [&str; 8] = [
+    "bbr", "cubic", "vegas", "copa", "newreno", "bbr3", "westwood", "htcp",
+];
+
+fn poly_spec(n: usize) -> CcSpec {
+    let copilots: Vec<serde_json::Value> = POOL[1..n].iter().map(|m| (*m).into()).collect();
+    serde_json::from_value(serde_json::json!({
+        "name": "poly", "pilot": POOL[0], "copilots": copilots, "fuse": "max", "on": "cwnd",
+    }))
+    .expect("poly spec")
+}
+
+/// Runs `events` of `trace` from index `*i` until one ACK was delivered to every controller.
+fn replay_one_ack(
+    ccs: &mut [Box<dyn CongestionControl>],
+    trace: &[Event],
+    lap: &Lap,
+    i: &mut usize,
+    laps: &mut u64,
+) {
+    loop {
+        let ev = lap.shift(trace[*i], *laps);
+        for cc in ccs.iter_mut() {
+            deliver(cc.as_mut(), &ev);
+        }
+        *i += 1;
+        if *i == trace.len() {
+            *i = 0;
+            *laps += 1;
+        }
+        if matches!(ev, Event::Ack(..)) {
+            break;
+        }
+    }
+}
+
+fn poly_pool(c: &mut Criterion) {
+    let registry = Registry::standard();
+    let ctx = CcContext::new(MSS);
+    let mut group = c.benchmark_group("poly_pool");
+    group.throughput(Throughput::Elements(1));
+    for n in [1usize, 2, 4, 8] {
+        let spec = poly_spec(n);
+        let build_poly = || registry.build(&spec, &ctx).expect("poly builds");
+        let build_members = || -> Vec<Box<dyn CongestionControl>> {
+            POOL[..n]
+                .iter()
+                .map(|m| {
+                    registry
+                        .build(&CcSpec::named(m), &ctx)
+                        .expect("member builds")
+                })
+                .collect()
+        };
+        let trace = record(build_poly().as_mut());
+        let lap = Lap::of(&trace.steady);
+        for (what, mut ccs) in [
+            ("poly", vec![build_poly()]),
+            ("members_alone", build_members()),
+        ] {
+            for ev in &trace.warmup {
+                for cc in ccs.iter_mut() {
+                    deliver(cc.as_mut(), ev);
+                }
+            }
+            let (mut i, mut laps) = (0usize, 0u64);
+            group.bench_function(format!("{n}/{what}"), |b| {
+                b.iter(|| replay_one_ack(&mut ccs, &trace.steady, &lap, &mut i, &mut laps))
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, per_ack, poly_pool);
 criterion_main!(benches);
