@@ -26,7 +26,7 @@ use super::telemetry;
 use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
 use crate::intent::Intent;
 use crate::policies::handover::{self, FlowView, Overrides};
-use crate::signals::{AckEvent, Feedback, LossEvent, PacketOutcome, SentPacket};
+use crate::signals::{AckEvent, Feedback, FrameInfo, LossEvent, PacketOutcome, SentPacket};
 use crate::units::{Bytes, Rate, Time};
 
 /// The target x* of `closest` fusion.
@@ -282,6 +282,14 @@ impl CongestionControl for Poly {
     }
     fn wants_packet_detail(&self) -> bool {
         self.members.iter().any(|m| m.cc.wants_packet_detail())
+    }
+
+    /// Frames reach every member (a frame-aware member schedules from them); like `on_sent`,
+    /// they carry no feedback, so the pool is not re-fused.
+    fn on_frame(&mut self, now: Time, frame: &FrameInfo) {
+        for m in &mut self.members {
+            m.cc.on_frame(now, frame);
+        }
     }
 
     fn on_timer(&mut self, now: Time) {

@@ -8,7 +8,7 @@ use crate::cc::{Calibration, HandoverState, Telemetry};
 use crate::estimators::rtt::RttSnapshot;
 use crate::intent::Intent;
 use crate::registry::check_range;
-use crate::signals::{AckEvent, Arrival, Feedback, LossEvent, SentPacket};
+use crate::signals::{AckEvent, Arrival, Feedback, FrameInfo, LossEvent, SentPacket};
 use crate::units::{Bytes, Duration, Rate, Time};
 use fusion::FusionInput;
 use serde_json::json;
@@ -31,6 +31,7 @@ struct Probe {
     losses: u64,
     feedbacks: u64,
     timers: u64,
+    frames: u64,
     calibrations: u64,
     adopted: Option<HandoverState>,
 }
@@ -72,6 +73,7 @@ fn build_probe(
         losses: 0,
         feedbacks: 0,
         timers: 0,
+        frames: 0,
         calibrations: 0,
         adopted: None,
     }))
@@ -83,6 +85,9 @@ impl CongestionControl for Probe {
     }
     fn on_sent(&mut self, _: Time, _: &SentPacket) {
         self.sent += 1;
+    }
+    fn on_frame(&mut self, _: Time, _: &FrameInfo) {
+        self.frames += 1;
     }
     fn on_ack(&mut self, _: Time, ack: &AckEvent) {
         self.acks += 1;
@@ -120,6 +125,7 @@ impl CongestionControl for Probe {
             ("losses", self.losses),
             ("feedbacks", self.feedbacks),
             ("timers", self.timers),
+            ("frames", self.frames),
             ("calibrations", self.calibrations),
         ] {
             t.push(k, v as f64);
@@ -255,10 +261,12 @@ fn every_member_sees_every_event() {
     );
     p.on_timer(at_ms(30));
     assert_eq!(p.next_timer(), None);
+    p.on_frame(at_ms(31), &FrameInfo::default());
     for i in 0..3 {
         assert_eq!(member_count(&p, i, "sent"), 5.0, "member {i}");
         assert_eq!(member_count(&p, i, "acks"), 3.0, "member {i}");
         assert_eq!(member_count(&p, i, "losses"), 1.0, "member {i}");
+        assert_eq!(member_count(&p, i, "frames"), 1.0, "member {i}");
     }
     // Feedback and timers go to the members that asked for them.
     assert_eq!(
