@@ -83,6 +83,47 @@ def _draw(path: Path, title: str, panels: list[Panel]) -> None:
     fig.savefig(path, dpi=100)
 
 
+def _has(df: pd.DataFrame, column: str) -> bool:
+    return column in df.columns and bool(df[column].notna().any())
+
+
+def _labeled(series: list[Series], fmt: str) -> list[Series]:
+    for s in series:
+        s.label = fmt.format(s.label)
+    return series
+
+
+def _reported(series: list[Series]) -> list[Series]:
+    """The series of flows that report the value (a CUBIC flow beside Janus flows has no stage)."""
+    return [s for s in series if bool(np.isfinite(s.y).any())]
+
+
+def _policy_panels(flows: pd.DataFrame) -> list[Panel]:
+    """Panels for application targets and policy telemetry (Janus: stage, R', P_avg, D_p), each
+    present only when some flow reports it."""
+    panels: list[Panel] = []
+    if _has(flows, "cc_stage"):
+        panels.append(
+            Panel("stage (1 = aggressive)", _series(flows, "flow", "cc_stage", drawstyle="steps-post"))
+        )
+    targets = (
+        _labeled(_series(flows, "flow", "cc_target_rate_mbps"), "R' {}")
+        if _has(flows, "cc_target_rate_mbps")
+        else []
+    )
+    if _has(flows, "target_rate_mbps"):
+        targets += _labeled(_series(flows, "flow", "target_rate_mbps", linestyle="--", linewidth=1.0), "R {}")
+    if targets:
+        panels.append(Panel("target rate (Mbit/s)", targets))
+    if _has(flows, "satisfaction"):
+        panels.append(Panel("satisfaction (goodput / R)", _series(flows, "flow", "satisfaction")))
+    if _has(flows, "cc_p_avg_mbps"):
+        panels.append(Panel("P_avg (Mbit/s)", _series(flows, "flow", "cc_p_avg_mbps")))
+    if _has(flows, "cc_dp_ms"):
+        panels.append(Panel("D_p (ms)", _series(flows, "flow", "cc_dp_ms")))
+    return [Panel(p.ylabel, _reported(p.series)) for p in panels]
+
+
 def _draw_cdf(path: Path, title: str, xlabel: str, curves: list[tuple[str, np.ndarray]]) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -186,8 +227,9 @@ def write_plots(
     pools: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Plot]:
     """Writes goodput.png, rtt.png, cwnd.png (per flow) and links.png (per link) into out_dir,
-    frame_delay_cdf.png when there are video frames, and pool-<flow>.png for each flow in `pools`
-    ({flow id: PolyCC member names}, see `pool_members`) that recorded PolyCC telemetry."""
+    frame_delay_cdf.png when there are video frames, policy.png when flows have application
+    targets or policy telemetry, and pool-<flow>.png for each flow in `pools` ({flow id: PolyCC
+    member names}, see `pool_members`) that recorded PolyCC telemetry."""
     capacity = _series(links, "link", "capacity_mbps", linestyle="--", color="grey", linewidth=1.0)
     for s in capacity:
         s.label = f"capacity {s.label}"
@@ -214,6 +256,9 @@ def write_plots(
             ],
         ),
     ]
+    policy = _policy_panels(flows)
+    if policy:
+        figures.append((Plot("Application targets and policy state per flow", "policy.png"), policy))
     for flow, members in (pools or {}).items():
         if "cc_m0_cwnd_bytes" in flows.columns and (flows.get("flow") == flow).any():
             plot = Plot(f"PolyCC pool of {flow}", f"pool-{flow}.png")

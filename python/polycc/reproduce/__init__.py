@@ -45,6 +45,7 @@ __all__ = [
 #: Paper name -> module implementing it.
 PAPERS = {
     "pcc": "polycc.reproduce.pcc",
+    "janus": "polycc.reproduce.janus",
     "polycc": "polycc.reproduce.polycc",
 }
 
