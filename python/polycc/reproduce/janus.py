@@ -285,7 +285,7 @@ def _exp_mmf(ctx: Context) -> Section:
                 dev[("janus", 20.0)],
                 0.10,
                 pct,
-                why_mmf,
+                "As 2a: the three unsatisfied flows should share 16 Mbit/s equally and do not.",
             )
         )
     if ("cubic", 25.0) in settle:
@@ -300,6 +300,13 @@ def _exp_mmf(ctx: Context) -> Section:
                 f"Janus {_s(j)}, CUBIC {_s(c)}",
                 not math.isnan(j) and (math.isnan(c) or j < c),
                 "Janus < CUBIC",
+                prose(
+                    """
+                    Janus' three earlier flows are already at their final rates when the 4 Mbit/s
+                    flow joins at 30 s, and it reaches its target within a second (rate control
+                    sets ssthresh = R·D_p); CUBIC redistributes among all four for about 18 s.
+                    """
+                ),
                 value=j,
             )
         )
