@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import polycc
-from polycc.reproduce import ReportResult, ReproduceError, reproduce
+from polycc.reproduce import PAPERS, ReportResult, ReproduceError, reproduce
 from polycc.reproduce.common import markers, update_document
 from polycc.reproduce.pcc import changing_network_toml, convergence_time, jain
 
@@ -83,8 +83,10 @@ def test_update_document_replaces_only_its_section(tmp_path: Path) -> None:
 
 
 def test_unknown_paper_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(ReproduceError, match="unknown paper 'nope'; known: pcc"):
+    with pytest.raises(ReproduceError, match="unknown paper 'nope'; known: ") as err:
         reproduce("nope", quick=True, out=tmp_path / "o")
+    for paper in PAPERS:
+        assert paper in str(err.value)
 
 
 def test_sweep_points_vary_keys_together(tmp_path: Path) -> None:
