@@ -359,8 +359,6 @@ impl RateControl for AllegroControl {
 mod tests {
     use super::*;
     use crate::algos::pcc::utility::UtilityInput;
-    use crate::estimators::rtt::RttSnapshot;
-    use crate::units::Time;
 
     /// A utility scripted on the sending rate: −(x − peak)², or constant when `peak` is NaN.
     #[derive(Debug)]
@@ -379,17 +377,7 @@ mod tests {
     }
 
     fn path() -> PathView {
-        PathView {
-            now: Time::ZERO,
-            mss: 1000,
-            rtt: RttSnapshot {
-                smoothed: Duration::from_millis(20),
-                min: Duration::from_millis(20),
-                latest: Duration::from_millis(20),
-                has_sample: true,
-                ..RttSnapshot::default()
-            },
-        }
+        super::super::test_path()
     }
 
     fn result(p: &MiPlan) -> MiStats {

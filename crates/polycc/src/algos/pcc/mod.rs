@@ -288,6 +288,25 @@ fn build_proteus_h(
     )
 }
 
+/// A steady 20 ms path with 1000-byte packets, for the controllers' unit tests.
+#[cfg(test)]
+pub(crate) fn test_path() -> sender::PathView {
+    use crate::estimators::rtt::RttSnapshot;
+    use crate::units::{Duration, Time};
+    let ms20 = Duration::from_millis(20);
+    sender::PathView {
+        now: Time::ZERO,
+        mss: 1000,
+        rtt: RttSnapshot {
+            smoothed: ms20,
+            min: ms20,
+            latest: ms20,
+            has_sample: true,
+            ..RttSnapshot::default()
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

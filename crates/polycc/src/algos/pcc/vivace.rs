@@ -512,8 +512,6 @@ impl RateControl for VivaceControl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::estimators::rtt::RttSnapshot;
-    use crate::units::Time;
 
     /// Utility = sending rate in Mbit/s (always rising), or a scripted peak.
     #[derive(Debug)]
@@ -532,17 +530,7 @@ mod tests {
     }
 
     fn path() -> PathView {
-        PathView {
-            now: Time::ZERO,
-            mss: 1000,
-            rtt: RttSnapshot {
-                smoothed: Duration::from_millis(20),
-                min: Duration::from_millis(20),
-                latest: Duration::from_millis(20),
-                has_sample: true,
-                ..RttSnapshot::default()
-            },
-        }
+        super::super::test_path()
     }
 
     fn result(p: &MiPlan) -> MiStats {
