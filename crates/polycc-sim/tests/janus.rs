@@ -101,27 +101,58 @@ fn janus_recovers_its_rate_when_the_path_lengthens_and_vegas_starves() {
     }
 }
 
-/// Figs. 11–12: four flows wanting 10, 8, 6, 4 Mbit/s on 25 Mbit/s; the max-min fair shares
-/// are 7.5, 7.5, 6, 4. §6.1 bounds an unsatisfied flow's throughput to [(1 − gamma), 1/(1 −
-/// gamma)] of its share once converged; the satisfied 4 Mbit/s flow gets its target within
-/// 10 %, and the link stays over 90 % used. (The paper's closer match, every flow within 10 %,
-/// does not hold here: see REPRODUCTION.md.)
+/// Figs. 11–12: four flows wanting 10, 8, 6, 4 Mbit/s join one after another on 25 Mbit/s
+/// (max-min fair shares 7.5, 7.5, 6, 4) and on 20 Mbit/s (5.33 × 3, 4). The paper has every
+/// flow close to its share; ours within 10 % over 40–60 s, with the link over 90 % used. Each
+/// switch to the conservative stage starts Vegas in congestion avoidance at the buffer-clearing
+/// window; with the aggressive stage's threshold kept, Vegas slow-started there and the flows
+/// froze 19.5 % (25 Mbit/s) and 26.7 % (20 Mbit/s) off their shares.
 #[test]
-fn four_flows_settle_in_the_max_min_convergence_range() {
-    let out = common::run(&scenario("mmf-25.toml"));
-    let mut total = 0.0;
-    for (flow, mmf) in [("r10", 7.5), ("r8", 7.5), ("r6", 6.0), ("r4", 4.0)] {
-        // Janus' P counts wire bytes, as the throughput column does; the bound is its switching
-        // threshold on an EWMA, so bin means may sit up to 3 % beside it.
-        let got = mean_of(&out, flow, "throughput_mbps", 40.0, 60.0);
-        total += mean_of(&out, flow, "goodput_mbps", 40.0, 60.0);
-        println!("{flow}: {got:.2} Mbit/s (MMF {mmf})");
-        assert!(
-            got >= 0.97 * 0.8 * mmf && got <= 1.03 * mmf / 0.8,
-            "{flow}: {got:.2} Mbit/s, MMF share {mmf}"
-        );
+fn four_flows_get_their_max_min_fair_shares() {
+    let mmf20 = 16.0 / 3.0;
+    for (file, capacity, shares) in [
+        ("mmf-25.toml", 25.0, [7.5, 7.5, 6.0, 4.0]),
+        ("mmf-20.toml", 20.0, [mmf20, mmf20, mmf20, 4.0]),
+    ] {
+        let out = common::run(&scenario(file));
+        let mut total = 0.0;
+        for (flow, mmf) in ["r10", "r8", "r6", "r4"].into_iter().zip(shares) {
+            // Janus' P counts wire bytes, as the throughput column does.
+            let got = mean_of(&out, flow, "throughput_mbps", 40.0, 60.0);
+            total += mean_of(&out, flow, "goodput_mbps", 40.0, 60.0);
+            println!("{file} {flow}: {got:.2} Mbit/s (MMF {mmf:.2})");
+            assert!(
+                (got - mmf).abs() <= 0.1 * mmf,
+                "{file} {flow}: {got:.2} Mbit/s, MMF share {mmf:.2}"
+            );
+        }
+        assert!(total >= 0.9 * capacity, "{file}: total {total}");
     }
-    let r4 = mean_of(&out, "r4", "throughput_mbps", 40.0, 60.0);
-    assert!((r4 - 4.0).abs() <= 0.4, "r4: {r4}");
-    assert!(total >= 0.9 * 25.0, "total {total}");
+}
+
+/// Fig. 15: a bulk flow alone on 20 Mbit/s, then three 5 Mbit/s flows from 10 s to 40 s. The
+/// bulk flow gives way until each newcomer has its 5 Mbit/s (the fair share), without a
+/// standing queue, and takes the link back once they leave. Before the conservative stage
+/// started in congestion avoidance the newcomers got 3.2 Mbit/s over a 45 ms queue.
+#[test]
+fn a_bulk_flow_relinquishes_bandwidth_and_takes_it_back() {
+    let out = common::run(&scenario("bulk-mix.toml"));
+    for flow in ["bg-1", "bg-2", "bg-3"] {
+        let got = mean_of(&out, flow, "goodput_mbps", 25.0, 40.0);
+        println!("{flow}: {got:.2} Mbit/s");
+        assert!(got >= 0.9 * 5.0, "{flow}: {got:.2} Mbit/s");
+    }
+    let bulk = mean_of(&out, "bulk", "goodput_mbps", 25.0, 40.0);
+    let queue = mean_of(&out, "bulk", "rtt_ms", 25.0, 40.0) - 60.0;
+    let after = mean_of(&out, "bulk", "goodput_mbps", 50.0, 60.0);
+    println!("bulk: {bulk:.2} Mbit/s with a {queue:.1} ms queue, {after:.2} Mbit/s after");
+    assert!(
+        bulk <= 1.1 * 5.0,
+        "bulk {bulk:.2} Mbit/s while the others run"
+    );
+    assert!(queue <= 15.0, "standing queue {queue:.1} ms");
+    assert!(
+        after >= 0.9 * 20.0,
+        "bulk {after:.2} Mbit/s after the others left"
+    );
 }

@@ -285,7 +285,15 @@ impl Janus {
             dp,
             self.min_window(),
         );
-        self.hand_over(now, Stage::Conservative, Some(cwnd), None);
+        // snd_ssthresh comes down with the window. The cleared window is the flow's share
+        // without its queue (§4.4: "just large enough to maintain its current throughput"); the
+        // aggressive stage's threshold (R·D_p, or CUBIC's after a loss) is usually above it, and
+        // left there it would put Vegas in slow start: doubling each RTT until it sees a packet
+        // queued, refilling the buffer that clearing emptied and overshooting the share it was
+        // handed while the other flows' Vegas yield to that queue (in the max-min experiments,
+        // Figs. 11–12 and 15, the flows then froze at uneven shares). The conservative stage
+        // starts in congestion avoidance at the cleared window, one packet per RTT from there.
+        self.hand_over(now, Stage::Conservative, Some(cwnd), Some(cwnd));
         self.clamp.clear();
         self.dp.start_measuring(now, w.rtt);
     }

@@ -30,7 +30,8 @@ pub fn aggressive_ssthresh(target_bps: f64, dp: Duration, min: Bytes) -> Bytes {
 }
 
 /// Buffer clearing: before a switch to the conservative CCA the window is cut to P_avg·D_p, the
-/// flow's share without its queue (never raised by it).
+/// flow's share without its queue (never raised by it). Janus hands it over as the threshold
+/// too, so the conservative CCA starts in congestion avoidance there.
 pub fn clearing_cwnd(cwnd: Bytes, p_avg_bps: f64, dp: Duration, min: Bytes) -> Bytes {
     cwnd.min(bytes_for(p_avg_bps, dp)).max(min)
 }

@@ -147,7 +147,16 @@ fn the_sample_throughput_ends_the_first_aggressive_stage_with_buffer_clearing() 
     assert!(p_avg < 2.0 * MBPS, "P_avg still ramping: {p_avg}");
     // A 9 Mbit/s window: P_smp ≥ R. The window was 150 000 bytes; buffer clearing cuts it to
     // P_avg·D_p with P_avg reset to P_smp: 9 Mbit/s · 60 ms = 67 500 bytes.
-    set_cwnd(&mut cc, feed.now, 150_000);
+    // CUBIC's threshold stands at 120 000 bytes (as after a loss at a larger window), above
+    // the window clearing will leave.
+    cc.calibrate(
+        feed.now,
+        &Calibration {
+            cwnd: Some(150_000),
+            ssthresh: Some(120_000),
+            ..Calibration::default()
+        },
+    );
     feed.rtts(&mut cc, 1, 9.0, 60);
     assert_eq!(cc.stage(), Stage::Conservative);
     assert_eq!(cc.active().name(), "vegas");
@@ -157,6 +166,14 @@ fn the_sample_throughput_ends_the_first_aggressive_stage_with_buffer_clearing() 
     assert!(
         (67_000..=68_500).contains(&cwnd),
         "cwnd {cwnd} after clearing (vegas may have acted on one ACK)"
+    );
+    // The threshold comes down with the window (from 120 000 bytes): Vegas continues in
+    // congestion avoidance from the cleared window instead of slow-starting from it.
+    assert!(!cc.in_slow_start(), "Vegas slow-starts after the hand-over");
+    let ssthresh = cc.ssthresh().expect("vegas has a threshold");
+    assert!(
+        (67_000..=68_500).contains(&ssthresh),
+        "ssthresh {ssthresh}: the cleared window"
     );
     assert_eq!(
         cc.switches(),
