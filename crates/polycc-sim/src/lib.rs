@@ -47,3 +47,12 @@ pub fn run_file(path: &Path) -> Result<RunOutput, SimError> {
 pub fn run(model: &Model, registry: &Registry) -> Result<RunOutput, SimError> {
     engine::Simulator::new(model, registry)?.run()
 }
+
+/// Runs a validated scenario with engine options (see [`engine::Options`]).
+pub fn run_with(
+    model: &Model,
+    registry: &Registry,
+    options: engine::Options,
+) -> Result<RunOutput, SimError> {
+    engine::Simulator::with_options(model, registry, options)?.run()
+}

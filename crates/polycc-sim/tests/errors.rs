@@ -109,3 +109,25 @@ fn bad_traffic_kind_lists_the_kinds() {
     ));
     assert_mentions(&e, &["flows[0].traffic", "sized", "web", "cbr"]);
 }
+
+/// Reverse data over links without `reverse_rate` meets no capacity limit: rejected, not run
+/// until memory runs out.
+#[test]
+fn reverse_flow_without_a_reverse_capacity_is_rejected() {
+    let reverse = GOOD.replace("rtt = \"30ms\"", "rtt = \"30ms\"\nreverse = true");
+    let e = error_of(&reverse);
+    assert_mentions(&e, &["flows[0].reverse", "reverse_rate", "on b", "rwnd"]);
+    let registry = Registry::standard();
+    let ok = |t: &str| polycc_sim::load_toml(t, &common::origin(), &registry).is_ok();
+    assert!(ok(
+        &reverse.replace("reverse = true", "reverse = true\nrwnd = \"100pkt\"")
+    ));
+    assert!(ok(&reverse.replace(
+        "rate = \"10Mbps\"",
+        "rate = \"10Mbps\"\nreverse_rate = \"5Mbps\""
+    )));
+    assert!(ok(&reverse.replace(
+        "cca = \"cubic\"",
+        "traffic = { kind = \"cbr\", rate = \"1Mbps\" }"
+    )));
+}

@@ -10,7 +10,9 @@ fn random_scenario(rng: &mut impl Rng, ccas: &[&str]) -> String {
     let mut s = String::from("name = \"random\"\nduration = \"3s\"\nbin = \"250ms\"\n");
     s += &format!("seed = {}\n", rng.gen_range(0..1000));
     let links = rng.gen_range(1..=2);
-    for i in 0..links {
+    // Whether link i's reverse direction has a capacity (reverse bulk flows need one).
+    let mut reverse_rate = [false; 2];
+    for (i, has_reverse_rate) in reverse_rate.iter_mut().enumerate().take(links) {
         s += &format!("[[links]]\nid = \"l{i}\"\n");
         match rng.gen_range(0..3) {
             0 => s += &format!("rate = \"{}Mbps\"\n", rng.gen_range(1..200)),
@@ -55,6 +57,7 @@ fn random_scenario(rng: &mut impl Rng, ccas: &[&str]) -> String {
         }
         if rng.gen_bool(0.3) {
             s += &format!("reverse_rate = \"{}Mbps\"\n", rng.gen_range(1..20));
+            *has_reverse_rate = true;
         }
         if rng.gen_bool(0.2) {
             s += &format!("delay = \"{}ms\"\n", rng.gen_range(0..30));
@@ -73,13 +76,16 @@ fn random_scenario(rng: &mut impl Rng, ccas: &[&str]) -> String {
         if rng.gen_bool(0.3) {
             s += &format!("stop = \"{}ms\"\n", rng.gen_range(1600..3000));
         }
-        let path = if links == 2 && rng.gen_bool(0.5) {
-            "[\"l0\", \"l1\"]"
-        } else {
-            "[\"l0\"]"
-        };
+        let both = links == 2 && rng.gen_bool(0.5);
+        let path = if both { "[\"l0\", \"l1\"]" } else { "[\"l0\"]" };
         s += &format!("path = {path}\n");
-        s += &format!("reverse = {}\n", rng.gen_bool(0.15));
+        let limited = reverse_rate[0] || (both && reverse_rate[1]);
+        let reverse = rng.gen_bool(0.15);
+        s += &format!("reverse = {reverse}\n");
+        if reverse && !limited {
+            // Reverse directions are unlimited here: the receive window bounds the flow.
+            s += &format!("rwnd = \"{}pkt\"\n", rng.gen_range(2..200));
+        }
         s += &format!("pacing = {}\n", rng.gen_bool(0.7));
         if rng.gen_bool(0.3) {
             s += "ack = { every = 2, max_delay = \"25ms\" }\n";

@@ -4,6 +4,7 @@
 mod app;
 mod delay_histogram;
 mod events;
+mod fast_link;
 mod link;
 mod packet;
 mod pipe;
@@ -68,6 +69,23 @@ struct Flow {
     video: Option<VideoSource>,
 }
 
+/// Engine choices that do not change what is simulated.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Serve constant-rate drop-tail links without an event per packet (`fast_link`). Off, every
+    /// link takes the general path; results then differ only where two events fall on the same
+    /// nanosecond (see `fast_link` on ties).
+    pub event_free_links: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            event_free_links: true,
+        }
+    }
+}
+
 pub struct Simulator<'a> {
     model: &'a Model,
     registry: &'a Registry,
@@ -77,8 +95,8 @@ pub struct Simulator<'a> {
     rng: Pcg64Mcg,
     links: Vec<Option<LinkDir>>,
     pipes: Vec<Pipe>,
-    /// (delay, aggregation, index) of the delay lines hops may share.
-    shared_pipes: Vec<(Duration, Option<Duration>, u32)>,
+    /// (delay, aggregation, feeding link direction, index) of the delay lines hops may share.
+    shared_pipes: Vec<(Duration, Option<Duration>, Option<u32>, u32)>,
     flows: Vec<Flow>,
     events: u64,
     scratch: Vec<Packet>,
@@ -92,10 +110,23 @@ pub struct Simulator<'a> {
 
 impl<'a> Simulator<'a> {
     pub fn new(model: &'a Model, registry: &'a Registry) -> Result<Self, SimError> {
+        Self::with_options(model, registry, Options::default())
+    }
+
+    pub fn with_options(
+        model: &'a Model,
+        registry: &'a Registry,
+        options: Options,
+    ) -> Result<Self, SimError> {
         let mut links = Vec::with_capacity(model.links.len() * 2);
         for l in &model.links {
-            links.push(Some(LinkDir::new(&l.forward)));
-            links.push(l.reverse.as_ref().map(LinkDir::new));
+            // Event-free service hands packets to delay lines ahead of time: only where their
+            // delay cannot change and no jitter is drawn (see `pipe_for`).
+            let fixed = options.event_free_links && l.conditions.is_empty();
+            let fwd_free = fixed && l.forward.jitter.is_none();
+            let rev_free = fixed && l.reverse_jitter.is_none();
+            links.push(Some(LinkDir::new(&l.forward, fwd_free)));
+            links.push(l.reverse.as_ref().map(|m| LinkDir::new(m, rev_free)));
         }
         let mut sim = Simulator {
             model,
@@ -236,7 +267,12 @@ impl<'a> Simulator<'a> {
                     Hop {
                         link_dir,
                         loss,
-                        pipe: self.pipe_for(l.delay + extra_delay, aggregation, shareable, jitter),
+                        pipe: self.pipe_for(
+                            l.delay + extra_delay,
+                            aggregation,
+                            shareable.then_some(link_dir),
+                            jitter,
+                        ),
                         link: li as u32,
                         forward,
                         extra_delay,
@@ -301,29 +337,31 @@ impl<'a> Simulator<'a> {
     }
 
     /// The delay line for a hop. Lines without jitter on links with a fixed delay are shared by
-    /// every hop with the same delay and aggregation: packets enter at non-decreasing times, so
-    /// one FIFO keeps each flow's order, and fewer lines mean fewer pending events. Jittered
-    /// lines stay private, as their no-reordering rule applies per hop.
+    /// every hop with the same delay and aggregation fed by the same link direction (`share`:
+    /// `Some(feeder)`, `None` inside for hops without a queue): packets enter each at
+    /// non-decreasing times, as the feeder's departures are in order, so one FIFO keeps each
+    /// flow's order, and fewer lines mean fewer pending events. Jittered lines stay private, as
+    /// their no-reordering rule applies per hop.
     fn pipe_for(
         &mut self,
         delay: Duration,
         aggregation: Option<Duration>,
-        shareable: bool,
+        share: Option<Option<u32>>,
         jitter: Option<Duration>,
     ) -> u32 {
-        if shareable {
-            if let Some(&(_, _, i)) = self
+        if let Some(feeder) = share {
+            if let Some(&(.., i)) = self
                 .shared_pipes
                 .iter()
-                .find(|&&(d, a, _)| d == delay && a == aggregation)
+                .find(|&&(d, a, f, _)| d == delay && a == aggregation && f == feeder)
             {
                 return i;
             }
         }
         self.pipes.push(Pipe::new(delay, jitter, aggregation));
         let i = self.pipes.len() as u32 - 1;
-        if shareable {
-            self.shared_pipes.push((delay, aggregation, i));
+        if let Some(feeder) = share {
+            self.shared_pipes.push((delay, aggregation, feeder, i));
         }
         i
     }
@@ -634,12 +672,23 @@ impl<'a> Simulator<'a> {
         }
     }
 
-    fn link_enqueue(&mut self, ld: u32, p: Packet) {
+    fn link_enqueue(&mut self, ld: u32, mut p: Packet) {
         let now = self.now;
-        let mut dropped = std::mem::take(&mut self.scratch);
         let l = self.links[ld as usize]
             .as_mut()
             .expect("route names an existing link");
+        if l.fast.is_some() {
+            match l.admit_fast(now, p.wire_bytes) {
+                Some((depart, sojourn)) => {
+                    p.queue_ns += sojourn.0;
+                    let pipe = self.route_hop(&p).pipe;
+                    self.pipe_enter(pipe, depart, p);
+                }
+                None => self.account_drop(&p, Some(ld), false),
+            }
+            return;
+        }
+        let mut dropped = std::mem::take(&mut self.scratch);
         l.touch(now);
         if p.kind == Kind::Data {
             l.data_queued += p.wire_bytes as u64;
@@ -725,7 +774,13 @@ impl<'a> Simulator<'a> {
     }
 
     fn pipe_push(&mut self, pipe: u32, p: Packet) {
-        if let Some(t) = self.pipes[pipe as usize].push(self.now, p, &mut self.rng) {
+        self.pipe_enter(pipe, self.now, p);
+    }
+
+    /// A packet enters a delay line at `at` (now, or its future departure from an event-free
+    /// link feeding the line).
+    fn pipe_enter(&mut self, pipe: u32, at: Time, p: Packet) {
+        if let Some(t) = self.pipes[pipe as usize].push(at, p, &mut self.rng) {
             self.q.push(t, Ev::Pipe(pipe));
         }
     }

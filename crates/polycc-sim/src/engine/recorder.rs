@@ -431,7 +431,7 @@ impl Recorder {
                 );
                 tb.set("throughput_mbps", Some(mbps(bin.tx_bytes, dur)));
                 tb.set("queue_bytes", Some(bin.queue_area as f64 / dur.0 as f64));
-                tb.set("queue_packets", Some(ld.queue.packets() as f64));
+                tb.set("queue_packets", Some(ld.queued_packets() as f64));
                 tb.set(
                     "queue_delay_ms",
                     (bin.sojourn_count > 0)

@@ -354,6 +354,24 @@ pub fn resolve(sc: Scenario, origin: &Origin, registry: &Registry) -> Result<Mod
                 Some(b)
             }
         };
+        // A responsive flow whose data meets no capacity limit grows without bound (and the run
+        // with it): reverse data crosses the links' reverse directions, unlimited unless given.
+        if f.reverse
+            && !traffic.is_unresponsive()
+            && rwnd.is_none()
+            && path.iter().all(|&l| sc.links[l].reverse_rate.is_none())
+        {
+            let ids: Vec<_> = path.iter().map(|&l| sc.links[l].id.as_str()).collect();
+            return Err(origin.err(
+                at("reverse"),
+                format!(
+                    "the data of this reverse flow would cross only unlimited reverse directions \
+                     (no `reverse_rate` on {}); give one of them `reverse_rate`, or bound the \
+                     flow with `rwnd`",
+                    ids.join(", ")
+                ),
+            ));
+        }
         let intent = match (&f.intent, &traffic) {
             (None, Traffic::Video(v)) => Some(polycc::Intent::RealtimeVideo {
                 min_rate: v.min_rate,

@@ -253,7 +253,8 @@ pub struct FlowSpec {
     /// Links crossed in order; default: the first link.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<Vec<String>>,
-    /// Data travels the links' reverse direction (reverse cross traffic).
+    /// Data travels the links' reverse direction (reverse cross traffic). A responsive one
+    /// needs a `reverse_rate` on its path or an `rwnd`, else nothing bounds it.
     #[serde(default)]
     pub reverse: bool,
     #[serde(default)]
