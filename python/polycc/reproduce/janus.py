@@ -258,9 +258,10 @@ def _exp_mmf(ctx: Context) -> Section:
         ssthresh, so Vegas continues in congestion avoidance from the flow's share; with the
         aggressive stage's higher ssthresh kept across the switch, Vegas slow-started from the
         cleared window, overshot, and the flows froze 19.5 % (25 Mbit/s) and 26.7 % (20 Mbit/s)
-        off their shares. What remains is Vegas' own band: it holds 2–4 packets per flow
-        queued, so flows with equal RTTs can settle apart by up to that ratio, and an unsatisfied
-        flow stays conservative anywhere above (1 − gamma)·R'.
+        off their shares. What remains is by design: rate control lets a satisfied flow run
+        anywhere from R up to (1 + eps)·R (§4.4), and among the unsatisfied flows Vegas holds
+        2–4 packets each in the queue, so flows with equal RTTs may settle apart within that
+        band while each stays conservative above (1 − gamma)·R'.
         """
     )
     reps = [
