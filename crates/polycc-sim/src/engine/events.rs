@@ -34,16 +34,23 @@ pub enum Ev {
     IntentChange(u32),
 }
 
+/// A scheduled event. `key` is the time in its high 64 bits and the insertion sequence in its
+/// low 64, so the heap orders by (time, sequence) with one integer comparison.
 #[derive(Clone, Copy, Debug)]
 struct Item {
-    t: Time,
-    seq: u64,
+    key: u128,
     ev: Ev,
+}
+
+impl Item {
+    fn time(&self) -> Time {
+        Time((self.key >> 64) as u64)
+    }
 }
 
 impl PartialEq for Item {
     fn eq(&self, o: &Self) -> bool {
-        self.t == o.t && self.seq == o.seq
+        self.key == o.key
     }
 }
 impl Eq for Item {}
@@ -55,7 +62,7 @@ impl PartialOrd for Item {
 impl Ord for Item {
     // Reversed: BinaryHeap is a max-heap and we want the earliest first.
     fn cmp(&self, o: &Self) -> Ordering {
-        o.t.cmp(&self.t).then(o.seq.cmp(&self.seq))
+        o.key.cmp(&self.key)
     }
 }
 
@@ -74,8 +81,7 @@ impl EventQueue {
     pub fn push(&mut self, t: Time, ev: Ev) {
         self.seq += 1;
         let item = Item {
-            t,
-            seq: self.seq,
+            key: (t.0 as u128) << 64 | self.seq as u128,
             ev,
         };
         if self.top_consumed {
@@ -94,7 +100,7 @@ impl EventQueue {
         }
         let top = self.heap.peek();
         self.top_consumed = top.is_some();
-        top.map(|i| (i.t, i.ev))
+        top.map(|i| (i.time(), i.ev))
     }
 }
 

@@ -124,8 +124,10 @@ impl LinkDir {
     pub fn admit_fast(&mut self, now: Time, bytes: u32) -> Option<(Time, Duration)> {
         self.touch(now);
         let admitted = self.fast.as_mut()?.admit(now, bytes);
-        // A packet finding the link idle starts at once.
-        self.release(now);
+        if admitted.is_some_and(|(_, sojourn)| sojourn.is_zero()) {
+            // It found the link idle and starts at once.
+            self.release(now);
+        }
         admitted
     }
 
