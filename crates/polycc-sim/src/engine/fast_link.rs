@@ -17,7 +17,9 @@
 
 use crate::queue::Limits;
 use polycc::units::{Duration, Rate, Time};
-use std::collections::VecDeque;
+
+/// Departed entries kept before the vector is compacted (amortises the move).
+const COMPACT_AFTER: usize = 1024;
 
 /// A packet accepted by the link, with its service already scheduled.
 #[derive(Clone, Copy, Debug)]
@@ -47,9 +49,11 @@ pub struct FastLink {
     limits: Limits,
     /// Departure of the last accepted packet.
     busy_until: Time,
-    /// Accepted packets not yet departed, in service order. Packet k + 1 cannot start before
-    /// packet k departs, so only the front can have started.
-    scheduled: VecDeque<Scheduled>,
+    /// Accepted packets in service order; those before `head` have departed. Packet k + 1
+    /// cannot start before packet k departs, so only the one at `head` can have started. A
+    /// plain vector compacted now and then: cheaper per packet than a ring buffer.
+    scheduled: Vec<Scheduled>,
+    head: usize,
     front_started: bool,
     waiting_bytes: u64,
 }
@@ -61,7 +65,8 @@ impl FastLink {
             rate,
             limits,
             busy_until: Time::ZERO,
-            scheduled: VecDeque::new(),
+            scheduled: Vec::new(),
+            head: 0,
             front_started: false,
             waiting_bytes: 0,
         })
@@ -80,7 +85,11 @@ impl FastLink {
         let start = now.max(self.busy_until);
         let depart = start + self.rate.time_to_send(bytes as u64);
         self.busy_until = depart;
-        self.scheduled.push_back(Scheduled {
+        if self.head >= COMPACT_AFTER && 2 * self.head >= self.scheduled.len() {
+            self.scheduled.drain(..self.head);
+            self.head = 0;
+        }
+        self.scheduled.push(Scheduled {
             arrival: now,
             start,
             depart,
@@ -92,7 +101,7 @@ impl FastLink {
 
     /// Releases the next service start or departure at or before `until`.
     pub fn release(&mut self, until: Time) -> Option<Released> {
-        let s = *self.scheduled.front()?;
+        let s = *self.scheduled.get(self.head)?;
         if !self.front_started {
             if s.start > until {
                 return None;
@@ -109,7 +118,7 @@ impl FastLink {
         if s.depart > until {
             return None;
         }
-        self.scheduled.pop_front();
+        self.head += 1;
         self.front_started = false;
         Some(Released::Departed(s.bytes as u64))
     }
@@ -121,7 +130,7 @@ impl FastLink {
 
     /// Packets waiting as of the last release.
     pub fn waiting_packets(&self) -> usize {
-        self.scheduled.len() - self.front_started as usize
+        self.scheduled.len() - self.head - self.front_started as usize
     }
 }
 
