@@ -131,3 +131,28 @@ fn reverse_flow_without_a_reverse_capacity_is_rejected() {
         "traffic = { kind = \"cbr\", rate = \"1Mbps\" }"
     )));
 }
+
+#[test]
+fn send_jitter_is_validated() {
+    let with = |extra: &str| GOOD.replace("rtt = \"30ms\"", &format!("rtt = \"30ms\"\n{extra}"));
+    polycc_sim::load_toml(
+        &with("send_jitter = \"1ms\"\nsend_jitter_dist = \"exponential\""),
+        &common::origin(),
+        &Registry::standard(),
+    )
+    .unwrap();
+    let e = error_of(&with("send_jitter = \"2s\""));
+    assert_mentions(&e, &["flows[0].send_jitter", "2s", "1s"]);
+    let e = error_of(&with("send_jitter = \"1xs\""));
+    assert_mentions(&e, &["flows[0].send_jitter", "ms"]);
+    let e = error_of(&with(
+        "send_jitter = \"1ms\"\nsend_jitter_dist = \"normal\"",
+    ));
+    assert_mentions(&e, &["flows[0].send_jitter_dist", "uniform", "exponential"]);
+    let e = error_of(&with("send_jitter_dist = \"uniform\""));
+    assert_mentions(&e, &["flows[0].send_jitter", "without send_jitter"]);
+    let e = error_of(&with(
+        "send_jitter = \"1ms\"\ntraffic = { kind = \"cbr\", rate = \"1Mbps\" }",
+    ));
+    assert_mentions(&e, &["flows[0].send_jitter", "unresponsive"]);
+}

@@ -11,6 +11,7 @@ mod pipe;
 mod receiver;
 mod recorder;
 mod segset;
+mod send_jitter;
 mod sender;
 mod video;
 
@@ -306,6 +307,10 @@ impl<'a> Simulator<'a> {
             );
             if let Traffic::Video(v) = &fm.traffic {
                 s.retransmit = v.retransmit;
+            }
+            if let Some(j) = fm.send_jitter {
+                let seed = send_jitter::flow_seed(sc.seed, self.flows.len());
+                s.set_send_jitter(send_jitter::SendJitter::new(j, seed));
             }
             Some(s)
         };

@@ -5,6 +5,7 @@
 use super::delay_histogram::DelayHistogram;
 use super::events::Timer;
 use super::segset::SegSet;
+use super::send_jitter::SendJitter;
 use polycc::estimators::delivery_rate::{DeliveryRateEstimator, PacketDeliveryState};
 use polycc::estimators::rtt::{RttEstimator, GRANULARITY};
 use polycc::signals::{AckEvent, Arrival, Feedback, LossEvent, PacketOutcome, SentPacket};
@@ -102,6 +103,9 @@ pub struct Sender {
     /// Lost segments are resent (false for real-time media without retransmission).
     pub retransmit: bool,
     pub cc_timer: Timer,
+    /// Host send-time noise: released packets wait here before they leave (None: they leave at
+    /// once).
+    jitter: Option<SendJitter>,
     // Counters.
     pub packets_sent: u64,
     pub bytes_sent: u64,
@@ -156,6 +160,7 @@ impl Sender {
             app_limited: false,
             retransmit: true,
             cc_timer: Timer::default(),
+            jitter: None,
             packets_sent: 0,
             bytes_sent: 0,
             retransmits: 0,
@@ -166,6 +171,11 @@ impl Sender {
             bin_rtt_sum_ns: 0,
             bin_rtt_count: 0,
         }
+    }
+
+    /// Delays every packet this sender releases by the host's send-time noise.
+    pub fn set_send_jitter(&mut self, jitter: SendJitter) {
+        self.jitter = Some(jitter);
     }
 
     /// Starts a new transfer on a fresh connection state (controller, RTT estimator).
@@ -249,8 +259,42 @@ impl Sender {
         (!self.stopped && self.next_seg < t.end).then_some((self.next_seg, false))
     }
 
-    /// Decides whether a packet can leave now; on `Send`, the packet is recorded as sent.
+    /// Decides whether a packet can leave now; on `Send`, the packet is recorded as sent. With
+    /// send-time noise, packets are released to the host's queue on the sender's schedule and
+    /// `Send` returns them as they come due.
     pub fn poll_send(&mut self, now: Time) -> Poll {
+        if self.jitter.is_none() {
+            return self.release(now);
+        }
+        let sender = loop {
+            match self.release(now) {
+                Poll::Send { pn, seg, wire } => {
+                    if let Some(j) = self.jitter.as_mut() {
+                        j.hold(now, pn, seg, wire);
+                    }
+                }
+                other => break other,
+            }
+        };
+        let Some(j) = self.jitter.as_mut() else {
+            return sender;
+        };
+        if let Some(h) = j.pop_due(now) {
+            return Poll::Send {
+                pn: h.pn,
+                seg: h.seg,
+                wire: h.wire,
+            };
+        }
+        match (j.next_out(), sender) {
+            (None, p) => p,
+            (Some(out), Poll::Wait(t)) => Poll::Wait(out.min(t)),
+            (Some(out), _) => Poll::Wait(out),
+        }
+    }
+
+    /// The sender's own decision (window, pacing) on the next packet at `now`.
+    fn release(&mut self, now: Time) -> Poll {
         let Some((seg, retransmission)) = self.next_segment() else {
             if !self.app_limited {
                 self.app_limited = true;

@@ -136,6 +136,21 @@ pub struct ConditionChange {
     pub delay: Duration,
 }
 
+/// A flow's host send-time noise (`flows[].send_jitter`): how the delay between the sender's
+/// release of a packet and its departure is drawn.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SendJitterModel {
+    /// U[0, max].
+    Uniform { max: Duration },
+    /// Exponential with this mean (unbounded: an occasional long stall, as a descheduled
+    /// sender thread sees).
+    Exponential { mean: Duration },
+}
+
+/// Largest `send_jitter` accepted: host timing noise is micro- to milliseconds; a second is
+/// more likely a unit slip ("1s" for "1ms") than noise.
+pub const MAX_SEND_JITTER: Duration = Duration::from_millis(1000);
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Traffic {
     Bulk,
@@ -198,6 +213,8 @@ pub struct FlowModel {
     pub intent: Option<polycc::Intent>,
     /// Later intents `(from, intent)`, in increasing time after `start`.
     pub intent_schedule: Vec<(Duration, polycc::Intent)>,
+    /// Host send-time noise; `None` when `send_jitter` is zero.
+    pub send_jitter: Option<SendJitterModel>,
 }
 
 /// A validated scenario.
@@ -399,6 +416,8 @@ pub fn resolve(sc: Scenario, origin: &Origin, registry: &Registry) -> Result<Mod
             let intent = resolve_intent(origin, &format!("{here}.intent"), &ch.intent)?;
             intent_schedule.push((t, intent));
         }
+        let send_jitter =
+            resolve_send_jitter(f, &traffic).map_err(|m| origin.err(at("send_jitter"), m))?;
         if !traffic.is_unresponsive() {
             registry
                 .build(&f.cca, &CcContext::new(full_packet))
@@ -428,6 +447,7 @@ pub fn resolve(sc: Scenario, origin: &Origin, registry: &Registry) -> Result<Mod
                 rwnd,
                 intent,
                 intent_schedule: intent_schedule.clone(),
+                send_jitter,
             });
         }
     }
@@ -611,6 +631,34 @@ pub fn resolve(sc: Scenario, origin: &Origin, registry: &Registry) -> Result<Mod
         flows,
         scenario: sc,
     })
+}
+
+/// The send-time noise of a flow, or why its `send_jitter` is not allowed.
+fn resolve_send_jitter(f: &FlowSpec, traffic: &Traffic) -> Result<Option<SendJitterModel>, String> {
+    let Some(q) = &f.send_jitter else {
+        if f.send_jitter_dist.is_some() {
+            return Err("send_jitter_dist is given without send_jitter".into());
+        }
+        return Ok(None);
+    };
+    let d = q.value;
+    if d > MAX_SEND_JITTER {
+        return Err(format!(
+            "{q} exceeds the {MAX_SEND_JITTER} allowed (host timing noise is micro- to milliseconds)"
+        ));
+    }
+    if d.is_zero() {
+        return Ok(None);
+    }
+    if traffic.is_unresponsive() {
+        return Err(
+            "unresponsive traffic (cbr, poisson) has no sender to delay; remove send_jitter".into(),
+        );
+    }
+    Ok(Some(match f.send_jitter_dist.unwrap_or_default() {
+        JitterDistribution::Uniform => SendJitterModel::Uniform { max: d },
+        JitterDistribution::Exponential => SendJitterModel::Exponential { mean: d },
+    }))
 }
 
 /// Converts and validates an intent; errors name `at.<field>`.

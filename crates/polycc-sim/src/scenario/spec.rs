@@ -275,6 +275,25 @@ pub struct FlowSpec {
     /// Changes of intent during the flow, at absolute scenario times.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub intent_schedule: Vec<IntentChangeSpec>,
+    /// Host send-time noise: every packet the sender releases (by window and pacing) leaves
+    /// after a random delay, in order: U[0, send_jitter], or exponential with mean
+    /// `send_jitter` (see `send_jitter_dist`). Absent or zero: packets leave at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_jitter: Option<DurationQ>,
+    /// `uniform` (default) or `exponential`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_jitter_dist: Option<JitterDistribution>,
+}
+
+/// How `send_jitter` delays are drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JitterDistribution {
+    /// U[0, send_jitter].
+    #[default]
+    Uniform,
+    /// Exponential with mean send_jitter.
+    Exponential,
 }
 
 /// An application intent as written in a scenario:
