@@ -100,3 +100,20 @@ def test_cca_model_version_changes_only_that_ccas_cache_key():
     assert compare.model_hash(opts, "cubic") == compare.model_hash(opts)
     assert compare.model_hash(opts, "hybla") != compare.model_hash(opts)
     assert compare.model_hash(compare.Ns3Options(delack=2), "newreno") != compare.model_hash(opts)
+
+
+def test_ns3_attributes_reach_dumbbell_and_key_their_own_cache_entries():
+    """An ns-3 attribute ablation passes --ns3::Class::Attribute=value to dumbbell, is cached apart,
+    and leaves the cache key of the runs without attributes as it was before the option existed."""
+    plain = compare.Ns3Options()
+    assert "attributes" not in plain.key()
+    assert plain.key() == {k: v for k, v in compare.asdict(plain).items() if k != "attributes"}
+    attr = compare.parse_ns3_attribute("--ns3::TcpCubic::HyStart=false")
+    assert attr == "ns3::TcpCubic::HyStart=false"
+    opts = compare.Ns3Options(attributes=(attr,))
+    p = compare.Point("cubic", 10e6, 0.1, "1bdp", 0.001, 1, 30.0)
+    assert compare.ns3_args(p, 1, opts)[-1] == "--ns3::TcpCubic::HyStart=false"
+    assert compare.model_hash(opts, "cubic") != compare.model_hash(plain, "cubic")
+    for bad in ("TcpCubic::HyStart=false", "ns3::TcpCubic::HyStart", "ns3::TcpCubic::HyStart=a b"):
+        with pytest.raises(ValueError, match="ns3::Class::Attribute=value"):
+            compare.parse_ns3_attribute(bad)

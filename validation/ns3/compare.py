@@ -163,6 +163,9 @@ class Ns3Options:
     sack: bool = True
     #: "linux": RTO = srtt + max(4 rttvar, MinRto) as Linux; "ns3": ns-3's max(MinRto, srtt + 4 rttvar).
     rto: str = "linux"
+    #: ns-3 attribute defaults for an ablation of ns-3's side, each "ns3::Class::Attribute=value"
+    #: (passed to dumbbell as --ns3::Class::Attribute=value, which ns-3's CommandLine applies).
+    attributes: tuple[str, ...] = ()
 
     def args(self) -> list[str]:
         return [
@@ -172,7 +175,18 @@ class Ns3Options:
             f"--rto={self.rto}",
             f"--pacing={self.pacing}",
             f"--sack={'true' if self.sack else 'false'}",
+            *(f"--{a}" for a in self.attributes),
         ]
+
+    def key(self) -> dict[str, Any]:
+        """The options as they enter the cache key. `attributes` is left out while empty, so the
+        runs cached before it existed keep their keys."""
+        d = asdict(self)
+        if not self.attributes:
+            del d["attributes"]
+        else:
+            d["attributes"] = list(self.attributes)
+        return d
 
 
 @dataclass
@@ -298,6 +312,17 @@ def run_polycc(p: Point, seed: int, cca_params: dict[str, Any] | None = None) ->
     )
 
 
+_NS3_ATTRIBUTE = re.compile(r"ns3::[A-Za-z0-9_]+::[A-Za-z0-9_]+=[^\s=]+")
+
+
+def parse_ns3_attribute(text: str) -> str:
+    """Checks one "ns3::Class::Attribute=value" (a leading "--" is dropped)."""
+    a = text.strip().removeprefix("--")
+    if not _NS3_ATTRIBUTE.fullmatch(a):
+        raise ValueError(f"ns-3 attribute {text!r}: expected ns3::Class::Attribute=value")
+    return a
+
+
 def ns3_args(p: Point, seed: int, opts: Ns3Options) -> list[str]:
     return [
         f"--cca={NS3_CCAS.get(p.cca, p.cca)}",
@@ -338,6 +363,9 @@ def ns3_result(raw: dict[str, Any]) -> SimResult:
         extra={
             "rtos": sum(f["rtos"] for f in raw["flows"]),
             "repeat_retransmits": sum(f.get("repeat_retransmits", 0) for f in raw["flows"]),
+            # Counted since dumbbell.cc gained them (runs cached before report 0).
+            "rto_expiries": sum(f.get("rto_expiries", 0) for f in raw["flows"]),
+            "rto_lost_retransmissions": sum(f.get("rto_lost_retransmissions", 0) for f in raw["flows"]),
         },
     )
 
@@ -369,7 +397,7 @@ def model_hash(opts: Ns3Options, cca: str | None = None) -> str:
     """Cache key of the ns-3 model of one CCA: dumbbell.cc's model version, the CCA's own version
     (only when it has one, so adding a CCA's entry leaves the other CCAs' keys unchanged) and the
     ns-3 options."""
-    key: dict[str, Any] = {"version": model_version(), "opts": asdict(opts)}
+    key: dict[str, Any] = {"version": model_version(), "opts": opts.key()}
     cca_version = cca_model_versions().get(cca, 0) if cca is not None else 0
     if cca_version:
         key["cca_version"] = cca_version
@@ -756,6 +784,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="JSON object of parameters for polycc's CCA, e.g. '{\"reno_friendly\": false}' "
         "(an ablation of polycc's side; ns-3 is unchanged)",
     )
+    ap.add_argument(
+        "--ns3-attribute",
+        action="append",
+        default=[],
+        metavar="ns3::Class::Attribute=value",
+        help="set an ns-3 attribute default (repeatable), e.g. ns3::TcpCubic::HyStart=false "
+        "(an ablation of ns-3's side; cached apart from the runs without it)",
+    )
     ap.add_argument("--no-build", action="store_true", help="do not run install.sh first")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     return ap
@@ -808,6 +844,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         recovery=args.ns3_recovery,
         pacing=args.ns3_pacing,
         rto=args.ns3_rto,
+        attributes=tuple(parse_ns3_attribute(a) for a in args.ns3_attribute),
     )
     cache = Cache(None if args.no_cache else args.cache, opts)
 

@@ -195,7 +195,12 @@ struct FlowStats
     uint64_t retransmits = 0;
     uint64_t repeatRetransmits = 0; // a segment retransmitted a second time or more
     std::map<uint32_t, uint32_t> retxCount;
-    uint64_t rtos = 0;
+    uint64_t rtos = 0; // entries into CA_LOSS (a timeout while already in CA_LOSS is not one)
+    uint64_t rtoExpiries = 0; // every expiry of the retransmission timer, backed-off ones too
+    // Expiries whose first resent segment had been retransmitted before: that retransmission was
+    // lost (ACKs are never lost here), which ns-3 3.37, without RACK, finds only by the timer.
+    uint64_t rtoLostRetransmissions = 0;
+    bool rtoResendPending = false; // the next retransmission is the one the expiry sends
     uint64_t recoveries = 0;
     uint32_t highestEnd = 0; // highest sequence number (relative) sent so far, plus length
     bool haveSeq = false;
@@ -227,9 +232,18 @@ OnTx(uint32_t i, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBas
     if (end <= f.highestEnd)
     {
         ++f.retransmits;
-        if (++f.retxCount[seq - f.isn] > 1)
+        const bool resentBefore = ++f.retxCount[seq - f.isn] > 1;
+        if (resentBefore)
         {
             ++f.repeatRetransmits;
+        }
+        if (f.rtoResendPending)
+        {
+            f.rtoResendPending = false;
+            if (resentBefore)
+            {
+                ++f.rtoLostRetransmissions;
+            }
         }
     }
     else
@@ -248,6 +262,20 @@ OnCongState(uint32_t i, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongS
     else if (now == TcpSocketState::CA_RECOVERY)
     {
         ++g_flows[i].recoveries;
+    }
+}
+
+// ns-3 doubles the RTO on every expiry of the retransmission timer (RFC 6298 5.5, capped at 60 s,
+// TcpSocketBase::ReTxTimeout) and nowhere else; a new RTT estimate sets it from srtt and rttvar,
+// which does not land on exactly twice the old value. So a doubling is an expiry.
+void
+OnRto(uint32_t i, Time oldRto, Time newRto)
+{
+    const Time cap = Seconds(60);
+    if (oldRto.IsStrictlyPositive() && (newRto == oldRto + oldRto || (newRto == cap && oldRto + oldRto > cap)))
+    {
+        ++g_flows[i].rtoExpiries;
+        g_flows[i].rtoResendPending = true;
     }
 }
 
@@ -336,6 +364,7 @@ ConnectSocketTraces(uint32_t i, Ptr<BulkSendApplication> app)
     sock->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTx, i));
     sock->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, i));
     sock->TraceConnectWithoutContext("RTT", MakeBoundCallback(&OnRtt, i));
+    sock->TraceConnectWithoutContext("RTO", MakeBoundCallback(&OnRto, i));
     sock->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, i));
     sock->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&OnSsthresh, i));
 }
@@ -651,6 +680,8 @@ main(int argc, char* argv[])
             << ",\"out_of_order_bytes\":" << outOfOrder
             << ",\"retransmits\":" << f.retransmits
             << ",\"repeat_retransmits\":" << f.repeatRetransmits << ",\"rtos\":" << f.rtos
+            << ",\"rto_expiries\":" << f.rtoExpiries
+            << ",\"rto_lost_retransmissions\":" << f.rtoLostRetransmissions
             << ",\"recoveries\":" << f.recoveries << ",\"rtt_mean_ms\":"
             << (f.rttCount ? f.rttSumMs / f.rttCount : 0.0) << "}";
         if (f.cwndOut)

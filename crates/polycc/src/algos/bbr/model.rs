@@ -24,7 +24,7 @@ const MIN_TSO_RATE: Rate = Rate::from_bps(1_200_000);
 /// largest burst the TSO budget allows.
 const GSO_MAX_BYTES: u64 = 65_536 - 1 - 320;
 /// Linux TSO goal cap (`0x7F` segments).
-const TSO_MAX_SEGS: u64 = 0x7f;
+pub const TSO_MAX_SEGS: u64 = 0x7f;
 /// Linux `sk_pacing_shift` default 10: the TSO burst is about 1 ms (1/1024 s) of the pacing rate.
 const PACING_SHIFT: u32 = 10;
 

@@ -18,12 +18,17 @@ const BW: Rate = Rate::from_mbps(12); // 1.5 packets of 1000 B per ms
 const RTT: Duration = Duration::from_millis(10); // BDP = 15 000 B = 15 packets
 
 fn v1_with_seed(seed: u64) -> BbrV1 {
+    v1_with_quantum(seed, None)
+}
+
+fn v1_with_quantum(seed: u64, send_quantum_packets: Option<u64>) -> BbrV1 {
     BbrV1::new(
         &CcContext::new(MSS),
         BbrV1Config {
             seed,
             cwnd_gain: v1::CWND_GAIN,
             startup_gain: v1::HIGH_GAIN,
+            send_quantum_packets,
             scavenger: None,
         },
     )
@@ -284,6 +289,65 @@ fn v1_three_quarters_phase_ends_early_when_the_queue_is_drained() {
     p.in_flight = 20 * MSS;
     p.step(&mut cc);
     assert_eq!(cc.cycle_idx(), 2);
+}
+
+/// PROBE_BW with in flight above every target, stepped into a unity-gain phase: cwnd is then
+/// exactly the in-flight target 2·BDP + budget.
+fn v1_unity_phase_cwnd_packets(send_quantum_packets: Option<u64>) -> u64 {
+    let mut cc = v1_with_quantum(3, send_quantum_packets);
+    let mut p = Path::new();
+    p.adopt(&mut cc);
+    p.in_flight = 40 * MSS;
+    while cc.cycle_idx() < 2 {
+        p.step(&mut cc);
+    }
+    p.run(&mut cc, 3);
+    assert!(cc.cycle_idx() >= 2, "still in a unity phase");
+    cc.cwnd() / MSS
+}
+
+#[test]
+fn v1_quantization_budget_is_three_tso_goals_or_three_fixed_quanta() {
+    // Pacing at 12 Mbit/s: Linux's TSO goal is 1 ms of it (1.5 kB, one 1000-B packet) but at
+    // least 2 packets above 1.2 Mbit/s, so the budget is 6 packets: 2·15 + 6 = 36 (even).
+    assert_eq!(v1_unity_phase_cwnd_packets(None), 36);
+    // ns-3's one-segment send quantum: 2·15 + 3 = 33, rounded up to even as Linux does: 34.
+    assert_eq!(
+        v1_unity_phase_cwnd_packets(Some(v1::NS3_SEND_QUANTUM_PACKETS)),
+        34
+    );
+    // A larger fixed quantum (4 packets: 30 + 12).
+    assert_eq!(v1_unity_phase_cwnd_packets(Some(4)), 42);
+}
+
+#[test]
+fn v1_three_quarters_phase_drains_to_bdp_plus_the_budget() {
+    // The 3/4 phase ends once the in flight before an ACK is at most BDP + budget, rounded up to
+    // even: 15 + 6 → 22 packets with Linux's budget, 15 + 3 → 18 with ns-3's quantum. 22 packets
+    // end it only with Linux's budget: the budget is the queue BBR leaves standing.
+    for (quantum, prior_in_flight, ends) in [
+        (None, 22, true),
+        (None, 23, false),
+        (Some(v1::NS3_SEND_QUANTUM_PACKETS), 22, false),
+        (Some(v1::NS3_SEND_QUANTUM_PACKETS), 19, false),
+        (Some(v1::NS3_SEND_QUANTUM_PACKETS), 18, true),
+    ] {
+        let mut cc = v1_with_quantum(3, quantum);
+        let mut p = Path::new();
+        p.adopt(&mut cc);
+        p.in_flight = 40 * MSS;
+        while cc.cycle_idx() != 1 {
+            p.step(&mut cc);
+        }
+        // The ACK reports one packet less in flight than before it.
+        p.in_flight = (prior_in_flight - 1) * MSS;
+        p.step(&mut cc);
+        assert_eq!(
+            cc.cycle_idx() == 2,
+            ends,
+            "quantum {quantum:?}, {prior_in_flight} packets in flight before the ACK"
+        );
+    }
 }
 
 #[test]
@@ -632,6 +696,19 @@ fn parameters_are_validated() {
     assert!(r
         .build(&spec("bbr", serde_json::json!({"beta": 0.5})), &ctx)
         .is_err());
+    for (quantum, ok) in [(0, false), (1, true), (127, true), (128, false)] {
+        let built = r.build(
+            &spec("bbr", serde_json::json!({"send_quantum_packets": quantum})),
+            &ctx,
+        );
+        assert_eq!(built.is_ok(), ok, "send_quantum_packets = {quantum}");
+    }
+    assert!(r
+        .build(
+            &spec("bbr", serde_json::json!({"send_quantum_packets": -1})),
+            &ctx
+        )
+        .is_err());
     assert!(r
         .build(
             &spec(
@@ -656,6 +733,7 @@ fn bbr_s() -> BbrV1 {
             seed: 1,
             cwnd_gain: v1::CWND_GAIN,
             startup_gain: v1::HIGH_GAIN,
+            send_quantum_packets: None,
             scavenger: Some(ScavengerRule::default()),
         },
     )

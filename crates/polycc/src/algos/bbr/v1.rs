@@ -16,7 +16,7 @@
 
 use super::model::{
     bdp, default_seed, pacing_for, tso_goal_v1, CaState, MinRttFilter, Prng, ProbeRttAppLimited,
-    Recovery, CWND_MIN_TARGET_PACKETS, MIN_RTT_WINDOW, PROBE_RTT_DURATION,
+    Recovery, CWND_MIN_TARGET_PACKETS, MIN_RTT_WINDOW, PROBE_RTT_DURATION, TSO_MAX_SEGS,
 };
 use super::scavenger::ScavengerRule;
 use crate::algos::round::RoundTracker;
@@ -52,6 +52,10 @@ pub const FULL_BW_THRESH: f64 = 1.25;
 pub const FULL_BW_COUNT: u32 = 3;
 /// Linux `TCP_INIT_CWND`: cwnd keeps growing until this many packets were delivered.
 const INIT_CWND_PACKETS: u64 = 10;
+/// ns-3 3.37 `TcpBbr::SetSendQuantum`: the send quantum is one segment whatever the pacing rate
+/// (ns-3 does not model TSO), so ns-3's quantization budget is 3 segments where Linux's is 3 TSO
+/// goals. `send_quantum_packets = 1` gives polycc's BBR that budget (VALIDATION.md, D8).
+pub const NS3_SEND_QUANTUM_PACKETS: u64 = 1;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -62,6 +66,9 @@ struct BbrParams {
     cwnd_gain: f64,
     #[serde(default = "default_startup_gain")]
     startup_gain: f64,
+    /// Packets per send quantum in the quantization budget; absent: Linux's TSO goal.
+    #[serde(default)]
+    send_quantum_packets: Option<u64>,
 }
 
 fn default_cwnd_gain() -> f64 {
@@ -79,12 +86,23 @@ pub fn build(
     let params: BbrParams = parse_params(NAME, p)?;
     check_range(NAME, "cwnd_gain", params.cwnd_gain, 1.0, 10.0)?;
     check_range(NAME, "startup_gain", params.startup_gain, 1.5, 10.0)?;
+    if let Some(q) = params.send_quantum_packets {
+        // Linux never bursts more than TSO_MAX_SEGS segments; fewer than one is no quantum.
+        check_range(
+            NAME,
+            "send_quantum_packets",
+            q as f64,
+            1.0,
+            TSO_MAX_SEGS as f64,
+        )?;
+    }
     Ok(Box::new(BbrV1::new(
         ctx,
         BbrV1Config {
             seed: params.seed.unwrap_or_else(|| default_seed(ctx, 1)),
             cwnd_gain: params.cwnd_gain,
             startup_gain: params.startup_gain,
+            send_quantum_packets: params.send_quantum_packets,
             scavenger: None,
         },
     )))
@@ -98,6 +116,9 @@ pub struct BbrV1Config {
     pub cwnd_gain: f64,
     /// STARTUP pacing and cwnd gain; DRAIN paces at its inverse.
     pub startup_gain: f64,
+    /// Fixed send quantum (packets) of the quantization budget; `None`: Linux's TSO goal, about
+    /// 1 ms of the pacing rate (`tso_goal_v1`). `Some(NS3_SEND_QUANTUM_PACKETS)` is ns-3's.
+    pub send_quantum_packets: Option<u64>,
     /// BBR-S: yield by forcing PROBE_RTT on RTT deviation (see [`super::scavenger`]).
     pub scavenger: Option<ScavengerRule>,
 }
@@ -229,8 +250,13 @@ impl BbrV1 {
 
     /// Linux `bbr_quantization_budget`: 3 TSO bursts for the end hosts, rounded up to an even
     /// number of packets, plus 2 packets in the 5/4 phase so that it really raises in-flight.
+    /// DRAIN and the 3/4 phase stop at this target, so the budget is a standing queue.
     fn quantization_budget(&self, cwnd: Bytes) -> Bytes {
-        let mut packets = cwnd.div_ceil(self.mss) + 3 * tso_goal_v1(self.pacing_rate, self.mss);
+        let quantum = self
+            .cfg
+            .send_quantum_packets
+            .unwrap_or_else(|| tso_goal_v1(self.pacing_rate, self.mss));
+        let mut packets = cwnd.div_ceil(self.mss) + 3 * quantum;
         packets = (packets + 1) & !1;
         if self.mode == Mode::ProbeBw && self.cycle_idx == 0 {
             packets += 2;
