@@ -61,6 +61,9 @@ pub const WINDOW_RTTS: f64 = 4.0;
 pub const WINDOW_MIN_RTT: Duration = Duration::from_millis(100);
 /// ... and never fewer than this many packets.
 pub const WINDOW_MIN_PACKETS: u64 = 16;
+/// Largest burst size accepted (a sanity bound: a burst is sent at line rate, so a larger one
+/// would be a queue-filling flood on any realistic bottleneck buffer).
+const MAX_BURST: f64 = 1000.0;
 /// Sent packets remembered for joining feedback (older ones were lost or never reported).
 const SLOT_HISTORY: usize = 1 << 16;
 
@@ -94,10 +97,16 @@ struct PibesParams {
     alpha: f64,
     #[serde(default = "d_beta")]
     beta: f64,
-    #[serde(default = "d_n_min")]
-    n_min: u32,
-    #[serde(default = "d_n_max")]
-    n_max: u32,
+    /// Default [`N_MIN`].
+    #[serde(default)]
+    n_min: Option<u32>,
+    /// Default [`N_MAX`].
+    #[serde(default)]
+    n_max: Option<u32>,
+    /// A fixed burst size: n_min = n_max = burst, so every frame of at least `burst` packets
+    /// starts with exactly `burst` back-to-back packets (the paper's Figs. 6–8 vary it).
+    #[serde(default)]
+    burst: Option<u32>,
     /// §IV-B g): N PIBES flows known to share the bottleneck: s_min = s_max / N.
     #[serde(default)]
     flows_sharing: Option<u32>,
@@ -135,12 +144,6 @@ fn d_alpha() -> f64 {
 }
 fn d_beta() -> f64 {
     BETA
-}
-fn d_n_min() -> u32 {
-    N_MIN
-}
-fn d_n_max() -> u32 {
-    N_MAX
 }
 
 /// Everything configurable, validated.
@@ -208,14 +211,22 @@ pub fn build(
     }
     check_range(NAME, "alpha", q.alpha, 0.001, 1.0)?;
     check_range(NAME, "beta", q.beta, 0.0, 10.0)?;
-    check_range(NAME, "n_min", f64::from(q.n_min), 2.0, 1000.0)?;
-    check_range(
-        NAME,
-        "n_max",
-        f64::from(q.n_max),
-        f64::from(q.n_min),
-        1000.0,
-    )?;
+    let (n_min, n_max) = match (q.burst, q.n_min, q.n_max) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+            return Err(CcError::BadParams {
+                name: NAME.into(),
+                message: "give burst (a fixed burst size) or n_min / n_max, not both".into(),
+            })
+        }
+        (Some(b), None, None) => {
+            // A pair of burst packets is the least that gives an inter-arrival sample.
+            check_range(NAME, "burst", f64::from(b), 2.0, MAX_BURST)?;
+            (b, b)
+        }
+        (None, lo, hi) => (lo.unwrap_or(N_MIN), hi.unwrap_or(N_MAX)),
+    };
+    check_range(NAME, "n_min", f64::from(n_min), 2.0, MAX_BURST)?;
+    check_range(NAME, "n_max", f64::from(n_max), f64::from(n_min), MAX_BURST)?;
     let r = |k: f64| Rate::from_bps_f64(k * 1e3);
     let cfg = PibesConfig {
         start: r(q.start_rate_kbps),
@@ -231,8 +242,8 @@ pub fn build(
         },
         alpha: q.alpha,
         beta: q.beta,
-        n_min: q.n_min,
-        n_max: q.n_max,
+        n_min,
+        n_max,
     };
     Ok(Box::new(Pibes::new(ctx, cfg)))
 }

@@ -182,6 +182,62 @@ fn s_min_from_the_number_of_pibes_flows() {
     assert!(build(&bad, &ctx, &reg).is_err());
 }
 
+#[test]
+fn fixed_burst_size_from_parameters() {
+    let ctx = CcContext::new(P);
+    let reg = Registry::standard();
+    let build_with = |pairs: &[(&str, serde_json::Value)]| {
+        let mut p = Params::new();
+        for (k, v) in pairs {
+            p.insert((*k).into(), v.clone());
+        }
+        build(&p, &ctx, &reg)
+    };
+    // burst = 8 with alpha = 0.3: a 20-packet frame (eq. 1 would give 6) starts with 8
+    // back-to-back packets, the gap after the 8th is the first paced one.
+    let mut cc = build_with(&[("burst", 8.into()), ("alpha", serde_json::json!(0.3))]).unwrap();
+    cc.on_frame(
+        Time::ZERO,
+        &FrameInfo {
+            index: 0,
+            packets: 20,
+            bytes: 20 * P,
+        },
+    );
+    let mut paced = Vec::new();
+    for pn in 0..20 {
+        paced.push(cc.pacing_rate().unwrap() < BURST_RATE);
+        cc.on_sent(
+            Time::ZERO,
+            &SentPacket {
+                pn,
+                bytes: P,
+                ..SentPacket::default()
+            },
+        );
+    }
+    // Gap after packet i is paced for i in 7..=18 (the next packet is past the burst).
+    let expect: Vec<bool> = (0..20).map(|i| (7..19).contains(&i)).collect();
+    assert_eq!(paced, expect);
+    // Bad values are errors naming the parameter.
+    for (pairs, needle) in [
+        (vec![("burst", 1.into())], "burst = 1 is outside [2, 1000]"),
+        (vec![("burst", 0.into())], "burst"),
+        (vec![("burst", 6.into()), ("n_min", 3.into())], "not both"),
+        (vec![("burst", 6.into()), ("n_max", 9.into())], "not both"),
+        (vec![("n_min", 5.into()), ("n_max", 4.into())], "n_max = 4"),
+        (vec![("alpha", serde_json::json!(1.5))], "alpha = 1.5"),
+        (vec![("alpha", serde_json::json!(-0.1))], "alpha"),
+        (vec![("burst", serde_json::json!("six"))], "expected u32"),
+    ] {
+        let msg = match build_with(&pairs) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{pairs:?} accepted"),
+        };
+        assert!(msg.contains(needle), "{pairs:?}: {msg}");
+    }
+}
+
 fn pibes() -> Pibes {
     let mut cc = Pibes::new(&CcContext::new(P), PibesConfig::default());
     cc.set_intent(
@@ -331,4 +387,29 @@ fn frame_rtt_trend_drives_the_share_down() {
     assert!(close(shares[2], 0.8, 1e-9), "{shares:?}");
     assert!(close(shares[3], 0.75, 1e-9), "{shares:?}");
     assert!(close(shares[7], 0.55, 1e-9), "{shares:?}");
+}
+
+#[test]
+fn janus_hands_frames_to_its_active_pibes() {
+    // Janus with PIBES as its conservative CCA (its first stage without a target): the frame
+    // must reach PIBES, whose first packet then leaves at the burst rate, not the paced one.
+    let reg = Registry::standard();
+    let mut p = Params::new();
+    p.insert("conservative".into(), "pibes".into());
+    let spec = crate::registry::CcSpec::Table {
+        name: "janus".into(),
+        params: p,
+    };
+    let mut cc = reg.build(&spec, &CcContext::new(P)).unwrap();
+    let before = cc.pacing_rate();
+    cc.on_frame(
+        Time::ZERO,
+        &FrameInfo {
+            index: 0,
+            packets: 10,
+            bytes: 10 * P,
+        },
+    );
+    assert_ne!(before, Some(BURST_RATE));
+    assert_eq!(cc.pacing_rate(), Some(BURST_RATE));
 }

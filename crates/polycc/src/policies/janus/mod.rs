@@ -27,7 +27,7 @@ use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Teleme
 use crate::intent::Intent;
 use crate::policies::handover::{self, FlowView, Overrides};
 use crate::registry::{check_range, parse_params, CcError, CcSpec, Params, Registry};
-use crate::signals::{AckEvent, Feedback, LossEvent, PacketOutcome, SentPacket};
+use crate::signals::{AckEvent, Feedback, FrameInfo, LossEvent, PacketOutcome, SentPacket};
 use crate::units::{Bytes, Duration, Rate, Time};
 use metrics::{Metrics, Window};
 use rate_control::{Clamp, PropagationDelay};
@@ -444,6 +444,11 @@ impl CongestionControl for Janus {
     }
     fn wants_packet_detail(&self) -> bool {
         self.conservative.wants_packet_detail() || self.aggressive.wants_packet_detail()
+    }
+    /// Frames go to the active CCA only: a CCA that schedules frames (PIBES) keeps its frame
+    /// queue in step with the packets it sees leave, and the idle one sees none.
+    fn on_frame(&mut self, now: Time, frame: &FrameInfo) {
+        self.active_mut().on_frame(now, frame);
     }
     fn on_timer(&mut self, now: Time) {
         self.active_mut().on_timer(now);
