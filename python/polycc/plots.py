@@ -124,7 +124,13 @@ def _policy_panels(flows: pd.DataFrame) -> list[Panel]:
     return [Panel(p.ylabel, _reported(p.series)) for p in panels]
 
 
-def _draw_cdf(path: Path, title: str, xlabel: str, curves: list[tuple[str, np.ndarray]]) -> None:
+def _draw_cdf(
+    path: Path,
+    title: str,
+    xlabel: str,
+    curves: list[tuple[str, np.ndarray]],
+    bounds: Mapping[str, float] | None = None,
+) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -135,12 +141,17 @@ def _draw_cdf(path: Path, title: str, xlabel: str, curves: list[tuple[str, np.nd
         x = np.sort(values[np.isfinite(values)])
         if x.size:
             ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", label=label, linewidth=1.2)
+    # One line per distinct bound (flows on the same path share it).
+    for value in sorted({round(v, 3) for v in (bounds or {}).values()}):
+        ax.axvline(value, color="grey", linestyle="--", linewidth=1.0, label=f"lower bound {value:.1f} ms")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("fraction of frames")
     ax.set_ylim(0, 1.02)
     ax.grid(True, alpha=0.3)
     if 0 < len(curves) <= MAX_LEGEND:
         ax.legend(loc="lower right", fontsize="small")
+    if bounds:
+        ax.set_xlim(left=0)
     fig.suptitle(title)
     fig.savefig(path, dpi=100)
 
@@ -151,6 +162,23 @@ def frame_delay_curves(frames: pd.DataFrame) -> list[tuple[str, np.ndarray]]:
         return []
     settled = frames[(frames["settled"] == 1) & (frames["decoded"] == 1)]
     return [(str(f), g["delay_ms"].to_numpy(dtype=float)) for f, g in settled.groupby("flow", sort=False)]
+
+
+def _video_panels(flows: pd.DataFrame, capacity: list[Series]) -> list[Panel]:
+    """PIBES's state over time (the paper's Figs. 8-9): bandwidth estimate against the capacity,
+    the share s_k and the competing-flow flag, for the flows that report them."""
+    if not _has(flows, "cc_share"):
+        return []
+    estimate = _reported(_labeled(_series(flows, "flow", "cc_bw_estimate_mbps"), "estimate {}"))
+    sent = _reported(_labeled(_series(flows, "flow", "cc_target_mbps", linestyle=":"), "target {}"))
+    return [
+        Panel("estimate B, target R (Mbit/s)", estimate + sent + capacity),
+        Panel("share s_k", _reported(_series(flows, "flow", "cc_share", drawstyle="steps-post"))),
+        Panel(
+            "competing flow flag",
+            _reported(_series(flows, "flow", "cc_competing", drawstyle="steps-post")),
+        ),
+    ]
 
 
 def pool_members(scenario: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -225,11 +253,14 @@ def write_plots(
     *,
     frames: pd.DataFrame | None = None,
     pools: Mapping[str, Sequence[str]] | None = None,
+    frame_bounds: Mapping[str, float] | None = None,
 ) -> list[Plot]:
     """Writes goodput.png, rtt.png, cwnd.png (per flow) and links.png (per link) into out_dir,
     frame_delay_cdf.png when there are video frames, policy.png when flows have application
     targets or policy telemetry, and pool-<flow>.png for each flow in `pools` ({flow id: PolyCC
-    member names}, see `pool_members`) that recorded PolyCC telemetry."""
+    member names}, see `pool_members`) that recorded PolyCC telemetry, and video.png when a flow
+    reports PIBES's share and competing flag. `frame_bounds` ({flow id: ms}, see
+    `polycc.video.frame_delay_lower_bounds`) are drawn on the frame-delay CDF."""
     capacity = _series(links, "link", "capacity_mbps", linestyle="--", color="grey", linewidth=1.0)
     for s in capacity:
         s.label = f"capacity {s.label}"
@@ -259,6 +290,9 @@ def write_plots(
     policy = _policy_panels(flows)
     if policy:
         figures.append((Plot("Application targets and policy state per flow", "policy.png"), policy))
+    video = _video_panels(flows, capacity)
+    if video:
+        figures.append((Plot("Video: bandwidth estimate, share and competing-flow flag", "video.png"), video))
     for flow, members in (pools or {}).items():
         if "cc_m0_cwnd_bytes" in flows.columns and (flows.get("flow") == flow).any():
             plot = Plot(f"PolyCC pool of {flow}", f"pool-{flow}.png")
@@ -270,6 +304,6 @@ def write_plots(
             _draw(out_dir / plot.file, f"{name}: {plot.title}", panels)
         if curves:
             cdf = Plot("Frame delay CDF (first packet sent to frame decodable)", "frame_delay_cdf.png")
-            _draw_cdf(out_dir / cdf.file, f"{name}: {cdf.title}", "frame delay (ms)", curves)
+            _draw_cdf(out_dir / cdf.file, f"{name}: {cdf.title}", "frame delay (ms)", curves, frame_bounds)
             made.append(cdf)
     return made

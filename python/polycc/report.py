@@ -24,7 +24,11 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 def _num(value: Any, digits: int = 2) -> str:
     """Numbers for people: fixed decimals, thousands separators, a dash for missing values."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if (
+        value is None
+        or isinstance(value, jinja2.Undefined)
+        or (isinstance(value, float) and math.isnan(value))
+    ):
         return "–"
     if isinstance(value, int):
         return f"{value:,}"
@@ -35,7 +39,12 @@ def _num(value: Any, digits: int = 2) -> str:
 
 
 def _pct(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    # Undefined: a summary key the flow does not report (GCC has no competing-flow flag).
+    if (
+        value is None
+        or isinstance(value, jinja2.Undefined)
+        or (isinstance(value, float) and math.isnan(value))
+    ):
         return "–"
     v = float(value) * 100
     return f"{v:.3g} %" if 0 < abs(v) < 0.1 else f"{v:.1f} %"

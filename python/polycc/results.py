@@ -24,6 +24,7 @@ from polycc import tomlw
 from polycc.outdir import atomic_dir, relative_link
 from polycc.plots import Plot, pool_members, write_plots
 from polycc.report import render_run_report
+from polycc.video import frame_delay_lower_bounds
 
 if TYPE_CHECKING:
     from polycc.api import RunResult
@@ -60,6 +61,7 @@ def write_run_files(
     result.links.to_parquet(out / "links.parquet", index=False)
     if not result.frames.empty:
         result.frames.to_parquet(out / "frames.parquet", index=False)
+    doc = tomllib.loads(resolved)
     made = (
         write_plots(
             result.flows,
@@ -67,7 +69,8 @@ def write_run_files(
             out,
             result.name,
             frames=result.frames,
-            pools=pool_members(tomllib.loads(resolved)),
+            pools=pool_members(doc),
+            frame_bounds=frame_delay_lower_bounds(doc),
         )
         if plots
         else []

@@ -47,6 +47,7 @@ PAPERS = {
     "pcc": "polycc.reproduce.pcc",
     "janus": "polycc.reproduce.janus",
     "polycc": "polycc.reproduce.polycc",
+    "pibes": "polycc.reproduce.pibes",
 }
 
 
