@@ -31,6 +31,8 @@ def test_estimation_accuracy_and_detection(quick: ReportResult) -> None:
     assert quick.get("1b").value <= 0.25
     assert quick.get("1c").value >= 2.0
     assert quick.get("1d").value <= 0.02 and quick.get("1e").value <= 0.02
+    # Quick mode has two forward CUBIC flows; with three and four the full run's flag flickers
+    # (REPRODUCTION.md 1f says why).
     assert quick.get("1f").value >= 0.9
     assert quick.get("1g").value >= 0.9
 
