@@ -475,13 +475,14 @@ def _exp_estimation(ctx: Context) -> Section:
                 f"""
                 The flag holds with {", ".join(f"{n}: {pct(by_phase[n])}" for n in by_phase)}
                 forward CUBIC flows present. With {", ".join(str(n) for n in weak)} flows the
-                slow start of the newcomer overflows the 50-packet buffer, the CUBIC flows'
-                windows fall to a few packets and they stall in retransmission timeouts, so
-                together they carry only {", ".join(pct(cubic_share[n]) for n in weak)} of the
-                link; PIBES's paced packets then see a cross-traffic gap near β = 10 % of d, the
-                flag flickers, and every drop lets the share FSM climb back towards s_max, which
-                keeps CUBIC starved. The paper's Fig. 9 shows no such phase; its buffer and
-                TCP stack may have kept the CUBIC flows out of timeouts.
+                newcomer's slow start overflows the 50-packet buffer, the CUBIC windows fall to a
+                few packets and stall in retransmission timeouts (their mean share:
+                {", ".join(pct(cubic_share[n]) for n in weak)}). Whenever the cross traffic
+                falls to about β = 10 % of the link, PIBES's paced inter-arrival d~ stays within
+                (1 + β)·d, the flag drops, the share FSM climbs back towards s_max and CUBIC is
+                squeezed further, so the flag flickers (see the run's `video.png`). The paper's
+                Fig. 9 shows no such phase; its buffer or TCP stack may have kept the CUBIC flows
+                out of timeouts.
                 """
             )
             if weak
