@@ -160,6 +160,17 @@ def _within(
     return Reproduction(id, figure, claim, paper, show(value), holds, f"{show(lo)} .. {show(hi)}", why, value)
 
 
+#: One colour per protocol in every panel, others for the TCP flows; reference lines grey.
+_COLOURS = {"PIBES": "C0", "GCC": "C1", "tcp": "C2", "tcp1": "C2", "tcp2": "C3"}
+
+
+def _style(label: str) -> dict[str, Any]:
+    if label.startswith(("capacity", "lower bound")):
+        return {"color": "grey", "linestyle": "--", "linewidth": 1.0}
+    colour = _COLOURS.get(label)
+    return {"color": colour} if colour else {}
+
+
 def _plot(path: Path, title: str, panels: Sequence[tuple[str, Mapping[str, tuple[Any, Any]]]]) -> None:
     """Time-series panels of labelled (t, y) lines."""
     from polycc.plots import _LOCK, Panel, Series, _draw
@@ -172,7 +183,7 @@ def _plot(path: Path, title: str, panels: Sequence[tuple[str, Mapping[str, tuple
                     label,
                     np.asarray(t, dtype=float),
                     np.asarray(y, dtype=float),
-                    {"drawstyle": "steps-post"} if label.startswith("capacity") else {},
+                    _style(label),
                 )
                 for label, (t, y) in lines.items()
             ],
@@ -215,12 +226,13 @@ def _comparison_plot(
     thr |= {label: _series(r, "video", "throughput_mbps") for label, r in runs.items()}
     panels: list[tuple[str, Mapping[str, tuple[Any, Any]]]] = [("throughput (Mbit/s)", thr)]
     for label, r in runs.items():
-        others = [str(f["id"]) for f in r.summary["flows"] if f["id"] != "video"]
+        flows = r.summary["flows"]
+        others = [str(f["id"]) for f in flows if f["id"] != "video" and (f.get("active_s") or 0) > 0]
         if others:
             panels.append(
                 (
                     f"{label} run (Mbit/s)",
-                    {"capacity": _capacity_series(r), "video": _series(r, "video", "throughput_mbps")}
+                    {"capacity": _capacity_series(r), label: _series(r, "video", "throughput_mbps")}
                     | {o: _series(r, o, "throughput_mbps") for o in others},
                 )
             )
