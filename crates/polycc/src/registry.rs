@@ -119,12 +119,19 @@ impl Registry {
 }
 
 /// Deserialises an algorithm's parameter struct (declare it `#[serde(deny_unknown_fields)]` so a
-/// typo names the allowed keys).
+/// typo names the allowed keys). A value of the wrong type is reported with its key.
 pub fn parse_params<T: DeserializeOwned>(name: &str, params: &Params) -> Result<T, CcError> {
-    serde_json::from_value(serde_json::Value::Object(params.clone())).map_err(|e| {
+    let value = serde_json::Value::Object(params.clone());
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
         CcError::BadParams {
             name: name.to_string(),
-            message: e.to_string(),
+            message: if path == "." {
+                inner.to_string()
+            } else {
+                format!("{path}: {inner}")
+            },
         }
     })
 }
@@ -138,5 +145,35 @@ pub fn check_range(name: &str, key: &str, v: f64, lo: f64, hi: f64) -> Result<()
             name: name.to_string(),
             message: format!("{key} = {v} is outside [{lo}, {hi}]"),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(spec: serde_json::Value) -> String {
+        let spec: CcSpec = serde_json::from_value(spec).unwrap();
+        match Registry::standard().build(&spec, &CcContext::new(1500)) {
+            Ok(_) => panic!("{spec:?} was accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_parameter_of_the_wrong_type_is_named() {
+        let e = error_of(serde_json::json!({"name": "cubic", "beta": "high"}));
+        assert!(
+            e.contains("\"cubic\"") && e.contains("beta: invalid type"),
+            "{e}"
+        );
+        let e = error_of(serde_json::json!({"name": "pibes", "burst": "six"}));
+        assert!(e.contains("burst: invalid type"), "{e}");
+        // Unknown keys still list the allowed ones.
+        let e = error_of(serde_json::json!({"name": "cubic", "betta": 0.7}));
+        assert!(
+            e.contains("unknown field `betta`") && e.contains("beta"),
+            "{e}"
+        );
     }
 }
