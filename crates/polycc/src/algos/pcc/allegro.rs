@@ -44,6 +44,10 @@ pub(crate) const MAX_RATE_BPS: f64 = 1e13;
 pub struct AllegroConfig {
     pub eps_min: f64,
     pub eps_max: f64,
+    /// An MI lasts U[mi_rtts_min, mi_rtts_max] smoothed RTTs (the paper's T_m; §4.2.2 varies it
+    /// from 4.8 down to 1 RTT for Fig. 16).
+    pub mi_rtts_min: f64,
+    pub mi_rtts_max: f64,
     pub seed: u64,
 }
 
@@ -52,6 +56,8 @@ impl Default for AllegroConfig {
         AllegroConfig {
             eps_min: EPS_MIN,
             eps_max: EPS_MAX,
+            mi_rtts_min: MI_RTTS_LO,
+            mi_rtts_max: MI_RTTS_HI,
             seed: 1,
         }
     }
@@ -244,7 +250,7 @@ impl RateControl for AllegroControl {
     }
 
     fn mi_length(&mut self, plan: &MiPlan, path: &PathView) -> Duration {
-        let k = self.rng.uniform(MI_RTTS_LO, MI_RTTS_HI);
+        let k = self.rng.uniform(self.cfg.mi_rtts_min, self.cfg.mi_rtts_max);
         interval_length(
             plan.rate,
             path.mss,
@@ -508,6 +514,41 @@ mod tests {
         assert_eq!(c.state(), "decision_making");
         assert_eq!(c.base_rate(), more[1].rate);
         assert!((c.epsilon() - 0.01).abs() < 1e-12);
+    }
+
+    #[test]
+    fn mi_length_follows_the_configured_rtt_multiples() {
+        // Default: U[1.7, 2.2] × 20 ms; Fig. 16's T_m = 1 RTT: exactly 20 ms (the 10-packet floor
+        // is 0.8 ms at 100 Mbit/s with 1000-byte packets).
+        let p = path();
+        let mut lens = |lo: f64, hi: f64| -> (f64, f64) {
+            let cfg = AllegroConfig {
+                mi_rtts_min: lo,
+                mi_rtts_max: hi,
+                ..AllegroConfig::default()
+            };
+            let mut c = AllegroControl::new(cfg, Box::new(Peak(f64::NAN)), Rate::from_mbps(100));
+            let ms: Vec<f64> = (0..200)
+                .map(|_| {
+                    let plan = c.next_plan(&p);
+                    c.mi_length(&plan, &p).as_secs_f64() * 1e3
+                })
+                .collect();
+            (
+                ms.iter().cloned().fold(f64::MAX, f64::min),
+                ms.iter().cloned().fold(0.0, f64::max),
+            )
+        };
+        let (lo, hi) = lens(MI_RTTS_LO, MI_RTTS_HI);
+        assert!(
+            lo >= 34.0 && lo < 35.0 && hi > 43.0 && hi <= 44.0,
+            "{lo} {hi}"
+        );
+        let (lo, hi) = lens(1.0, 1.0);
+        assert!(
+            (lo - 20.0).abs() < 1e-6 && (hi - 20.0).abs() < 1e-6,
+            "{lo} {hi}"
+        );
     }
 
     #[test]

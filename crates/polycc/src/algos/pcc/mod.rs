@@ -14,7 +14,7 @@
 //! `utility` (a name in [`UtilityRegistry::standard`]), the utilities' parameters `alpha`, `d`,
 //! `threshold_mbps` (`proteus-h`'s switch-over rate; master requires it, here its absence makes
 //! `proteus-h` behave as `proteus-p`), and `seed` (by default derived from the flow's own seed in
-//! the [`CcContext`], so that flows differ); `pcc-allegro` takes `eps_min` and `eps_max`, the
+//! the [`CcContext`], so that flows differ); `pcc-allegro` takes `eps_min`, `eps_max`, `mi_rtts_min` and `mi_rtts_max` (T_m), the
 //! others `probing_step`. To use a utility of your own, register it in a
 //! [`UtilityRegistry`] and register a controller name whose builder calls [`build_allegro_with`]
 //! or [`build_vivace_with`].
@@ -77,6 +77,12 @@ fn default_eps_min() -> f64 {
 fn default_eps_max() -> f64 {
     allegro::EPS_MAX
 }
+fn default_mi_rtts_min() -> f64 {
+    allegro::MI_RTTS_LO
+}
+fn default_mi_rtts_max() -> f64 {
+    allegro::MI_RTTS_HI
+}
 fn default_probing_step() -> f64 {
     vivace::PROBING_STEP
 }
@@ -94,6 +100,10 @@ struct AllegroParams {
     eps_min: f64,
     #[serde(default = "default_eps_max")]
     eps_max: f64,
+    #[serde(default = "default_mi_rtts_min")]
+    mi_rtts_min: f64,
+    #[serde(default = "default_mi_rtts_max")]
+    mi_rtts_max: f64,
     seed: Option<u64>,
 }
 
@@ -155,6 +165,10 @@ pub fn build_allegro_with(
     let q: AllegroParams = parse_params(name, p)?;
     check_range(name, "eps_min", q.eps_min, 1e-4, 0.5)?;
     check_range(name, "eps_max", q.eps_max, q.eps_min, 0.5)?;
+    // Below a quarter RTT an MI's packets have not been acknowledged before the next several
+    // MIs start; above 10 RTTs the controller reacts over seconds (Fig. 16 spans 1 to 4.8).
+    check_range(name, "mi_rtts_min", q.mi_rtts_min, 0.25, 10.0)?;
+    check_range(name, "mi_rtts_max", q.mi_rtts_max, q.mi_rtts_min, 10.0)?;
     let up = utility_params(name, q.alpha, q.d, q.threshold_mbps)?;
     let u = utilities
         .build(q.utility.as_deref().unwrap_or("allegro"), &up)
@@ -162,6 +176,8 @@ pub fn build_allegro_with(
     let cfg = AllegroConfig {
         eps_min: q.eps_min,
         eps_max: q.eps_max,
+        mi_rtts_min: q.mi_rtts_min,
+        mi_rtts_max: q.mi_rtts_max,
         seed: q.seed.unwrap_or_else(|| flow_seed(ctx)),
     };
     let ctl = AllegroControl::new(cfg, u, PccSender::<AllegroControl>::initial_rate(ctx));
@@ -367,6 +383,8 @@ mod tests {
         .is_ok());
         for bad in [
             serde_json::json!({"name": "pcc-allegro", "eps_min": 0.05, "eps_max": 0.01}),
+            serde_json::json!({"name": "pcc-allegro", "mi_rtts_min": 2.0, "mi_rtts_max": 1.0}),
+            serde_json::json!({"name": "pcc-allegro", "mi_rtts_min": 0.1}),
             serde_json::json!({"name": "pcc-allegro", "utility": "nope"}),
             serde_json::json!({"name": "pcc-allegro", "probing_step": 0.05}),
             serde_json::json!({"name": "pcc-vivace", "eps_min": 0.01}),
