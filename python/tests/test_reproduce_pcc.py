@@ -119,3 +119,9 @@ def test_convergence_time_is_forward_looking() -> None:
     assert convergence_time([90.0] * 10, 50.0) != convergence_time([90.0] * 10, 50.0)  # NaN
     assert jain([1.0, 1.0]) == 1.0
     assert abs(jain([3.0, 1.0]) - 0.8) < 1e-12
+
+
+def test_convergence_at_the_fig16_setting(quick: ReportResult) -> None:
+    # Allegro Fig. 16: with T_m = 1 RTT and eps_min = 0.02 (and 1 ms of host send jitter on every
+    # sender) PCC's second flow converges about as fast as CUBIC's.
+    assert quick.get("6c").value <= 2.0
