@@ -521,7 +521,7 @@ mod tests {
         // Default: U[1.7, 2.2] × 20 ms; Fig. 16's T_m = 1 RTT: exactly 20 ms (the 10-packet floor
         // is 0.8 ms at 100 Mbit/s with 1000-byte packets).
         let p = path();
-        let mut lens = |lo: f64, hi: f64| -> (f64, f64) {
+        let lens = |lo: f64, hi: f64| -> (f64, f64) {
             let cfg = AllegroConfig {
                 mi_rtts_min: lo,
                 mi_rtts_max: hi,
@@ -541,7 +541,7 @@ mod tests {
         };
         let (lo, hi) = lens(MI_RTTS_LO, MI_RTTS_HI);
         assert!(
-            lo >= 34.0 && lo < 35.0 && hi > 43.0 && hi <= 44.0,
+            (34.0..35.0).contains(&lo) && hi > 43.0 && hi <= 44.0,
             "{lo} {hi}"
         );
         let (lo, hi) = lens(1.0, 1.0);
