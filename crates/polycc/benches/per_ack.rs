@@ -15,8 +15,14 @@
 //! calibrations and the measurement windows of the filter.
 //!
 //! Run: `cargo bench -p polycc --bench per_ack` (`-- poly_pool` for the second group only).
+//!
+//! Instruction counts (steadier than time on a shared machine): with `PER_ACK_COUNT=WHAT:N:ACKS`
+//! the binary skips criterion and replays ACKS ACKs of the `poly_pool` case (WHAT = `poly` or
+//! `members`, N members) once, so that `perf stat -e instructions` of two runs with different
+//! ACKS gives the instructions per ACK as the difference over the difference (set-up cancels):
+//! `PER_ACK_COUNT=poly:4:200000 perf stat -e instructions target/release/deps/per_ack-* --bench`.
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{black_box, criterion_group, Criterion, Throughput};
 use polycc::estimators::delivery_rate::{DeliveryRateEstimator, PacketDeliveryState};
 use polycc::estimators::rtt::RttEstimator;
 use polycc::{
@@ -302,6 +308,48 @@ fn replay_one_ack(
     }
 }
 
+/// The first `n` members of [`POOL`], each built alone.
+fn build_members(
+    registry: &Registry,
+    ctx: &CcContext,
+    n: usize,
+) -> Vec<Box<dyn CongestionControl>> {
+    POOL[..n]
+        .iter()
+        .map(|m| {
+            registry
+                .build(&CcSpec::named(m), ctx)
+                .expect("member builds")
+        })
+        .collect()
+}
+
+/// `PER_ACK_COUNT` mode (module comment): replays `acks` ACKs of pool size `n` through `poly`
+/// (`members = false`) or its members alone.
+fn count(members: bool, n: usize, acks: usize) {
+    let registry = Registry::standard();
+    let ctx = CcContext::new(MSS);
+    let spec = poly_spec(n);
+    let build_poly = || registry.build(&spec, &ctx).expect("poly builds");
+    let trace = record(build_poly().as_mut());
+    let lap = Lap::of(&trace.steady);
+    let mut ccs = if members {
+        build_members(&registry, &ctx, n)
+    } else {
+        vec![build_poly()]
+    };
+    for ev in &trace.warmup {
+        for cc in ccs.iter_mut() {
+            deliver(cc.as_mut(), ev);
+        }
+    }
+    let (mut i, mut laps) = (0usize, 0u64);
+    for _ in 0..acks {
+        replay_one_ack(&mut ccs, &trace.steady, &lap, &mut i, &mut laps);
+    }
+    black_box(ccs[0].cwnd());
+}
+
 fn poly_pool(c: &mut Criterion) {
     let registry = Registry::standard();
     let ctx = CcContext::new(MSS);
@@ -310,21 +358,11 @@ fn poly_pool(c: &mut Criterion) {
     for n in [1usize, 2, 4, 8] {
         let spec = poly_spec(n);
         let build_poly = || registry.build(&spec, &ctx).expect("poly builds");
-        let build_members = || -> Vec<Box<dyn CongestionControl>> {
-            POOL[..n]
-                .iter()
-                .map(|m| {
-                    registry
-                        .build(&CcSpec::named(m), &ctx)
-                        .expect("member builds")
-                })
-                .collect()
-        };
         let trace = record(build_poly().as_mut());
         let lap = Lap::of(&trace.steady);
         for (what, mut ccs) in [
             ("poly", vec![build_poly()]),
-            ("members_alone", build_members()),
+            ("members_alone", build_members(&registry, &ctx, n)),
         ] {
             for ev in &trace.warmup {
                 for cc in ccs.iter_mut() {
@@ -341,4 +379,26 @@ fn poly_pool(c: &mut Criterion) {
 }
 
 criterion_group!(benches, per_ack, poly_pool);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(what) = std::env::var("PER_ACK_COUNT") {
+        let parts: Vec<&str> = what.split(':').collect();
+        let parsed = match parts.as_slice() {
+            [w @ ("poly" | "members"), n, acks] => n
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=POOL.len()).contains(n))
+                .zip(acks.parse::<usize>().ok())
+                .map(|(n, acks)| (*w == "members", n, acks)),
+            _ => None,
+        };
+        let Some((members, n, acks)) = parsed else {
+            eprintln!("PER_ACK_COUNT={what:?}: expected poly|members:N:ACKS with N in 1..=8");
+            std::process::exit(2);
+        };
+        count(members, n, acks);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -2,10 +2,12 @@
 //! `"cubic"` or `{ name = "cubic", beta = 0.7 }`.
 
 use crate::cc::{CcContext, CongestionControl};
+use crate::policies::poly::fusion::Fusion;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// Parameters of one controller: a JSON object whose keys each algorithm validates.
 pub type Params = serde_json::Map<String, serde_json::Value>;
@@ -66,9 +68,14 @@ struct Entry {
 
 /// Name → constructor table. [`Registry::standard`] holds every algorithm of this crate; users add
 /// their own with [`Registry::register`].
+/// Makes a fresh instance of a user-defined PolyCC fusion function for each agent built.
+pub type FusionFactory = Arc<dyn Fn() -> Box<dyn Fusion> + Send + Sync>;
+
 #[derive(Clone, Default)]
 pub struct Registry {
     entries: BTreeMap<String, Entry>,
+    /// User-defined PolyCC fusion functions by name (`fuse = "<name>"`).
+    fusions: BTreeMap<String, FusionFactory>,
 }
 
 impl Registry {
@@ -100,6 +107,33 @@ impl Registry {
 
     pub fn contains(&self, name: &str) -> bool {
         self.entries.contains_key(name)
+    }
+
+    /// Adds or replaces the PolyCC fusion function `name` (a scenario chooses it with
+    /// `fuse = "<name>"`). Built-in names (`max`, `min`, `closest`, `mean`) cannot be replaced:
+    /// registering one is an error naming it.
+    pub fn register_fusion(&mut self, name: &str, factory: FusionFactory) -> Result<(), CcError> {
+        if crate::policies::poly::BUILTIN_FUSIONS.contains(&name) || name.is_empty() {
+            return Err(CcError::BadParams {
+                name: crate::policies::poly::NAME.to_string(),
+                message: format!(
+                    "fusion name {name:?} is empty or built in ({})",
+                    crate::policies::poly::BUILTIN_FUSIONS.join(", ")
+                ),
+            });
+        }
+        self.fusions.insert(name.to_string(), factory);
+        Ok(())
+    }
+
+    /// A new instance of the registered fusion `name`.
+    pub fn fusion(&self, name: &str) -> Option<Box<dyn Fusion>> {
+        self.fusions.get(name).map(|f| f())
+    }
+
+    /// Names of the registered (user-defined) fusions, sorted.
+    pub fn fusion_names(&self) -> Vec<&str> {
+        self.fusions.keys().map(String::as_str).collect()
     }
 
     pub fn build(

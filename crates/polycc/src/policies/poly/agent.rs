@@ -13,14 +13,22 @@
 //!
 //! `on_sent` reaches every member but does not re-fuse: send events do not carry feedback, and
 //! the next ACK or loss re-fuses anyway. Re-fusing per send would double the agent's cost.
+//! With `fuse_every = "rtt"` ([`Every::Rtt`]) steps 2–4 run once per measurement window instead
+//! of per event.
+//!
+//! Per-event cost is kept to what the fusion needs: only the fused quantity is read from each
+//! member (the other one is derived when telemetry is sampled), the target is derived only for
+//! a fusion that reads it, a member is calibrated only when the fused value differs from its
+//! own, and the measurement windows are kept only when a rule, a BDP target or per-RTT fusion
+//! uses them.
 //!
 //! A rule of the filter may change the pilot at the close of a measurement window: the new
 //! pilot, which has run on the flow all along, takes it over through the same hand-over as
 //! Janus' switch ([`crate::policies::handover`]) from the old pilot's state.
 
 use super::filter::Filter;
-use super::fusion::{Fusion, FusionInput};
-use super::members::{Fused, Member, Quantity};
+use super::fusion::{Every, Fusion, FusionInput, Pick};
+use super::members::{Member, Quantity};
 use super::signals::Signals;
 use super::telemetry;
 use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
@@ -66,6 +74,7 @@ pub struct AgentConfig {
     pub target: Target,
     pub write_back: WriteBack,
     pub filter: Filter,
+    pub every: Every,
 }
 
 pub struct Poly {
@@ -77,13 +86,22 @@ pub struct Poly {
     target: Target,
     write_back: WriteBack,
     filter: Filter,
+    every: Every,
+    /// Whether the fusion reads a target (else none is derived).
+    uses_target: bool,
+    /// [`Fusion::picks`] of the fusion.
+    picks: Option<Pick>,
+    /// Whether measurement windows are kept: for rules, a BDP target or per-RTT fusion.
+    track_signals: bool,
     signals: Signals,
     flow: FlowView,
     intent: Option<Intent>,
     /// Scratch for the fusion input: each member's own value.
     values: Vec<f64>,
-    /// Last fused value in the quantity's unit, after the floor (minimum window / 1 bit/s).
-    fused: f64,
+
+    /// Last fused value, after the floor (minimum window / 1 bit/s): the window for window
+    /// fusion, the rate for rate fusion.
+    fused_cwnd: Bytes,
     fused_rate: Rate,
     switches: u64,
 }
@@ -93,6 +111,11 @@ impl Poly {
     pub fn new(ctx: &CcContext, members: Vec<Member>, cfg: AgentConfig) -> Self {
         debug_assert!(!members.is_empty());
         let n = members.len();
+        let uses_target = cfg.fusion.uses_target();
+        let picks = cfg.fusion.picks();
+        let track_signals = !cfg.filter.is_static()
+            || cfg.every == Every::Rtt
+            || (uses_target && cfg.target == Target::Bdp);
         let mut p = Poly {
             ctx: *ctx,
             members,
@@ -102,11 +125,16 @@ impl Poly {
             target: cfg.target,
             write_back: cfg.write_back,
             filter: cfg.filter,
+            every: cfg.every,
+            uses_target,
+            picks,
+            track_signals,
             signals: Signals::default(),
             flow: FlowView::default(),
             intent: None,
             values: vec![0.0; n],
-            fused: 0.0,
+
+            fused_cwnd: 0,
             fused_rate: Rate(1),
             switches: 0,
         };
@@ -123,13 +151,19 @@ impl Poly {
     }
     /// The last fused value: bytes for window fusion, bit/s for rate fusion.
     pub fn fused(&self) -> f64 {
-        self.fused
+        match self.quantity {
+            Quantity::Cwnd => self.fused_cwnd as f64,
+            Quantity::Rate => self.fused_rate.as_bps() as f64,
+        }
     }
     pub fn pilot_switches(&self) -> u64 {
         self.switches
     }
     pub fn quantity(&self) -> Quantity {
         self.quantity
+    }
+    pub fn every(&self) -> Every {
+        self.every
     }
 
     fn target_value(&self) -> Option<f64> {
@@ -158,52 +192,78 @@ impl Poly {
 
     /// Steps 2–4 of the module comment.
     fn fuse(&mut self, now: Time) {
-        let srtt = self.flow.rtt.smoothed;
-        let q = self.quantity;
-        for (v, m) in self.values.iter_mut().zip(self.members.iter_mut()) {
-            *v = m.read(q, srtt);
-        }
-        let input = FusionInput {
-            quantity: q,
-            values: &self.values,
-            pilot: self.pilot,
-            target: self.target_value(),
-        };
-        let raw = self.fusion.fuse(&input);
-        // A user function's NaN, infinity or non-positive result falls back to the pilot's own.
-        let raw = if raw.is_finite() && raw > 0.0 {
-            raw
-        } else {
-            self.values[self.pilot]
-        };
         let min_window = self.ctx.min_window();
-        let fused = match q {
+        let members = match self.write_back {
+            WriteBack::All => 0..self.members.len(),
+            WriteBack::Pilot => self.pilot..self.pilot + 1,
+        };
+        match self.quantity {
             Quantity::Cwnd => {
-                let cwnd = (raw.min(u64::MAX as f64 / 2.0) as Bytes).max(min_window);
-                self.fused = cwnd as f64;
-                Fused {
-                    cwnd,
-                    rate: Rate::from_bytes_over(cwnd, srtt),
+                let cwnd = self.fused_window().max(min_window);
+                self.fused_cwnd = cwnd;
+                for m in &mut self.members[members] {
+                    m.write_cwnd(now, cwnd);
                 }
             }
             Quantity::Rate => {
+                let srtt = self.flow.rtt.smoothed;
+                for (v, m) in self.values.iter_mut().zip(self.members.iter_mut()) {
+                    *v = m.read_rate(srtt);
+                }
+                let raw = self.call_fusion();
                 let rate = Rate::from_bps_f64(raw).max(Rate(1));
-                self.fused = rate.as_bps() as f64;
-                Fused {
-                    cwnd: min_window,
-                    rate,
+                self.fused_rate = rate;
+                let srtt = self.flow.rtt.has_sample.then_some(srtt);
+                for m in &mut self.members[members] {
+                    m.write_rate(now, rate, min_window, srtt);
                 }
             }
+        }
+    }
+
+    /// Steps 2–3 for window fusion, bytes (before the minimum-window floor).
+    fn fused_window(&mut self) -> Bytes {
+        match self.picks {
+            Some(Pick::Largest) => self.members.iter_mut().fold(0, |w, m| w.max(m.read_cwnd())),
+            Some(Pick::Smallest) => self
+                .members
+                .iter_mut()
+                .fold(Bytes::MAX, |w, m| w.min(m.read_cwnd())),
+            None => {
+                for (v, m) in self.values.iter_mut().zip(self.members.iter_mut()) {
+                    *v = m.read_cwnd() as f64;
+                }
+                let raw = self.call_fusion();
+                raw.min(u64::MAX as f64 / 2.0) as Bytes
+            }
+        }
+    }
+
+    /// The fusion function on `values` (in the fused quantity's unit); a NaN, infinite or
+    /// non-positive result (a user function's) falls back to the pilot's own value.
+    fn call_fusion(&mut self) -> f64 {
+        let input = FusionInput {
+            quantity: self.quantity,
+            values: &self.values,
+            pilot: self.pilot,
+            target: if self.uses_target {
+                self.target_value()
+            } else {
+                None
+            },
         };
-        self.fused_rate = fused.rate;
-        let srtt = self.flow.rtt.has_sample.then_some(srtt);
-        match self.write_back {
-            WriteBack::All => {
-                for m in &mut self.members {
-                    m.write_back(now, q, fused, srtt);
-                }
-            }
-            WriteBack::Pilot => self.members[self.pilot].write_back(now, q, fused, srtt),
+        let raw = self.fusion.fuse(&input);
+        if raw.is_finite() && raw > 0.0 {
+            raw
+        } else {
+            self.values[self.pilot]
+        }
+    }
+
+    /// Fuses after an event that can change a member's value, when fusing per event.
+    fn fuse_per_event(&mut self, now: Time) {
+        if self.every == Every::Event {
+            self.fuse(now);
         }
     }
 
@@ -237,8 +297,14 @@ impl CongestionControl for Poly {
         for m in &mut self.members {
             m.cc.on_ack(now, ack);
         }
-        let window = self.signals.on_ack(now, ack);
-        self.fuse(now);
+        let window = if self.track_signals {
+            self.signals.on_ack(now, ack)
+        } else {
+            None
+        };
+        if self.every == Every::Event || window.is_some() {
+            self.fuse(now);
+        }
         if let Some(w) = window {
             if let Some(to) = self.filter.decide(self.pilot, &w, self.intent.as_ref()) {
                 self.switch_pilot(now, to);
@@ -248,11 +314,13 @@ impl CongestionControl for Poly {
 
     fn on_loss(&mut self, now: Time, loss: &LossEvent) {
         self.flow.on_loss(loss);
-        self.signals.on_loss(loss);
+        if self.track_signals {
+            self.signals.on_loss(loss);
+        }
         for m in &mut self.members {
             m.cc.on_loss(now, loss);
         }
-        self.fuse(now);
+        self.fuse_per_event(now);
     }
 
     fn on_feedback(&mut self, now: Time, feedback: &Feedback<'_>) {
@@ -261,7 +329,7 @@ impl CongestionControl for Poly {
                 m.cc.on_feedback(now, feedback);
             }
         }
-        self.fuse(now);
+        self.fuse_per_event(now);
     }
     fn wants_feedback(&self) -> bool {
         self.members.iter().any(|m| m.cc.wants_feedback())
@@ -301,7 +369,7 @@ impl CongestionControl for Poly {
             }
         }
         if fired {
-            self.fuse(now);
+            self.fuse_per_event(now);
         }
     }
     fn next_timer(&self) -> Option<Time> {
@@ -334,8 +402,9 @@ impl CongestionControl for Poly {
             &self.members,
             self.pilot,
             self.quantity,
-            self.fused,
+            self.fused(),
             self.switches,
+            self.flow.rtt.smoothed,
         )
     }
 

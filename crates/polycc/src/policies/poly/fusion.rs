@@ -2,8 +2,14 @@
 //! 3): the calibrated window or rate computed from every member's own value.
 //!
 //! Built in: `max`, `min`, `closest` (argmin |x_i − x*| for a target x* given or derived),
-//! `mean` (weighted). Anything else implements [`Fusion`] and is handed to
-//! [`super::Poly::with_fusion`].
+//! `mean` (weighted). Anything else implements [`Fusion`]: registered by name in the
+//! [`crate::registry::Registry`] ([`crate::registry::Registry::register_fusion`], how the Python
+//! bindings add `py:<name>` fusions) or built into its own CCA with [`super::build_with_fusion`].
+//!
+//! When it runs ([`Every`]): the paper fuses on every feedback (§2: each CCA "receives feedback
+//! (i.e., ACK) and computes" its value; the fusion follows), which is [`Every::Event`]: every ACK,
+//! loss, receiver feedback and due timer. [`Every::Rtt`] fuses once per measurement window (one
+//! smoothed RTT, [`super::signals`]) for functions too slow for the ACK path (a Python callable).
 
 use super::members::Quantity;
 
@@ -20,12 +26,56 @@ pub struct FusionInput<'a> {
     pub target: Option<f64>,
 }
 
+/// When the pool is fused (scenario key `fuse_every`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Every {
+    /// Every event that can change a member's value: ACK, loss, receiver feedback, due timer
+    /// (`"ack"`, the paper's).
+    Event,
+    /// Once per measurement window, at the ACK that closes it (`"rtt"`). Between two fusions
+    /// the pilot runs on its own logic from the value last written; under rate fusion the agent
+    /// paces at the last fused rate. Intents, outside calibrations, adoptions and pilot changes
+    /// re-fuse at once under both.
+    Rtt,
+}
+
+impl Every {
+    pub fn name(self) -> &'static str {
+        match self {
+            Every::Event => "ack",
+            Every::Rtt => "rtt",
+        }
+    }
+}
+
+/// See [`Fusion::picks`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick {
+    Largest,
+    Smallest,
+}
+
 /// A fusion function. It returns the calibrated value in the unit of `input.quantity`; a result
 /// that is not finite and positive is replaced by the pilot's own value.
 pub trait Fusion: Send {
     /// Name shown in telemetry and errors.
     fn name(&self) -> &str;
     fn fuse(&mut self, input: &FusionInput<'_>) -> f64;
+    /// Whether the function reads `input.target`. When it does not, the agent neither derives
+    /// the target (a BDP estimate per event) nor measures what it is derived from.
+    fn uses_target(&self) -> bool {
+        true
+    }
+    /// For a function whose result is always the largest or the smallest value (max, min):
+    /// which one. Window fusion then picks it while reading the members' windows, in integers
+    /// and without calling [`Fusion::fuse`] per event; the result is the same.
+    fn picks(&self) -> Option<Pick> {
+        None
+    }
+    /// When it runs unless the scenario says otherwise (`fuse_every`).
+    fn default_every(&self) -> Every {
+        Every::Event
+    }
 }
 
 /// The largest value (§3.1: cwnd = max{cwnd_bbr, cwnd_cubic}).
@@ -39,6 +89,12 @@ impl Fusion for Max {
     fn fuse(&mut self, input: &FusionInput<'_>) -> f64 {
         input.values.iter().copied().fold(f64::NAN, f64::max)
     }
+    fn uses_target(&self) -> bool {
+        false
+    }
+    fn picks(&self) -> Option<Pick> {
+        Some(Pick::Largest)
+    }
 }
 
 /// The smallest value (§3.2: r = min{r_bbr, r_copa}).
@@ -51,6 +107,12 @@ impl Fusion for Min {
     }
     fn fuse(&mut self, input: &FusionInput<'_>) -> f64 {
         input.values.iter().copied().fold(f64::NAN, f64::min)
+    }
+    fn uses_target(&self) -> bool {
+        false
+    }
+    fn picks(&self) -> Option<Pick> {
+        Some(Pick::Smallest)
     }
 }
 
@@ -109,6 +171,9 @@ impl Fusion for WeightedMean {
             .map(|(x, w)| x * w)
             .sum();
         dot / self.sum
+    }
+    fn uses_target(&self) -> bool {
+        false
     }
 }
 

@@ -36,81 +36,123 @@ pub struct Member {
     /// Registry name, for rules and errors.
     pub name: String,
     pub cc: Box<dyn CongestionControl>,
-    /// The member's own window and rate as of the last fusion, before the write-back (the
-    /// telemetry shows what each member wanted, not the value it was given).
+    /// The member's own window as of the last fusion, before the write-back (the telemetry shows
+    /// what each member wanted, not the value it was given). Read at every window fusion, and at
+    /// a rate fusion for a member without a pacing rate (its rate is derived from it).
     pub own_cwnd: Bytes,
+    /// The member's own rate as of the last rate fusion, before the write-back.
     pub own_rate: Rate,
+    /// Whether `own_rate` is the member's pacing rate (else its window over srtt).
+    paced: bool,
+    /// The last value written (bytes or bit/s, in the member's currency) and the member's own
+    /// value right after that write. A member whose calibration does not take a value as given
+    /// (BBR v3 caps a written window at its inflight bounds) would otherwise be written the same
+    /// value on every event and settle where it was.
+    last_write: Option<(u64, u64)>,
 }
 
 impl Member {
     pub fn new(name: String, cc: Box<dyn CongestionControl>, srtt: Duration) -> Self {
         let own_cwnd = cc.cwnd();
         let own_rate = rate_of(cc.as_ref(), srtt);
+        let paced = cc.pacing_rate().is_some();
         Member {
             name,
             cc,
             own_cwnd,
             own_rate,
+            paced,
+            last_write: None,
         }
     }
 
-    /// Records the member's own values and returns the one in `q`'s unit.
-    pub fn read(&mut self, q: Quantity, srtt: Duration) -> f64 {
+    /// Records and returns the member's own window, bytes. Only the fused quantity is read per
+    /// event: the other one is derived when the telemetry is sampled ([`Member::rate_now`]).
+    pub fn read_cwnd(&mut self) -> Bytes {
         self.own_cwnd = self.cc.cwnd();
-        self.own_rate = rate_of(self.cc.as_ref(), srtt);
-        match q {
-            Quantity::Cwnd => self.own_cwnd as f64,
-            Quantity::Rate => self.own_rate.as_bps() as f64,
-        }
+        self.own_cwnd
     }
 
-    /// Writes the fused value into the member, in its own currency (see the module comment).
-    /// A member that already has the value is left alone, so that its internal state (CUBIC's
-    /// epoch, PCC's monitor intervals) is not restarted by a no-op. `srtt` is `None` before the
-    /// flow's first RTT sample: a rate is then not converted into a window, since RFC 9002's
-    /// 333 ms default would give a window several times the path's.
-    pub fn write_back(&mut self, now: Time, q: Quantity, fused: Fused, srtt: Option<Duration>) {
-        let c = match q {
-            Quantity::Cwnd => {
-                if self.own_cwnd == fused.cwnd {
-                    return;
+    /// Records and returns the member's own rate, bit/s: its pacing rate, else its window over
+    /// `srtt`.
+    pub fn read_rate(&mut self, srtt: Duration) -> f64 {
+        match self.cc.pacing_rate() {
+            Some(r) => {
+                if !self.paced {
+                    // `last_write` was a window.
+                    self.last_write = None;
+                    self.paced = true;
                 }
-                Calibration {
-                    cwnd: Some(fused.cwnd),
-                    ..Calibration::default()
-                }
+                self.own_rate = r;
             }
-            Quantity::Rate => match self.cc.pacing_rate() {
-                Some(r) if r == fused.rate => return,
-                Some(_) => Calibration {
-                    pacing_rate: Some(fused.rate),
-                    ..Calibration::default()
-                },
-                None => {
-                    let Some(srtt) = srtt else {
-                        return;
-                    };
-                    let w = window_for(fused.rate, srtt, fused.cwnd);
-                    if self.own_cwnd == w {
-                        return;
-                    }
-                    Calibration {
-                        cwnd: Some(w),
-                        ..Calibration::default()
-                    }
+            None => {
+                if self.paced {
+                    self.last_write = None;
+                    self.paced = false;
                 }
-            },
+                self.own_cwnd = self.cc.cwnd();
+                self.own_rate = Rate::from_bytes_over(self.own_cwnd, srtt.max(Duration(1)));
+            }
+        }
+        self.own_rate.as_bps() as f64
+    }
+
+    /// The member's rate for telemetry under window fusion, where rates are not read per event:
+    /// its pacing rate now, else its own window (before the write-back) over `srtt`.
+    pub fn rate_now(&self, srtt: Duration) -> Rate {
+        self.cc
+            .pacing_rate()
+            .unwrap_or_else(|| Rate::from_bytes_over(self.own_cwnd, srtt.max(Duration(1))))
+    }
+
+    /// Writes a fused window. A member that already has it is left alone, so that its internal
+    /// state (CUBIC's epoch, PCC's monitor intervals) is not restarted by a no-op; so is a member
+    /// that was written the same window at the last write and still has the window it settled
+    /// at then (it declined the value, and writing it again would be declined the same way: had
+    /// its bounds moved since, its own window would have moved with them).
+    pub fn write_cwnd(&mut self, now: Time, cwnd: Bytes) {
+        if self.own_cwnd == cwnd || self.last_write == Some((cwnd, self.own_cwnd)) {
+            return;
+        }
+        let c = Calibration {
+            cwnd: Some(cwnd),
+            ..Calibration::default()
         };
         self.cc.calibrate(now, &c);
+        self.last_write = Some((cwnd, self.cc.cwnd()));
     }
-}
 
-/// The fused value in both units: for window fusion `rate` is cwnd / srtt, for rate fusion
-/// `cwnd` is only the floor (the minimum window) used when converting.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Fused {
-    pub cwnd: Bytes,
-    pub rate: Rate,
+    /// Writes a fused rate in the member's own currency (see the module comment): its pacing
+    /// rate, or for a window-only member the window rate·srtt (at least `floor`). A member that
+    /// already has the value is left alone. `srtt` is `None` before the flow's first RTT sample:
+    /// a rate is then not converted into a window, since RFC 9002's 333 ms default would give a
+    /// window several times the path's.
+    /// As [`Member::write_cwnd`], a member that declined the same value at the last write is
+    /// not written again.
+    pub fn write_rate(&mut self, now: Time, rate: Rate, floor: Bytes, srtt: Option<Duration>) {
+        if self.paced {
+            let (own, value) = (self.own_rate.as_bps(), rate.as_bps());
+            if own == value || self.last_write == Some((value, own)) {
+                return;
+            }
+            let c = Calibration {
+                pacing_rate: Some(rate),
+                ..Calibration::default()
+            };
+            self.cc.calibrate(now, &c);
+            let after = self.cc.pacing_rate().map_or(0, |r| r.as_bps());
+            self.last_write = Some((value, after));
+        } else {
+            let Some(srtt) = srtt else {
+                return;
+            };
+            let w = window_for(rate, srtt, floor);
+            if self.own_cwnd == w {
+                return;
+            }
+            self.write_cwnd(now, w);
+        }
+    }
 }
 
 /// A member's rate: its pacing rate, else cwnd / srtt.
@@ -143,55 +185,42 @@ mod tests {
     fn a_window_only_member_has_the_rate_cwnd_over_srtt() {
         let mut m = member("cubic");
         // 10 000 B initial window over 100 ms = 800 kbit/s.
+        assert_eq!(m.read_rate(Duration::from_millis(100)), 800_000.0);
+        assert_eq!(m.read_cwnd(), 10_000);
+        // Over 50 ms it is twice that, also as read for telemetry.
+        assert_eq!(m.read_rate(Duration::from_millis(50)), 1_600_000.0);
         assert_eq!(
-            m.read(Quantity::Rate, Duration::from_millis(100)),
-            800_000.0
-        );
-        assert_eq!(m.read(Quantity::Cwnd, Duration::from_millis(100)), 10_000.0);
-        // Over 50 ms it is twice that.
-        assert_eq!(
-            m.read(Quantity::Rate, Duration::from_millis(50)),
-            1_600_000.0
+            m.rate_now(Duration::from_millis(50)),
+            Rate::from_bps(1_600_000)
         );
     }
 
     #[test]
     fn a_fused_rate_reaches_a_window_only_member_as_rate_times_srtt() {
         let mut m = member("cubic");
-        m.read(Quantity::Rate, Duration::from_millis(100));
-        let fused = Fused {
-            cwnd: 2 * MSS,
-            rate: Rate::from_mbps(8),
-        };
-        m.write_back(
+        m.read_rate(Duration::from_millis(100));
+        m.write_rate(
             Time::ZERO,
-            Quantity::Rate,
-            fused,
+            Rate::from_mbps(8),
+            2 * MSS,
             Some(Duration::from_millis(100)),
         );
         // 8 Mbit/s · 100 ms = 100 000 B.
         assert_eq!(m.cc.cwnd(), 100_000);
         // Before the first RTT sample there is no srtt to convert with.
         let mut m = member("cubic");
-        m.write_back(Time::ZERO, Quantity::Rate, fused, None);
+        m.read_rate(Duration::from_millis(100));
+        m.write_rate(Time::ZERO, Rate::from_mbps(8), 2 * MSS, None);
         assert_eq!(m.cc.cwnd(), 10 * MSS);
     }
 
     #[test]
     fn a_fused_window_is_written_only_where_it_differs() {
         let mut m = member("cubic");
-        m.read(Quantity::Cwnd, Duration::from_millis(100));
-        let same = Fused {
-            cwnd: 10 * MSS,
-            rate: Rate::from_mbps(1),
-        };
-        m.write_back(Time::ZERO, Quantity::Cwnd, same, None);
+        m.read_cwnd();
+        m.write_cwnd(Time::ZERO, 10 * MSS);
         assert_eq!(m.cc.cwnd(), 10 * MSS);
-        let bigger = Fused {
-            cwnd: 37 * MSS,
-            ..same
-        };
-        m.write_back(Time::ZERO, Quantity::Cwnd, bigger, None);
+        m.write_cwnd(Time::ZERO, 37 * MSS);
         assert_eq!(m.cc.cwnd(), 37 * MSS);
     }
 }

@@ -13,11 +13,15 @@
 //!   `closest`: `"bdp"` (default, derived), `"intent"` or a number (bytes for `on = "cwnd"`,
 //!   Mbit/s for `on = "rate"`).
 //! - `on`: `"cwnd"` (default) or `"rate"`.
+//! - `fuse_every`: `"ack"` (default for the built-in fusions: every ACK, loss, feedback and due
+//!   timer, the paper's) or `"rtt"` (once per smoothed RTT; the default for Python fusions).
 //! - `write_back`: `"all"` (default, the paper) or `"pilot"`.
 //! - `rules`: rule-based pilot selection ([`filter`]), `min_dwell_rtts` (default 4).
 //!
-//! A user-defined fusion implements [`fusion::Fusion`] and is registered under its own name with
-//! [`build_with_fusion`].
+//! A user-defined fusion implements [`fusion::Fusion`]. Registered in the registry by name
+//! ([`Registry::register_fusion`]) it is chosen with `fuse = "<name>"` like a built-in one (the
+//! Python bindings register Python callables as `py:<name>`); or it is built into a CCA of its
+//! own name with [`build_with_fusion`].
 //!
 //! One concept per file: [`agent`] (running the pool, fusing, writing back), [`members`] (a
 //! member's value and the window ↔ rate conversions), [`filter`] (pilot selection),
@@ -39,13 +43,19 @@ pub use telemetry::MAX_MEMBERS;
 use crate::cc::{CcContext, CongestionControl};
 use crate::registry::{parse_params, CcError, CcSpec, Params, Registry};
 use filter::{Filter, Rule, RuleParams};
-use fusion::Fusion;
+use fusion::{Every, Fusion};
 use members::{Member, Quantity};
 use serde::Deserialize;
 
 pub const NAME: &str = "poly";
 pub const SUMMARY: &str =
     "PolyCC (Zhu et al., SIGCOMM'23 demo): a pool of CCAs on one flow, pilot + copilots, fused window or rate (max, min, closest, weighted mean) written back; rule-based pilot changes";
+
+/// Names of the built-in fusion functions.
+pub const BUILTIN_FUSIONS: [&str; 4] = ["max", "min", "closest", "mean"];
+
+/// Prefix of the fusions the Python bindings register (`fuse = "py:<name>"`).
+pub const PY_PREFIX: &str = "py:";
 
 /// §3.1: BBR pilots.
 pub const DEFAULT_PILOT: &str = "bbr";
@@ -66,6 +76,7 @@ struct PolyParams {
     fuse: Option<String>,
     #[serde(default = "default_on")]
     on: String,
+    fuse_every: Option<String>,
     weights: Option<Vec<f64>>,
     target: Option<serde_json::Value>,
     #[serde(default = "default_write_back")]
@@ -170,7 +181,19 @@ fn build_poly(
             }
             (f, Target::Bdp)
         }
-        None => builtin_fusion(&params, quantity, n).map_err(bad)?,
+        // A registered fusion: `target` reaches it (it may read one), `weights` is `mean`'s.
+        None => match params.fuse.as_deref().and_then(|f| registry.fusion(f)) {
+            Some(f) => {
+                if params.weights.is_some() {
+                    return Err(bad(format!(
+                        "weights apply to fuse = \"mean\", not {:?}",
+                        f.name()
+                    )));
+                }
+                (f, parse_target(&params, quantity).map_err(bad)?)
+            }
+            None => builtin_fusion(&params, quantity, n, registry).map_err(bad)?,
+        },
     };
 
     let mut specs = Vec::with_capacity(n);
@@ -198,12 +221,23 @@ fn build_poly(
         .map(|(i, r)| Rule::parse(i, r, &names))
         .collect::<Result<Vec<_>, _>>()
         .map_err(bad)?;
+    let every = match params.fuse_every.as_deref() {
+        None => fusion.default_every(),
+        Some("ack") => Every::Event,
+        Some("rtt") => Every::Rtt,
+        Some(other) => {
+            return Err(bad(format!(
+                "fuse_every = {other:?} is not one of ack, rtt"
+            )))
+        }
+    };
     let cfg = AgentConfig {
         quantity,
         fusion,
         target,
         write_back,
         filter: Filter::new(rules, params.min_dwell_rtts),
+        every,
     };
     Ok(Poly::new(ctx, members, cfg))
 }
@@ -213,16 +247,9 @@ fn builtin_fusion(
     params: &PolyParams,
     q: Quantity,
     n: usize,
+    registry: &Registry,
 ) -> Result<(Box<dyn Fusion>, Target), String> {
     let fuse = params.fuse.as_deref().unwrap_or("max");
-    if params.weights.is_some() && fuse != "mean" {
-        return Err(format!("weights apply to fuse = \"mean\", not {fuse:?}"));
-    }
-    if params.target.is_some() && fuse != "closest" {
-        return Err(format!(
-            "target applies to fuse = \"closest\", not {fuse:?}"
-        ));
-    }
     let f: Box<dyn Fusion> = match fuse {
         "max" => Box::new(fusion::Max),
         "min" => Box::new(fusion::Min),
@@ -240,12 +267,35 @@ fn builtin_fusion(
             })?)
         }
         other => {
-            return Err(format!(
-                "fuse = {other:?} is not one of max, min, closest, mean"
-            ))
+            let registered = registry.fusion_names();
+            let mut known = BUILTIN_FUSIONS.join(", ");
+            for r in &registered {
+                known.push_str(", ");
+                known.push_str(r);
+            }
+            let hint = if other.starts_with(PY_PREFIX) {
+                "; a Python fusion exists only in the run it is passed to \
+                 (polycc.run(..., fusions={...}))"
+            } else {
+                ""
+            };
+            return Err(format!("fuse = {other:?} is not one of {known}{hint}"));
         }
     };
-    let target = match &params.target {
+    if params.weights.is_some() && fuse != "mean" {
+        return Err(format!("weights apply to fuse = \"mean\", not {fuse:?}"));
+    }
+    if params.target.is_some() && fuse != "closest" {
+        return Err(format!(
+            "target applies to fuse = \"closest\", not {fuse:?}"
+        ));
+    }
+    Ok((f, parse_target(params, q)?))
+}
+
+/// `target`: the BDP estimate when absent.
+fn parse_target(params: &PolyParams, q: Quantity) -> Result<Target, String> {
+    Ok(match &params.target {
         None => Target::Bdp,
         Some(serde_json::Value::String(s)) if s == "bdp" => Target::Bdp,
         Some(serde_json::Value::String(s)) if s == "intent" => Target::Intent,
@@ -265,6 +315,5 @@ fn builtin_fusion(
                 "target = {other} is not \"bdp\", \"intent\" or a number (bytes for on = \"cwnd\", Mbit/s for on = \"rate\")"
             ))
         }
-    };
-    Ok((f, target))
+    })
 }

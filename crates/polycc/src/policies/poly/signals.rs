@@ -39,6 +39,9 @@ pub struct Signals {
     window_bw: Option<Rate>,
     /// Bandwidth samples of the last closed windows, newest last (at most BW_FILTER_WINDOWS).
     history: Vec<Option<Rate>>,
+    /// Largest sample in `history`, recomputed when a window closes (so that reading the
+    /// bandwidth estimate per ACK does not walk the history).
+    history_max: Option<Rate>,
     last: Option<WindowSignals>,
 }
 
@@ -92,6 +95,7 @@ impl Signals {
             self.history.remove(0);
         }
         self.history.push(bw);
+        self.history_max = self.history.iter().flatten().max().copied();
         self.acked = 0;
         self.lost = 0;
         let w = WindowSignals {
@@ -114,12 +118,7 @@ impl Signals {
 
     /// Largest bandwidth sample of the last [`BW_FILTER_WINDOWS`] windows and the open one.
     pub fn bandwidth(&self) -> Option<Rate> {
-        self.history
-            .iter()
-            .flatten()
-            .chain(self.window_bw.iter())
-            .max()
-            .copied()
+        self.history_max.max(self.window_bw)
     }
 }
 

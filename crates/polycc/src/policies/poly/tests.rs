@@ -34,6 +34,8 @@ struct Probe {
     frames: u64,
     calibrations: u64,
     adopted: Option<HandoverState>,
+    /// A written window above this is cut to it (as BBR v3 caps a window at its inflight bounds).
+    cap: Bytes,
 }
 
 #[derive(serde::Deserialize)]
@@ -48,6 +50,8 @@ struct ProbeParams {
     feedback: bool,
     /// A timer due this many ms after creation.
     timer_ms: Option<u64>,
+    /// Largest window a calibration may write, packets.
+    cap_pkts: Option<u64>,
 }
 
 fn ten() -> f64 {
@@ -76,6 +80,7 @@ fn build_probe(
         frames: 0,
         calibrations: 0,
         adopted: None,
+        cap: p.cap_pkts.map_or(Bytes::MAX, |c| c * ctx.mss),
     }))
 }
 
@@ -140,7 +145,7 @@ impl CongestionControl for Probe {
     fn calibrate(&mut self, _: Time, c: &Calibration) {
         self.calibrations += 1;
         if let Some(w) = c.cwnd {
-            self.cwnd = w;
+            self.cwnd = w.min(self.cap);
         }
         if let (Some(r), Some(_)) = (c.pacing_rate, self.rate) {
             self.rate = Some(r);
@@ -756,4 +761,79 @@ fn outside_calibration_and_adoption_reach_the_whole_pool() {
         (s.in_flight, s.rtt.smoothed),
         (9 * MSS, Duration::from_millis(80))
     );
+}
+
+#[test]
+fn a_member_that_declined_a_window_is_not_written_the_same_window_again() {
+    // The pilot (10 packets) caps written windows at 20 packets; the copilot has 30.
+    let mut p = poly(json!({
+        "pilot": {"name": "probe", "cwnd_pkts": 10, "cap_pkts": 20},
+        "copilots": [{"name": "probe", "cwnd_pkts": 30}],
+    }));
+    // Construction: 30 000 written, the pilot settles at 20 000.
+    assert_eq!(p.cwnd(), 20_000);
+    assert_eq!(member_count(&p, 0, "calibrations"), 1.0);
+    // Nothing moved: three ACKs fuse 30 000 again, and the pilot is not written again.
+    for k in 0..3 {
+        p.on_ack(at_ms(100 + k), &ack_of(MSS, rtt(100, 1), 0));
+    }
+    assert_eq!(member_count(&p, 0, "calibrations"), 1.0);
+    assert_eq!(p.fused(), 30_000.0);
+    // A loss halves both, the pilot to 10 000 and the copilot to 15 000: a new fused value,
+    // which the pilot takes.
+    p.on_loss(
+        at_ms(110),
+        &LossEvent {
+            lost_bytes: MSS,
+            mss: MSS,
+            ..LossEvent::default()
+        },
+    );
+    assert_eq!(member_count(&p, 0, "calibrations"), 2.0);
+    assert_eq!(p.cwnd(), 15_000);
+    assert_eq!(p.fused(), 15_000.0);
+}
+
+#[test]
+fn fusing_once_per_rtt_writes_back_only_when_a_window_closes() {
+    // Pilot static at 10 packets; the copilot grows by one packet per ACK. ACKs every 10 ms,
+    // srtt 100 ms: a measurement window opens at the first ACK and closes 100 ms later.
+    let build = |every: &str| {
+        poly(json!({
+            "pilot": {"name": "probe", "cwnd_pkts": 10},
+            "copilots": [{"name": "probe", "cwnd_pkts": 10, "gain": 1}],
+            "fuse_every": every,
+        }))
+    };
+    let mut per_rtt = build("rtt");
+    let mut per_ack = build("ack");
+    assert_eq!(per_rtt.every(), fusion::Every::Rtt);
+    let mut pilot_windows = Vec::new();
+    for k in 0..=10 {
+        for p in [&mut per_rtt, &mut per_ack] {
+            p.on_ack(at_ms(10 * k), &ack_of(MSS, rtt(100, 1), 0));
+        }
+        pilot_windows.push(per_rtt.cwnd());
+        // Per ACK, the pilot follows the copilot at once: 10 000 + 1000 per ACK.
+        assert_eq!(per_ack.cwnd(), 10_000 + 1000 * (k + 1));
+    }
+    // Per RTT: the pilot keeps 10 000 until the window that opened at 0 ms closes at 100 ms,
+    // when the copilot has grown by eleven packets.
+    assert_eq!(pilot_windows[..10], [10_000; 10]);
+    assert_eq!(pilot_windows[10], 21_000);
+    // One calibration of the pilot per RTT against one per ACK.
+    assert_eq!(member_count(&per_rtt, 0, "calibrations"), 1.0);
+    assert_eq!(member_count(&per_ack, 0, "calibrations"), 11.0);
+    // A loss does not re-fuse under per-RTT fusion.
+    per_rtt.on_loss(
+        at_ms(105),
+        &LossEvent {
+            lost_bytes: MSS,
+            mss: MSS,
+            ..LossEvent::default()
+        },
+    );
+    assert_eq!(member_count(&per_rtt, 0, "calibrations"), 1.0);
+    assert!(build_err(json!({"fuse_every": "frame"}))
+        .contains("fuse_every = \"frame\" is not one of ack, rtt"));
 }
