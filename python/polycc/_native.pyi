@@ -1,7 +1,13 @@
 """Type stubs for the Rust extension (crates/polycc-py)."""
 
+from collections.abc import Callable, Mapping
 from os import PathLike
 from typing import NotRequired, TypedDict
+
+#: A PolyCC fusion function: fn(values, pilot, quantity, target) -> fused value. `values` are the
+#: members' own values in pool order (bytes for quantity "cwnd", bit/s for "rate"), `pilot` the
+#: pilot's index, `target` the target value or None.
+FusionFn = Callable[[list[float], int, str, float | None], float]
 
 __version__: str
 
@@ -17,12 +23,32 @@ class NativeOutput(TypedDict):
     frames: NotRequired[dict[str, list[float | None] | list[str]]]
 
 def run_toml(
-    text: str, origin: str, base_dir: str | PathLike[str], seed: int | None = None
+    text: str,
+    origin: str,
+    base_dir: str | PathLike[str],
+    seed: int | None = None,
+    fusions: Mapping[str, FusionFn] | None = None,
 ) -> NativeOutput: ...
 def run_json(
-    text: str, origin: str, base_dir: str | PathLike[str], seed: int | None = None
+    text: str,
+    origin: str,
+    base_dir: str | PathLike[str],
+    seed: int | None = None,
+    fusions: Mapping[str, FusionFn] | None = None,
 ) -> NativeOutput: ...
-def validate_toml(text: str, origin: str, base_dir: str | PathLike[str], seed: int | None = None) -> str: ...
-def validate_json(text: str, origin: str, base_dir: str | PathLike[str], seed: int | None = None) -> str: ...
+def validate_toml(
+    text: str,
+    origin: str,
+    base_dir: str | PathLike[str],
+    seed: int | None = None,
+    fusions: Mapping[str, FusionFn] | None = None,
+) -> str: ...
+def validate_json(
+    text: str,
+    origin: str,
+    base_dir: str | PathLike[str],
+    seed: int | None = None,
+    fusions: Mapping[str, FusionFn] | None = None,
+) -> str: ...
 def cca_names() -> list[str]: ...
 def cca_summary(name: str) -> str | None: ...

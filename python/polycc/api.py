@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -15,6 +15,9 @@ import pandas as pd
 from polycc import tomlw
 from polycc._native import ScenarioError
 from polycc.scenario import Scenario, ScenarioSource
+
+if TYPE_CHECKING:
+    from polycc._native import FusionFn
 
 #: Columns of the long-format tables that hold text; every other column is numeric (nullable).
 STRING_COLUMNS = frozenset({"flow", "link", "cc_state"})
@@ -74,13 +77,15 @@ def columns_to_frame(columns: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
-def run_scenario(scenario: Scenario, *, seed: int | None = None) -> RunResult:
+def run_scenario(
+    scenario: Scenario, *, seed: int | None = None, fusions: Mapping[str, FusionFn] | None = None
+) -> RunResult:
     """Runs a prepared scenario. Raises ScenarioError for a bad scenario, RuntimeError otherwise."""
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
         raise ScenarioError(
             f"{scenario.origin}: seed: {seed!r} is not a seed; allowed: integers 0 ..= 2^64-1"
         )
-    out = scenario.run_native(seed)
+    out = scenario.run_native(seed, fusions)
     summary = json.loads(out["summary_json"])
     resolved = out["resolved_toml"]
     if not resolved.strip():
@@ -100,14 +105,28 @@ def run_scenario(scenario: Scenario, *, seed: int | None = None) -> RunResult:
     )
 
 
-def run(source: ScenarioSource | Scenario, *, seed: int | None = None) -> RunResult:
+def run(
+    source: ScenarioSource | Scenario,
+    *,
+    seed: int | None = None,
+    fusions: Mapping[str, FusionFn] | None = None,
+) -> RunResult:
     """Runs a scenario given as a TOML file path or a dict (the same keys as the TOML file).
 
     Relative trace paths resolve against the file's directory (for a dict: the current directory).
     `seed` replaces the scenario's seed. Bad scenarios raise `polycc.ScenarioError` (a ValueError)
     whose message names the file, the key path and what is allowed.
 
+    `fusions` are PolyCC fusion functions written in Python, by name: a `poly` flow of the
+    scenario uses one with `fuse = "py:<name>"`. Each is called as
+    `fn(values, pilot, quantity, target) -> float` with the members' own values in pool order
+    (bytes for quantity "cwnd", bit/s for "rate"), the pilot's index and the target (or None),
+    once per smoothed RTT unless the flow sets `fuse_every = "ack"` (see BENCHMARKS.md for the
+    cost per call). An exception raised by the function ends in a RuntimeError after the run,
+    with the function's exception as its cause.
+
     >>> r = polycc.run("scenarios/demo/bottleneck.toml", seed=2)   # doctest: +SKIP
     >>> r.flows.groupby("flow").goodput_mbps.mean()                 # doctest: +SKIP
+    >>> polycc.run(s, fusions={"lowest": lambda v, pilot, q, target: min(v)})  # doctest: +SKIP
     """
-    return run_scenario(Scenario.load(source), seed=seed)
+    return run_scenario(Scenario.load(source), seed=seed, fusions=fusions)

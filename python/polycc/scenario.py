@@ -118,16 +118,20 @@ class Scenario:
     def with_note(self, note: str) -> Scenario:
         return replace(self, notes=(*self.notes, note))
 
-    def validate(self, seed: int | None = None) -> str:
-        """Parses and validates without running; returns the scenario name or raises ScenarioError."""
+    def validate(self, seed: int | None = None, fusions: Mapping[str, _native.FusionFn] | None = None) -> str:
+        """Parses and validates without running; returns the scenario name or raises ScenarioError.
+
+        `fusions` are the Python fusion functions the scenario may name (`fuse = "py:<name>"`)."""
         fn = _native.validate_toml if self.format == "toml" else _native.validate_json
         with self._errors():
-            return fn(self.text, self.origin, str(self.base_dir), seed)
+            return fn(self.text, self.origin, str(self.base_dir), seed, dict(fusions or {}))
 
-    def run_native(self, seed: int | None = None) -> _native.NativeOutput:
+    def run_native(
+        self, seed: int | None = None, fusions: Mapping[str, _native.FusionFn] | None = None
+    ) -> _native.NativeOutput:
         fn = _native.run_toml if self.format == "toml" else _native.run_json
         with self._errors():
-            return fn(self.text, self.origin, str(self.base_dir), seed)
+            return fn(self.text, self.origin, str(self.base_dir), seed, dict(fusions or {}))
 
     @contextlib.contextmanager
     def _errors(self) -> Iterator[None]:

@@ -6,6 +6,9 @@
 //! exactly the Rust `ScenarioError` display ("ORIGIN: key.path: message"); anything else raises
 //! `RuntimeError`. A Rust panic is caught and turned into a `RuntimeError`, never an abort.
 
+mod fusion;
+
+use fusion::PyFusions;
 use polycc::Registry;
 use polycc_sim::scenario::{self, Origin};
 use polycc_sim::{Column, Model, RunOutput, SimError, Table};
@@ -90,10 +93,10 @@ fn simulate(
     text: &str,
     origin: &Origin,
     seed: Option<u64>,
+    registry: &Registry,
 ) -> Result<(RunOutput, String), Failure> {
-    let registry = Registry::standard();
-    let model = load(format, text, origin, seed, &registry)?;
-    let out = polycc_sim::run(&model, &registry)?;
+    let model = load(format, text, origin, seed, registry)?;
+    let out = polycc_sim::run(&model, registry)?;
     let summary_json = serde_json::to_string_pretty(&out.summary)
         .map_err(|e| Failure::Internal(format!("cannot serialise the summary: {e}")))?;
     Ok((out, summary_json))
@@ -125,6 +128,7 @@ fn output_to_dict<'py>(
     Ok(dict)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_impl<'py>(
     py: Python<'py>,
     format: Format,
@@ -132,13 +136,20 @@ fn run_impl<'py>(
     origin: String,
     base_dir: PathBuf,
     seed: Option<u64>,
+    fusions: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let origin = Origin {
         name: origin,
         base_dir,
     };
-    let (out, summary_json) =
-        py.allow_threads(|| guarded(|| simulate(format, &text, &origin, seed)))?;
+    let fusions = PyFusions::from_dict(fusions)?;
+    let registry = fusions.registry(py);
+    let result = py.allow_threads(|| guarded(|| simulate(format, &text, &origin, seed, &registry)));
+    // A failing Python fusion is the cause of whatever else went wrong.
+    if let Some(e) = fusions.errors.take(py) {
+        return Err(e);
+    }
+    let (out, summary_json) = result?;
     output_to_dict(py, &out, summary_json)
 }
 
@@ -149,14 +160,16 @@ fn validate_impl(
     origin: String,
     base_dir: PathBuf,
     seed: Option<u64>,
+    fusions: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
     let origin = Origin {
         name: origin,
         base_dir,
     };
+    let registry = PyFusions::from_dict(fusions)?.registry(py);
     let name = py.allow_threads(|| {
         guarded(|| {
-            let model = load(format, &text, &origin, seed, &Registry::standard())?;
+            let model = load(format, &text, &origin, seed, &registry)?;
             Ok(model.scenario.name.clone())
         })
     })?;
@@ -164,57 +177,62 @@ fn validate_impl(
 }
 
 /// Runs a TOML scenario held in `text`. `origin` names it in error messages; relative trace paths
-/// resolve against `base_dir`. `seed` replaces the scenario's seed. Returns a dict with
+/// resolve against `base_dir`. `seed` replaces the scenario's seed. `fusions` ({name: callable})
+/// are PolyCC fusion functions for `fuse = "py:<name>"` ([`fusion`]). Returns a dict with
 /// `summary_json` (str), `resolved_toml` (str), `flows` and `links` ({column: list}).
 #[pyfunction]
-#[pyo3(signature = (text, origin, base_dir, seed=None))]
+#[pyo3(signature = (text, origin, base_dir, seed=None, fusions=None))]
 fn run_toml<'py>(
     py: Python<'py>,
     text: String,
     origin: String,
     base_dir: PathBuf,
     seed: Option<u64>,
+    fusions: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    run_impl(py, Format::Toml, text, origin, base_dir, seed)
+    run_impl(py, Format::Toml, text, origin, base_dir, seed, fusions)
 }
 
 /// As `run_toml`, for a scenario written as JSON (the Python API passes dicts this way).
 #[pyfunction]
-#[pyo3(signature = (text, origin, base_dir, seed=None))]
+#[pyo3(signature = (text, origin, base_dir, seed=None, fusions=None))]
 fn run_json<'py>(
     py: Python<'py>,
     text: String,
     origin: String,
     base_dir: PathBuf,
     seed: Option<u64>,
+    fusions: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    run_impl(py, Format::Json, text, origin, base_dir, seed)
+    run_impl(py, Format::Json, text, origin, base_dir, seed, fusions)
 }
 
 /// Parses and validates a TOML scenario without running it; returns its name.
 #[pyfunction]
-#[pyo3(signature = (text, origin, base_dir, seed=None))]
+#[pyo3(signature = (text, origin, base_dir, seed=None, fusions=None))]
 fn validate_toml(
     py: Python<'_>,
     text: String,
     origin: String,
     base_dir: PathBuf,
     seed: Option<u64>,
+    fusions: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
-    validate_impl(py, Format::Toml, text, origin, base_dir, seed)
+    validate_impl(py, Format::Toml, text, origin, base_dir, seed, fusions)
 }
 
 /// Parses and validates a JSON scenario without running it; returns its name.
 #[pyfunction]
-#[pyo3(signature = (text, origin, base_dir, seed=None))]
+#[pyo3(signature = (text, origin, base_dir, seed=None, fusions=None))]
 fn validate_json(
     py: Python<'_>,
     text: String,
     origin: String,
     base_dir: PathBuf,
     seed: Option<u64>,
+    fusions: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
-    validate_impl(py, Format::Json, text, origin, base_dir, seed)
+    validate_impl(py, Format::Json, text, origin, base_dir, seed, fusions)
 }
 
 /// Names of the registered congestion controllers and policies, sorted.

@@ -1,0 +1,159 @@
+//! Python callables as PolyCC fusion functions, for prototyping a fusion without writing Rust.
+//!
+//! `polycc.run(scenario, fusions={"myfuse": fn})` registers `fn` as the fusion `py:myfuse` for
+//! that run; a scenario chooses it with `cca = { name = "poly", ..., fuse = "py:myfuse" }`.
+//! The callable is called as `fn(values, pilot, quantity, target)`: each member's own value in
+//! pool order (list of float: bytes for `quantity == "cwnd"`, bit/s for `"rate"`), the pilot's
+//! index, the quantity, and the target (float or None); it returns the fused value (float).
+//!
+//! Cost: every call takes the GIL back from the simulation thread and builds a list, so a
+//! Python fusion defaults to `fuse_every = "rtt"` (once per smoothed RTT); `fuse_every = "ack"`
+//! is allowed for exact comparisons with the built-in functions. BENCHMARKS.md has the measured
+//! cost per call.
+//!
+//! The first exception (or a result that is not a float) stops the function for the rest of
+//! the run (the pilot's own value is used, as for any non-finite result) and is raised once
+//! the run returns, naming the fusion and the time.
+
+use polycc::policies::poly::fusion::{Every, Fusion, FusionInput};
+use polycc::policies::poly::PY_PREFIX;
+use polycc::registry::FusionFactory;
+use polycc::Registry;
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use std::sync::{Arc, Mutex};
+
+/// The first failure of any Python fusion in one run: its message, and the Python exception.
+#[derive(Clone, Default)]
+pub struct FirstError(Arc<Mutex<Option<(String, PyErr)>>>);
+
+impl FirstError {
+    fn record(&self, what: String, err: PyErr) {
+        // A poisoned lock only means another instance panicked while recording; keep the first.
+        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some((what, err));
+        }
+    }
+
+    /// The recorded failure as a `RuntimeError` whose cause is the callable's own exception.
+    pub fn take(&self, py: Python<'_>) -> Option<PyErr> {
+        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        slot.take().map(|(what, cause)| {
+            let e = PyRuntimeError::new_err(what);
+            e.set_cause(py, Some(cause));
+            e
+        })
+    }
+}
+
+/// Python callables by name, taken from the `fusions` argument (with the GIL held).
+pub struct PyFusions {
+    funcs: Vec<(String, Py<PyAny>)>,
+    pub errors: FirstError,
+}
+
+impl PyFusions {
+    /// Validates `fusions` ({name: callable}); the error names the entry at fault.
+    pub fn from_dict(fusions: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let mut funcs = Vec::new();
+        for (k, v) in fusions.into_iter().flat_map(|d| d.iter()) {
+            let name: String = k.extract().map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(format!("fusions: key {k} is not a string"))
+            })?;
+            if name.is_empty() || name.chars().any(char::is_whitespace) {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "fusions: name {name:?} must be non-empty without spaces"
+                )));
+            }
+            if !v.is_callable() {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "fusions[{name:?}] is not callable"
+                )));
+            }
+            funcs.push((name, v.unbind()));
+        }
+        Ok(PyFusions {
+            funcs,
+            errors: FirstError::default(),
+        })
+    }
+
+    /// The standard registry with every callable registered as `py:<name>`.
+    pub fn registry(&self, py: Python<'_>) -> Registry {
+        let mut r = Registry::standard();
+        for (name, func) in &self.funcs {
+            let label = format!("{PY_PREFIX}{name}");
+            let func = func.clone_ref(py);
+            let errors = self.errors.clone();
+            let factory_label = label.clone();
+            let factory: FusionFactory = Arc::new(move || {
+                let func = Python::with_gil(|py| func.clone_ref(py));
+                Box::new(PyFusion {
+                    label: factory_label.clone(),
+                    func,
+                    errors: errors.clone(),
+                    failed: false,
+                    calls: 0,
+                })
+            });
+            // "py:" names never collide with the built-in ones.
+            if r.register_fusion(&label, factory).is_err() {
+                unreachable!("{label} is not a built-in fusion name");
+            }
+        }
+        r
+    }
+}
+
+struct PyFusion {
+    label: String,
+    func: Py<PyAny>,
+    errors: FirstError,
+    failed: bool,
+    /// Calls so far, to say which one failed.
+    calls: u64,
+}
+
+impl Fusion for PyFusion {
+    fn name(&self) -> &str {
+        &self.label
+    }
+
+    fn fuse(&mut self, input: &FusionInput<'_>) -> f64 {
+        if self.failed {
+            return f64::NAN;
+        }
+        self.calls += 1;
+        Python::with_gil(|py| {
+            let called = PyList::new(py, input.values)
+                .and_then(|values| {
+                    self.func.call1(
+                        py,
+                        (values, input.pilot, input.quantity.name(), input.target),
+                    )
+                })
+                .and_then(|r| r.extract::<f64>(py));
+            match called {
+                Ok(v) => v,
+                Err(e) => {
+                    self.failed = true;
+                    self.errors.record(
+                        format!(
+                            "fusion {} failed at its call {} (fn(values, pilot, quantity, target) \
+                             must return a float): {e}",
+                            self.label, self.calls
+                        ),
+                        e,
+                    );
+                    f64::NAN
+                }
+            }
+        })
+    }
+
+    fn default_every(&self) -> Every {
+        Every::Rtt
+    }
+}
