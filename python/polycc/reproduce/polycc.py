@@ -156,8 +156,14 @@ def _exp_rtt_variance(ctx: Context) -> Section:
         gaps of up to 140 ms at ±70 ms, which the allowance (capped at 100 ms, on top of the
         2·BDP window) covers, so v3 keeps most of its goodput there and collapses only at
         ±100 ms (gaps of 200 ms). The paper's BBRv2 (2023 gQUIC) already lost at ±70 ms; its
-        allowance or cap evidently differed. PolyCC beats BBR v1 by far more than the paper says
-        because our aggregation holds every ACK for up to 2d ms, the worst case for BBR v1.
+        allowance or cap evidently differed, or its RTT variance did: the paper does not say how
+        it produced the variance. Ours is pure ACK aggregation, FIFO, so no packet is reordered
+        and no loss is declared spuriously; variance from per-packet delay jitter (netem-style)
+        reorders packets, and a reordering-induced loss rate above BBR v2/v3's 2 % threshold
+        cuts their inflight_hi while BBR v1 ignores loss. The simulator's jitter keeps FIFO
+        order, so that hypothesis is untested here. PolyCC beats BBR v1 by far more than the
+        paper says because our aggregation holds every ACK for up to 2d ms, the worst case for
+        BBR v1.
         """
     )
     for i, d in enumerate(heavy):
@@ -300,6 +306,23 @@ def _exp_bandwidth_halving(ctx: Context) -> Section:
         late = f[f["t_s"] >= HALVING_AT_S]
         goodput_after[label] = float(late["goodput_mbps"].mean())
 
+    # Diagnostic, not a claim: each CCA on a path that is 10 Mbit/s from the start (no halving),
+    # to tell how far above the nominal new BDP its own steady state sits.
+    steady_points = {
+        label: {"flows.0.cca": cca, "duration": duration, "links.0.schedule.0.rate": "10Mbps"}
+        for label, cca in ccas.items()
+    }
+    steady_res = ctx.sweep_labeled("bandwidth-constant", "bandwidth-halving.toml", steady_points)
+    steady: dict[str, tuple[float, float, float]] = {}
+    for label, rows in steady_res.items():
+        ts = ctx.timeseries("bandwidth-constant", rows[0])
+        f = ts[(ts["flow"] == "sender") & (ts["t_s"] >= HALVING_AT_S)]
+        steady[label] = (
+            float(f["inflight_bytes"].mean()) / NEW_BDP_BYTES,
+            float(f["rtt_ms"].mean()),
+            float(f["rtt_ms"].min()),
+        )
+
     table = Table(
         [
             "CCA",
@@ -307,6 +330,7 @@ def _exp_bandwidth_halving(ctx: Context) -> Section:
             "final in-flight level / new BDP",
             "time to ±10 % of its own final level (s)",
             "goodput after the halving (Mbit/s)",
+            "10 Mbit/s throughout: in-flight / new BDP, mean / min RTT (ms)",
         ]
     )
     for label in ccas:
@@ -316,6 +340,7 @@ def _exp_bandwidth_halving(ctx: Context) -> Section:
             fmt(final[label] / NEW_BDP_BYTES, 2),
             fmt(own[label], 2),
             goodput_after[label],
+            f"{fmt(steady[label][0], 2)}, {fmt(steady[label][1], 1)} / {fmt(steady[label][2], 1)}",
         )
     fig = "Fig. 3(b)"
     own_ratio = {b: safe_div(own["poly"], own[b]) for b in ("bbr", "bbr3")}
@@ -323,12 +348,20 @@ def _exp_bandwidth_halving(ctx: Context) -> Section:
         f"""
         By the definition fixed beforehand neither BBR v1 nor PolyCC settles: both hold their
         bytes in flight at {fmt(final["bbr"] / NEW_BDP_BYTES, 2)}× and
-        {fmt(final["poly"] / NEW_BDP_BYTES, 2)}× the nominal new BDP, just outside ±10 %. The
-        nominal BDP uses the 100 ms propagation RTT, while the path's minimum RTT includes
-        serialisation (about 1.2 ms per 1500 B at 10 Mbit/s) and BBR adds its probing phases;
-        BBR v1 also keeps a standing queue at its 2·BDP window until PROBE_RTT (10 s after the
-        last min-RTT sample), which is why its own settling takes {fmt(own["bbr"], 1)} s instead of
-        the paper's 2–4 s. Measured against each flow's own final level (diagnostic columns),
+        {fmt(final["poly"] / NEW_BDP_BYTES, 2)}× the nominal new BDP, just outside ±10 %. This
+        is BBR's steady state on this path, not slow convergence: on a path that is 10 Mbit/s
+        from the start (last column) BBR v1 holds {fmt(steady["bbr"][0], 2)}× and BBR v3
+        {fmt(steady["bbr3"][0], 2)}× the nominal BDP, because bytes in flight are rate × the
+        RTT actually seen, and that RTT averages {fmt(steady["bbr"][1], 1)} ms (v1) against a
+        minimum of {fmt(steady["bbr"][2], 1)} ms: the minimum carries about 1.2 ms of
+        serialisation per 1500 B packet, and the mean adds the queue that the 1.25× probing
+        round of every 8-round gain cycle builds (up to a quarter BDP, 25 ms). So a ±10 % band
+        around the nominal BDP leaves BBR only a few per cent of slack on this path, and after
+        the halving it settles just outside. Nothing in the scenario differs from the paper's
+        stated setting (20 → 10 Mbit/s, 100 ms); the paper gives no buffer and no convergence
+        definition, and we do not widen the band after the fact. BBR v1's own settling takes
+        {fmt(own["bbr"], 1)} s instead of the paper's 2–4 s. Measured against each flow's own
+        final level (diagnostic columns),
         PolyCC settles in {fmt(own["poly"], 2)} s: {own_ratio["bbr"]:.2f}× BBR v1's and
         {own_ratio["bbr3"]:.2f}× BBR v3's time, in line with the paper's −54.1 % and −32.8 %,
         but that is not the criterion we fixed, so the claims are marked as not holding.
