@@ -66,6 +66,23 @@ class Reproduction:
         return cls(id, figure, claim, paper, show(value), holds, f">= {show(minimum)}", why, value)
 
     @classmethod
+    def within(
+        cls,
+        id: str,
+        figure: str,
+        claim: str,
+        paper: str,
+        value: float,
+        lo: float,
+        hi: float,
+        show: Callable[[float], str],
+        why: str = "",
+    ) -> Reproduction:
+        """The claim holds when `lo` <= `value` <= `hi` (NaN never holds)."""
+        holds = not math.isnan(value) and lo <= value <= hi
+        return cls(id, figure, claim, paper, show(value), holds, f"{show(lo)} .. {show(hi)}", why, value)
+
+    @classmethod
     def at_most(
         cls,
         id: str,
@@ -153,6 +170,21 @@ def ratio(value: float) -> str:
     if math.isinf(value):
         return "∞"
     return f"{value:.1f}×" if value < 100 else f"{value:.0f}×"
+
+
+def mbps(value: float) -> str:
+    """A rate in Mbit/s ("12.34 Mbit/s"), a dash when missing."""
+    return "–" if math.isnan(value) else f"{value:.2f} Mbit/s"
+
+
+def ms(value: float) -> str:
+    """A delay in milliseconds ("12.3 ms"), a dash when missing."""
+    return "–" if math.isnan(value) else f"{value:.1f} ms"
+
+
+def seconds(value: float, digits: int = 1) -> str:
+    """A duration in seconds ("1.2 s"), a dash when missing."""
+    return "–" if math.isnan(value) else f"{value:.{digits}f} s"
 
 
 def safe_div(a: float, b: float) -> float:

@@ -20,10 +20,13 @@ from polycc.reproduce.common import (
     Section,
     Table,
     fmt,
+    mbps,
+    ms,
     pct,
     prose,
     ratio,
     safe_div,
+    seconds,
 )
 
 if TYPE_CHECKING:
@@ -78,30 +81,18 @@ def _settle_time(r: RunResult, flows: Sequence[str], t0: float, t1: float, band:
     """Seconds after `t0` from which every flow's 1-s mean goodput stays within `band` of its own
     mean over the last third of [t0, t1); NaN if it never does."""
     final = {f: _mean(r, f, "goodput_mbps", t1 - (t1 - t0) / 3, t1) for f in flows}
-    seconds = np.arange(math.floor(t0), math.ceil(t1))
-    ok = np.ones(len(seconds), dtype=bool)
+    whole_s = np.arange(math.floor(t0), math.ceil(t1))
+    ok = np.ones(len(whole_s), dtype=bool)
     for f in flows:
-        for k, s in enumerate(seconds):
+        for k, s in enumerate(whole_s):
             m = _mean(r, f, "goodput_mbps", float(s), float(s) + 1)
             if not (abs(m - final[f]) <= band * final[f]):
                 ok[k] = False
     # The first second after which all later seconds are within the band.
-    for k in range(len(seconds)):
+    for k in range(len(whole_s)):
         if ok[k:].all():
-            return float(seconds[k] - t0)
+            return float(whole_s[k] - t0)
     return math.nan
-
-
-def _ms(v: float) -> str:
-    return "–" if math.isnan(v) else f"{v:.1f} ms"
-
-
-def _s(v: float) -> str:
-    return "–" if math.isnan(v) else f"{v:.1f} s"
-
-
-def _mbps(v: float) -> str:
-    return "–" if math.isnan(v) else f"{v:.2f} Mbit/s"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -121,15 +112,15 @@ def _exp_switching(ctx: Context) -> Section:
     good_after = _mean(r, "janus", "goodput_mbps", 11.0, 15.0)
     rtt_after = _mean(r, "janus", "rtt_ms", 11.0, 15.0)
     table = Table(["quantity", "value"])
-    table.add("first conservative stage at", _s(first_conservative))
+    table.add("first conservative stage at", seconds(first_conservative))
     table.add("aggressive during the cross traffic (6–8 s)", fmt(aggressive_in_burst))
-    table.add("back to conservative at", _s(back))
+    table.add("back to conservative at", seconds(back))
     table.add(
         "R' lowest during the burst",
-        _mbps(float(np.nanmin(_col(r, "janus", "cc_target_rate_mbps", 6, 10)[1]))),
+        mbps(float(np.nanmin(_col(r, "janus", "cc_target_rate_mbps", 6, 10)[1]))),
     )
-    table.add("goodput 11–15 s", _mbps(good_after))
-    table.add("RTT 11–15 s (path: 60 ms + 1.2 ms serialisation)", _ms(rtt_after))
+    table.add("goodput 11–15 s", mbps(good_after))
+    table.add("RTT 11–15 s (path: 60 ms + 1.2 ms serialisation)", ms(rtt_after))
     fig = "Fig. 6"
     reps = [
         Reproduction.at_most(
@@ -139,7 +130,7 @@ def _exp_switching(ctx: Context) -> Section:
             "0.7 s",
             first_conservative,
             1.5,
-            _s,
+            seconds,
             prose(
                 """
                 Ours is faster: rate control sets ssthresh = R·D_p at the first RTT sample, so slow
@@ -164,7 +155,7 @@ def _exp_switching(ctx: Context) -> Section:
             "≈ 10 s",
             back if stays else math.nan,
             12.0,
-            _s,
+            seconds,
             prose(
                 """
                 Ours returns earlier: Algorithm 1 lowered R' to 6.4 Mbit/s during the burst, and
@@ -180,7 +171,7 @@ def _exp_switching(ctx: Context) -> Section:
             "Vegas alone keeps the aggressive stage's queue",
             rtt_after - 61.2,
             5.0,
-            _ms,
+            ms,
         ),
     ]
     return Section(
@@ -248,7 +239,7 @@ def _exp_mmf(ctx: Context) -> Section:
             f"{cap:g} Mbit/s",
             *[f"{got[f]:.2f} ({ref[f]:.2f})" for f in TARGETS],
             pct(dev[(label, cap)]),
-            _s(settle[(label, cap)]),
+            seconds(settle[(label, cap)]),
         )
     fig = "Figs. 11–12"
     why_mmf = prose(
@@ -298,7 +289,7 @@ def _exp_mmf(ctx: Context) -> Section:
                 "Janus settles faster than CUBIC after the last flow joins (every flow's 1-s goodput "
                 "within 20 % of its final mean)",
                 "CUBIC almost 20 s",
-                f"Janus {_s(j)}, CUBIC {_s(c)}",
+                f"Janus {seconds(j)}, CUBIC {seconds(c)}",
                 not math.isnan(j) and (math.isnan(c) or j < c),
                 "Janus < CUBIC",
                 prose(
@@ -380,9 +371,9 @@ def _exp_web_delay(ctx: Context) -> Section:
             above = float(np.mean(rate > 15.0)) if rate.size else math.nan
         table.add(
             label,
-            _ms(p95[label]),
+            ms(p95[label]),
             pct(util[label]),
-            _ms(queue[label]),
+            ms(queue[label]),
             int(flows["web"]["transfers_completed"]),
         )
     fig = "Fig. 13"
@@ -450,9 +441,9 @@ def _exp_web_delay(ctx: Context) -> Section:
                     Not reproduced, and a property of our PCC rather than of Janus: pcc-allegro
                     with Allegro's latency utility (§4.4.1, utility = "allegro-latency") keeps the
                     bottleneck queue standing like the loss-based protocols (median
-                    {_ms(queue["PCC-rtt"])} over the run, PCC-tp {_ms(queue["PCC-tp"])}, CUBIC
-                    {_ms(queue["CUBIC"])}; the web flows add 0.4 Mbit/s), so it neither lowers
-                    the web flows' delay (p95 {_ms(p95["PCC-rtt"])}) nor gives up throughput.
+                    {ms(queue["PCC-rtt"])} over the run, PCC-tp {ms(queue["PCC-tp"])}, CUBIC
+                    {ms(queue["CUBIC"])}; the web flows add 0.4 Mbit/s), so it neither lowers
+                    the web flows' delay (p95 {ms(p95["PCC-rtt"])}) nor gives up throughput.
                     Allegro proposes that utility for flows behind fair queueing; on this FIFO
                     bottleneck the long flow sends above the 15 Mbit/s link rate {pct(above)} of
                     the run (its trials 1–2 % either side of a base rate near capacity), enough
@@ -499,18 +490,18 @@ def _exp_bulk(ctx: Context) -> Section:
     # Eq. 1's correction at the bulk flow's rate: Q_avg = 4 packets of 1500 bytes (§7.2).
     q_avg_delay = safe_div(4 * 1500 * 8 / 1e3, bulk_during)
     table = Table(["quantity", "value"])
-    table.add("Fig. 15: each 5 Mbit/s flow, 25–40 s (mean)", _mbps(bg_mean))
-    table.add("Fig. 15: bulk flow, 25–40 s", _mbps(bulk_during))
-    table.add("Fig. 15: bulk flow after the others left, 50–60 s", _mbps(bulk_after))
-    table.add("Fig. 15: standing queue 25–40 s (bulk flow's RTT − 60 ms)", _ms(queue_during))
-    table.add("Fig. 15: bulk flow's D_p at 40 s (true 60 ms)", _ms(dp_during))
+    table.add("Fig. 15: each 5 Mbit/s flow, 25–40 s (mean)", mbps(bg_mean))
+    table.add("Fig. 15: bulk flow, 25–40 s", mbps(bulk_during))
+    table.add("Fig. 15: bulk flow after the others left, 50–60 s", mbps(bulk_after))
+    table.add("Fig. 15: standing queue 25–40 s (bulk flow's RTT − 60 ms)", ms(queue_during))
+    table.add("Fig. 15: bulk flow's D_p at 40 s (true 60 ms)", ms(dp_during))
     devs: dict[str, float] = {}
     for cca in ["janus", "cubic"]:
         r = ctx.run(f"all-bulk-{cca}", "all-bulk.toml", {"flows.*.cca": cca})
         devs[cca] = _deviation(r)
-        table.add(f"Fig. 16: throughput deviation (max − min over the run), {cca}", _mbps(devs[cca]))
+        table.add(f"Fig. 16: throughput deviation (max − min over the run), {cca}", mbps(devs[cca]))
         rtt = float(np.mean([float(f["rtt_ms"]["mean"]) for f in r.summary["flows"]]))
-        table.add(f"Fig. 16: mean RTT, {cca} (propagation 60 ms)", _ms(rtt))
+        table.add(f"Fig. 16: mean RTT, {cca} (propagation 60 ms)", ms(rtt))
     reps = [
         Reproduction.at_least(
             "4a",
@@ -529,7 +520,7 @@ def _exp_bulk(ctx: Context) -> Section:
                 or its post-loss value) across the switch: Vegas slow-started from the cleared
                 window, overshot, and a 45 ms queue stood with the newcomers at 64 % of their
                 share. D_p (eq. 1) sits low because it subtracts Q_avg/P_avg = 4 packets at
-                the bulk flow's {_mbps(bulk_during)} ({_ms(q_avg_delay)}), more than it keeps
+                the bulk flow's {mbps(bulk_during)} ({ms(q_avg_delay)}), more than it keeps
                 queued.
                 """
             ),
@@ -608,9 +599,9 @@ def _exp_delay_increase(ctx: Context) -> Section:
         worst_dp = max(worst_dp, *(abs(d - truth) / truth for d in dps))
         table.add(
             f"{truth:g} ms",
-            _s(start),
-            *[_mbps(_mean(janus, f, "goodput_mbps", a, b)) for f in flows],
-            *[_mbps(_mean(vegas, f, "goodput_mbps", a, b)) for f in flows],
+            seconds(start),
+            *[mbps(_mean(janus, f, "goodput_mbps", a, b)) for f in flows],
+            *[mbps(_mean(vegas, f, "goodput_mbps", a, b)) for f in flows],
             ", ".join(f"{d:.1f} ms" for d in dps),
         )
     end = duration
@@ -626,7 +617,7 @@ def _exp_delay_increase(ctx: Context) -> Section:
             "≈ 10 Mbit/s",
             j_last,
             8.0,
-            _mbps,
+            mbps,
         ),
         Reproduction.at_most(
             "5b",
@@ -635,7 +626,7 @@ def _exp_delay_increase(ctx: Context) -> Section:
             "starved",
             v_last,
             2.0,
-            _mbps,
+            mbps,
         ),
         Reproduction.at_most(
             "5c",
@@ -682,8 +673,8 @@ def _exp_rmin(ctx: Context) -> Section:
     ]:
         table.add(
             f"{a:g}–{b:g} s ({what})",
-            *[_mbps(_mean(r, f, "goodput_mbps", a, b)) for f in janus],
-            *[_mbps(_mean(r, f, "goodput_mbps", a, b)) for f in ["cubic1", "cubic2"]],
+            *[mbps(_mean(r, f, "goodput_mbps", a, b)) for f in janus],
+            *[mbps(_mean(r, f, "goodput_mbps", a, b)) for f in ["cubic1", "cubic2"]],
         )
     during = min(_mean(r, f, "goodput_mbps", 35.0, 50.0) for f in janus)
     after = min(_mean(r, f, "goodput_mbps", 60.0, 70.0) for f in janus)
@@ -701,7 +692,7 @@ def _exp_rmin(ctx: Context) -> Section:
             "≈ 5 Mbit/s",
             during,
             0.8 * 5.0,
-            _mbps,
+            mbps,
             prose(
                 f"""
                 The Janus flows spend {" and ".join(pct(a) for a in aggressive)} of 35–50 s in
@@ -710,7 +701,7 @@ def _exp_rmin(ctx: Context) -> Section:
                 start and push the Janus flows, conservative at the time, far below R_min before
                 they turn aggressive; from those unequal windows CUBIC converges slowly (one
                 multiplicative decrease per loss epoch): the slower Janus flow climbs from
-                {_mbps(early)} (35–40 s) to {_mbps(late)} (45–50 s) while the CUBIC flows come
+                {mbps(early)} (35–40 s) to {mbps(late)} (45–50 s) while the CUBIC flows come
                 down. An earlier version, which let Vegas slow-start after each switch to the
                 conservative stage (see 4a), averaged 4.13 Mbit/s here: the outcome rests on
                 where CUBIC's slow convergence starts from.
@@ -724,7 +715,7 @@ def _exp_rmin(ctx: Context) -> Section:
             "10 Mbit/s",
             after,
             0.9 * 10.0,
-            _mbps,
+            mbps,
         ),
     ]
     return Section(
@@ -762,9 +753,9 @@ def _exp_variants(ctx: Context) -> Section:
         back[label] = _mean(r, "flow-1", "goodput_mbps", 42.0, 50.0)
         table.add(
             label,
-            _mbps(_mean(r, "flow-1", "goodput_mbps", 5.0, 10.0)),
-            *[_mbps(x) for x in both],
-            _mbps(back[label]),
+            mbps(_mean(r, "flow-1", "goodput_mbps", 5.0, 10.0)),
+            *[mbps(x) for x in both],
+            mbps(back[label]),
         )
     reps: list[Reproduction] = []
     for k, label in enumerate(variants):

@@ -31,10 +31,13 @@ from polycc.reproduce.common import (
     Section,
     Table,
     fmt,
+    mbps,
+    ms,
     pct,
     prose,
     ratio,
     safe_div,
+    seconds,
 )
 
 if TYPE_CHECKING:
@@ -128,36 +131,12 @@ def _stat(x: np.ndarray, q: float | None = None) -> float:
     return float(np.percentile(x, q)) if q is not None else float(x.mean())
 
 
-def _mbps(v: float) -> str:
-    return "–" if math.isnan(v) else f"{v:.2f} Mbit/s"
-
-
-def _ms(v: float) -> str:
-    return "–" if math.isnan(v) else f"{v:.1f} ms"
-
-
 def _s(v: float) -> str:
-    return "–" if math.isnan(v) else f"{v:.2f} s"
+    return seconds(v, 2)
 
 
 def _num(v: float) -> str:
     return fmt(v, 3)
-
-
-def _within(
-    id: str,
-    figure: str,
-    claim: str,
-    paper: str,
-    value: float,
-    lo: float,
-    hi: float,
-    show: Callable[[float], str],
-    why: str = "",
-) -> Reproduction:
-    """Holds when lo <= value <= hi."""
-    holds = not math.isnan(value) and lo <= value <= hi
-    return Reproduction(id, figure, claim, paper, show(value), holds, f"{show(lo)} .. {show(hi)}", why, value)
 
 
 #: One colour per protocol in every panel, others for the TCP flows; reference lines grey.
@@ -619,18 +598,18 @@ def _exp_fixed(ctx: Context) -> Section:
         table.add(
             k,
             pct(util[k]),
-            _ms(_stat(delays[k])),
-            _ms(_stat(delays[k], 95)),
-            _ms(_stat(delays[k], 99)),
+            ms(_stat(delays[k])),
+            ms(_stat(delays[k], 95)),
+            ms(_stat(delays[k], 99)),
             fmt(f.get("frames_lost")),
         )
-    table.add("lower bound (95 % of capacity)", "95.0 %", _ms(LOWER_BOUND_MS), "", "", "")
+    table.add("lower bound (95 % of capacity)", "95.0 %", ms(LOWER_BOUND_MS), "", "", "")
     fig = "Fig. 10"
     reps = [
         Reproduction.at_least(
             "2a", fig, "PIBES fills a fixed 3 Mbit/s link alone", "≈ 95 % (s_max)", util["PIBES"], 0.90, pct
         ),
-        _within(
+        Reproduction.within(
             "2b",
             fig,
             "PIBES's mean frame delay is very close to the lower bound: mean / bound",
@@ -744,11 +723,11 @@ def _exp_cellular(ctx: Context) -> Section:
             table.add(
                 net.upper(),
                 k,
-                _mbps(float(cap[sel].mean())),
-                _mbps(thr),
+                mbps(float(cap[sel].mean())),
+                mbps(thr),
                 pct(track[k]),
-                _ms(_stat(d)),
-                _ms(_stat(d, 95)),
+                ms(_stat(d)),
+                ms(_stat(d, 95)),
             )
         figure = ctx.out / f"cellular-{net}-pibes" / f"cellular-{net}-comparison.png"
         _comparison_plot(ctx, figure, f"PIBES Fig. 11: {net.upper()} trace, one-way delay 20 ms", runs)
@@ -836,9 +815,9 @@ def _exp_ramp(ctx: Context) -> Section:
             k,
             pct(util[k]),
             pct(trough[k]),
-            _ms(_stat(delays[k])),
-            _ms(_stat(delays[k], 95)),
-            _ms(_stat(trough_delay[k], 95)),
+            ms(_stat(delays[k])),
+            ms(_stat(delays[k], 95)),
+            ms(_stat(trough_delay[k], 95)),
         )
     fig = "Fig. 12"
     reps = [
@@ -965,7 +944,7 @@ def _exp_competing(ctx: Context) -> Section:
             gcc_floor_why,
         ),
         Reproduction.at_most("5c", "Table 1", "... and further with two", "8 %", util[("GCC", 2)], 0.15, pct),
-        _within(
+        Reproduction.within(
             "5d",
             "Fig. 13",
             "PIBES holds about s_min = 0.5 against one TCP flow",
@@ -975,7 +954,7 @@ def _exp_competing(ctx: Context) -> Section:
             0.65,
             pct,
         ),
-        _within(
+        Reproduction.within(
             "5e", "Fig. 14", "... and against two", "≈ 2 Mbit/s (50 %)", util[("PIBES", 2)], 0.4, 0.65, pct
         ),
         Reproduction.at_most(
@@ -1156,7 +1135,7 @@ def _exp_varying(ctx: Context) -> Section:
         "PIBES",
         pct(_utilisation(rmin, "video", 16.0, 25.0)),
         pct(_utilisation(rmin, "tcp", 16.0, 25.0)),
-        f"video throughput {_mbps(kept)}",
+        f"video throughput {mbps(kept)}",
     )
     reps.append(
         Reproduction.at_least(
@@ -1166,7 +1145,7 @@ def _exp_varying(ctx: Context) -> Section:
             "1.5 Mbit/s kept",
             kept,
             0.95 * FIG17_R_MIN_MBPS,
-            _mbps,
+            mbps,
         )
     )
     # Fig. 18: two PIBES flows with flows_sharing = 2.
@@ -1176,7 +1155,7 @@ def _exp_varying(ctx: Context) -> Section:
     table.add(
         "Fig. 18: two PIBES flows, s_min = s_max / 2 (12–40 s)",
         "PIBES × 2",
-        f"{_mbps(g[0])} / {_mbps(g[1])}",
+        f"{mbps(g[0])} / {mbps(g[1])}",
         "",
         f"Jain {fmt(jain, 3)}, utilisation {pct(sum(g) / 4.0)}",
     )
