@@ -39,8 +39,8 @@ def test_rtt_variance_poly_beats_bbr3_at_70ms(quick: ReportResult) -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="BBR v1 and PolyCC settle at 1.11x the nominal new BDP, outside ±10 %; BBR v1's steady state "
-    "on a constant 10 Mbit/s path is already 1.09x (REPRODUCTION.md 2a)",
+    reason="BBR v1 and PolyCC settle at 1.11x the nominal new BDP, at the edge of ±10 %: Linux's "
+    "quantization budget leaves a 9 ms standing queue at 10 Mbit/s (REPRODUCTION.md 2a, tests/bbr.rs)",
 )
 def test_bandwidth_halving_poly_converges_faster_than_bbr(quick: ReportResult) -> None:
     # §3.2: convergence time −54.1 % vs BBR v1. Margin: <= 0.6x.

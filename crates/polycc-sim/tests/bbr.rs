@@ -143,3 +143,152 @@ fn ack_aggregation_limits_v1_but_not_v3() {
     assert!(v1 < 0.8, "bbr should be cwnd-limited: {v1}");
     assert!(v3 > 0.9, "bbr3 should cover the aggregation: {v3}");
 }
+
+/// One flow alone on a link that is 10 Mbit/s throughout (§3.2's rate after the halving), 100 ms
+/// base RTT, 250 KB drop-tail buffer, 10 ms bins.
+fn fixed_10mbps(cca: &str) -> RunOutput {
+    run(&format!(
+        r#"
+        name = "bbr-fixed-rate"
+        duration = "20s"
+        bin = "10ms"
+        [[links]]
+        id = "b"
+        rate = "10Mbps"
+        queue = {{ kind = "droptail", size = "250KB" }}
+        [[flows]]
+        id = "a"
+        cca = {cca}
+        rtt = "100ms"
+        "#
+    ))
+}
+
+/// Per bin from `from_s` on: (cc_state, bandwidth estimate in Mbit/s from column `bw`, mean
+/// queueing delay of the bottleneck in ms or NaN when no packet left it).
+fn bins(out: &RunOutput, bw: &str, from_s: f64) -> Vec<(String, f64, f64)> {
+    let t = out.flows.f64s("t_s").expect("t_s");
+    let st = out.flows.strs("cc_state").expect("cc_state");
+    let est = out.flows.f64s(bw).expect("bandwidth estimate");
+    let link = out.links.strs("link").expect("link");
+    let q = out.links.f64s("queue_delay_ms").expect("queue_delay_ms");
+    let q: Vec<f64> = (0..link.len())
+        .filter(|&i| link[i] == "b")
+        .map(|i| q[i])
+        .collect();
+    assert_eq!(q.len(), t.len(), "one flow: one link row per flow row");
+    (0..t.len())
+        .filter(|&i| t[i] >= from_s)
+        .map(|i| (st[i].clone(), est[i], q[i]))
+        .collect()
+}
+
+fn mean_queue_ms(bins: &[(String, f64, f64)], state: &str) -> f64 {
+    let q: Vec<f64> = bins
+        .iter()
+        .filter(|b| b.0 == state && b.2.is_finite())
+        .map(|b| b.2)
+        .collect();
+    assert!(!q.is_empty(), "no {state} bins");
+    q.iter().sum::<f64>() / q.len() as f64
+}
+
+/// Link rate of [`fixed_10mbps`], bytes per second, and its packet (MSS + header, 1500 B).
+const FIXED_RATE_BPS: f64 = 10e6 / 8.0;
+const PACKET: f64 = 1500.0;
+/// Min RTT on that path: 100 ms plus one packet's serialisation (1.2 ms).
+const FIXED_MIN_RTT_S: f64 = 0.100 + PACKET / FIXED_RATE_BPS;
+/// Linux `bbr_pacing_margin_percent`: BBR paces 1 % below its estimate.
+const PACING_MARGIN: f64 = 0.01;
+
+/// The standing queue (ms) BBR v1 keeps at the end of its 3/4 phase: the phase ends as soon as
+/// in flight <= `bbr_inflight(bw, 1)`, which is the BDP rounded up to packets plus Linux's
+/// quantization budget of 3 TSO bursts (`tso_segs` packets each), rounded up to an even count.
+fn v1_budget_queue_ms(tso_segs: f64) -> f64 {
+    let bdp = FIXED_RATE_BPS * FIXED_MIN_RTT_S / PACKET;
+    let target = ((bdp.ceil() + 3.0 * tso_segs) / 2.0).ceil() * 2.0;
+    (target - bdp) * PACKET / FIXED_RATE_BPS * 1e3
+}
+
+#[test]
+fn bbr_v1_on_a_fixed_rate_link_keeps_the_gain_cycle_queue_plus_the_quantization_budget() {
+    // BtlBw is a max of delivery-rate samples; on a constant-rate link none may exceed the rate.
+    // Mean queueing delay over PROBE_BW is bounded by two terms:
+    // - the gain cycle: the 5/4 phase adds a quarter of min RTT of queue over one phase and the
+    //   3/4 phase removes it over the next: a triangle of height R/4 and base 2R in a cycle of
+    //   8R, so R/32 on average (3.2 ms here);
+    // - the floor where the 3/4 phase stops (Linux `bbr_is_next_cycle_phase`), BDP plus the
+    //   quantization budget: 3 bursts of 2 segments at 10 Mbit/s (`bbr_min_tso_segs`), 9.2 ms
+    //   here with the rounding, drained only by the 1 % pacing margin in the six 1.0 phases.
+    // The margin removes at most 1 % of min RTT per 1.0 phase, 6.1 ms over the six, which
+    // bounds the mean from below. ns-3's one-segment send quantum (`send_quantum_packets = 1`)
+    // lowers the floor to 4.4 ms, and the mean queue with it.
+    let gain_cycle_ms = FIXED_MIN_RTT_S * 1e3 / 32.0;
+    let margin_drain_ms = 6.0 * PACING_MARGIN * FIXED_MIN_RTT_S * 1e3;
+    let mut means = Vec::new();
+    for (cca, tso_segs) in [
+        ("\"bbr\"", 2.0),
+        ("{ name = \"bbr\", send_quantum_packets = 1 }", 1.0),
+    ] {
+        let out = fixed_10mbps(cca);
+        let b = bins(&out, "cc_btl_bw_mbps", 0.0);
+        let max_bw = b
+            .iter()
+            .map(|x| x.1)
+            .filter(|x| x.is_finite())
+            .fold(0.0, f64::max);
+        assert!(
+            max_bw <= 10.0 * 1.005,
+            "{cca}: BtlBw {max_bw} Mbit/s on a 10 Mbit/s link"
+        );
+        let steady = bins(&out, "cc_btl_bw_mbps", 5.0);
+        let mean = mean_queue_ms(&steady, "probe_bw");
+        let floor = v1_budget_queue_ms(tso_segs);
+        eprintln!(
+            "{cca}: max BtlBw {max_bw:.3} Mbit/s, mean queue over PROBE_BW {mean:.2} ms \
+             (gain cycle {gain_cycle_ms:.2} ms + budget floor {floor:.2} ms)"
+        );
+        assert!(
+            mean <= gain_cycle_ms + floor,
+            "{cca}: mean queue {mean:.2} ms above {gain_cycle_ms:.2} + {floor:.2} ms"
+        );
+        assert!(
+            mean >= gain_cycle_ms + floor - margin_drain_ms,
+            "{cca}: mean queue {mean:.2} ms below {gain_cycle_ms:.2} + {floor:.2} - \
+             {margin_drain_ms:.2} ms"
+        );
+        means.push(mean);
+    }
+    assert!(
+        means[1] < means[0] - 1.0,
+        "a smaller quantization budget should shorten the queue: {means:?} ms"
+    );
+}
+
+#[test]
+fn bbr_v3_on_a_fixed_rate_link_cruises_without_a_queue() {
+    // v3 leaves PROBE_DOWN at the same BDP-plus-budget floor and CRUISE paces 1 % below the
+    // estimate, so the queue left by a probe drains during CRUISE; its probes (UP until the
+    // bandwidth plateaus for 3 rounds, then DOWN at 0.9) come every 2-3 s and carry its queue.
+    let out = fixed_10mbps("\"bbr3\"");
+    let b = bins(&out, "cc_max_bw_mbps", 0.0);
+    let max_bw = b
+        .iter()
+        .map(|x| x.1)
+        .filter(|x| x.is_finite())
+        .fold(0.0, f64::max);
+    assert!(
+        max_bw <= 10.0 * 1.005,
+        "bbr3: max_bw {max_bw} Mbit/s on a 10 Mbit/s link"
+    );
+    let steady = bins(&out, "cc_max_bw_mbps", 5.0);
+    let cruise = mean_queue_ms(&steady, "probe_bw_cruise");
+    let up = mean_queue_ms(&steady, "probe_bw_up");
+    eprintln!(
+        "bbr3: max_bw {max_bw:.3} Mbit/s, mean queue in CRUISE {cruise:.2} ms, in UP {up:.2} ms"
+    );
+    assert!(
+        cruise < 0.5 * v1_budget_queue_ms(2.0),
+        "bbr3 cruise queue {cruise:.2} ms"
+    );
+}

@@ -51,6 +51,16 @@ POLY_BBR_COPA: dict[str, Any] = {
 
 LABELS = {"bbr": "BBR v1", "bbr3": "BBR v3", "cubic": "CUBIC", "copa": "Copa", "poly": "PolyCC"}
 
+#: Diagnostic of §3.2 (not the paper's setting): BBR v1 with ns-3's one-segment send quantum,
+#: whose quantization budget (the floor its 3/4 phase drains to) is 3 packets instead of Linux's
+#: 3 TSO bursts of 2 segments at 10 Mbit/s (VALIDATION.md D8).
+BBR_QUANTUM_1: dict[str, Any] = {"name": "bbr", "send_quantum_packets": 1}
+POLY_BBR_COPA_QUANTUM_1: dict[str, Any] = {**POLY_BBR_COPA, "pilot": BBR_QUANTUM_1}
+QUANTUM_1_LABELS = {
+    "bbr-q1": "BBR v1, 1-segment quantum (diagnostic)",
+    "poly-q1": "PolyCC, its pilot with a 1-segment quantum (diagnostic)",
+}
+
 
 def experiments(ctx: Context) -> list[Section]:
     steps: list[Callable[[Context], Section]] = [_exp_rtt_variance, _exp_bandwidth_halving, _exp_mean_knob]
@@ -284,8 +294,32 @@ def convergence_time(
     return math.nan
 
 
+#: Wire size of the simulator's packets (MSS + header), bytes.
+PACKET_BYTES = 1500
+
+
+def v1_budget_floor(rate_mbps: float, *, tso_segs: int) -> tuple[float, float]:
+    """Standing queue BBR v1's 3/4 phase drains to on a `rate_mbps` link with the 100 ms base
+    RTT: Linux `bbr_inflight(bw, 1)` (BDP rounded up to packets, plus 3 bursts of `tso_segs`,
+    rounded up to even) less the path's own BDP; as (packets, ms)."""
+    bytes_per_s = rate_mbps * 1e6 / 8
+    min_rtt = BASE_RTT_S + PACKET_BYTES / bytes_per_s
+    bdp = bytes_per_s * min_rtt / PACKET_BYTES
+    target = math.ceil((math.ceil(bdp) + 3 * tso_segs) / 2) * 2
+    packets = target - bdp
+    return packets, packets * PACKET_BYTES / bytes_per_s * 1e3
+
+
 def _exp_bandwidth_halving(ctx: Context) -> Section:
-    ccas: dict[str, Any] = {"bbr": "bbr", "bbr3": "bbr3", "copa": "copa", "poly": POLY_BBR_COPA}
+    ccas: dict[str, Any] = {
+        "bbr": "bbr",
+        "bbr3": "bbr3",
+        "copa": "copa",
+        "poly": POLY_BBR_COPA,
+        "bbr-q1": BBR_QUANTUM_1,
+        "poly-q1": POLY_BBR_COPA_QUANTUM_1,
+    }
+    labels = {**LABELS, **QUANTUM_1_LABELS}
     duration = "15s" if ctx.quick else "20s"
     points = {label: {"flows.0.cca": cca, "duration": duration} for label, cca in ccas.items()}
     res = ctx.sweep_labeled("bandwidth-halving", "bandwidth-halving.toml", points)
@@ -335,7 +369,7 @@ def _exp_bandwidth_halving(ctx: Context) -> Section:
     )
     for label in ccas:
         table.add(
-            LABELS[label],
+            labels[label],
             fmt(conv[label], 2),
             fmt(final[label] / NEW_BDP_BYTES, 2),
             fmt(own[label], 2),
@@ -344,27 +378,45 @@ def _exp_bandwidth_halving(ctx: Context) -> Section:
         )
     fig = "Fig. 3(b)"
     own_ratio = {b: safe_div(own["poly"], own[b]) for b in ("bbr", "bbr3")}
+    q1_ratio = safe_div(conv["poly-q1"], conv["bbr-q1"])
+    budget_packets, budget_ms = v1_budget_floor(NEW_RATE_MBPS, tso_segs=2)
+    q1_verdict = (
+        "where both settle, PolyCC is faster, as in the paper"
+        if q1_ratio <= 0.6
+        else "where both settle, PolyCC is not faster than BBR v1"
+    )
     conv_why = prose(
         f"""
         By the definition fixed beforehand neither BBR v1 nor PolyCC settles: both hold their
         bytes in flight at {fmt(final["bbr"] / NEW_BDP_BYTES, 2)}× and
-        {fmt(final["poly"] / NEW_BDP_BYTES, 2)}× the nominal new BDP, just outside ±10 %. This
-        is BBR's steady state on this path, not slow convergence: on a path that is 10 Mbit/s
-        from the start (last column) BBR v1 holds {fmt(steady["bbr"][0], 2)}× and BBR v3
-        {fmt(steady["bbr3"][0], 2)}× the nominal BDP, because bytes in flight are rate × the
-        RTT actually seen, and that RTT averages {fmt(steady["bbr"][1], 1)} ms (v1) against a
-        minimum of {fmt(steady["bbr"][2], 1)} ms: the minimum carries about 1.2 ms of
-        serialisation per 1500 B packet, and the mean adds the queue that the 1.25× probing
-        round of every 8-round gain cycle builds (up to a quarter BDP, 25 ms). So a ±10 % band
-        around the nominal BDP leaves BBR only a few per cent of slack on this path, and after
-        the halving it settles just outside. Nothing in the scenario differs from the paper's
-        stated setting (20 → 10 Mbit/s, 100 ms); the paper gives no buffer and no convergence
-        definition, and we do not widen the band after the fact. BBR v1's own settling takes
-        {fmt(own["bbr"], 1)} s instead of the paper's 2–4 s. Measured against each flow's own
-        final level (diagnostic columns),
-        PolyCC settles in {fmt(own["poly"], 2)} s: {own_ratio["bbr"]:.2f}× BBR v1's and
-        {own_ratio["bbr3"]:.2f}× BBR v3's time, in line with the paper's −54.1 % and −32.8 %,
-        but that is not the criterion we fixed, so the claims are marked as not holding.
+        {fmt(final["poly"] / NEW_BDP_BYTES, 2)}× the nominal new BDP, at the edge of ±10 %, and
+        the smoothed series crosses 1.10× at each probe. This is BBR v1's steady state on this
+        path, not slow convergence and not an estimation error: on a path that is 10 Mbit/s
+        from the start (last column) BBR v1 holds {fmt(steady["bbr"][0], 2)}× the nominal BDP
+        with an RTT of {fmt(steady["bbr"][1], 1)} ms on average against
+        {fmt(steady["bbr"][2], 1)} ms minimum, and its BtlBw never exceeds 10.000 Mbit/s
+        (`tests/bbr.rs`, fixed-rate tests). The 1.2 ms of serialisation in the min RTT puts
+        1.01× in flight with an empty queue. The gain cycle alone (5/4 for a round, 3/4 for a
+        round, 1 for six) would add R/32 ≈ 3.2 ms of queue on average; the rest is Linux's
+        quantization budget: the 3/4 phase (and DRAIN) stop as soon as in flight ≤
+        `bbr_inflight(bw, 1)`, which is the BDP rounded up to packets plus 3 TSO bursts of 2
+        segments (`bbr_min_tso_segs` above 1.2 Mbit/s), rounded up to an even count:
+        {budget_packets:.1f} packets, {budget_ms:.1f} ms at 10 Mbit/s. The six 1.0 phases
+        drain only the 1 % pacing margin (1 ms per round) of that, so the queue averages
+        {fmt(steady["bbr"][1] - steady["bbr"][2], 1)} ms (bounded in the test by the sum of
+        the two terms above and that sum less 6.1 ms of margin drain below). As a
+        diagnostic, the rows with ns-3's one-segment quantum (budget 3 packets) sit at
+        {fmt(final["bbr-q1"] / NEW_BDP_BYTES, 2)}× (BBR v1) and
+        {fmt(final["poly-q1"] / NEW_BDP_BYTES, 2)}× (PolyCC) and converge in
+        {fmt(conv["bbr-q1"], 2)} s and {fmt(conv["poly-q1"], 2)} s, a ratio of
+        {fmt(q1_ratio, 2)}× ({q1_verdict}); that is not the Linux budget the paper's BBR has,
+        so it does not decide the claim. The paper gives no buffer and no convergence definition, and we do
+        not widen the band after the fact. BBR v1's own settling (to within ±10 % of its own
+        final level) takes {fmt(own["bbr"], 1)} s instead of the paper's 2–4 s; by that
+        diagnostic PolyCC settles in {fmt(own["poly"], 2)} s, {own_ratio["bbr"]:.2f}× BBR v1's
+        and {own_ratio["bbr3"]:.2f}× BBR v3's time, in line with the paper's −54.1 % and
+        −32.8 %, but that is not the criterion we fixed, so the claims are marked as not
+        holding.
         """
     )
     reps = [
@@ -389,8 +441,12 @@ def _exp_bandwidth_halving(ctx: Context) -> Section:
             prose(
                 """
                 The paper compares with BBR v2; the simulator has BBR v3, whose bandwidth
-                probing and loss/ECN response follow v2's design with tuned parameters. See 2a
-                for why the ratio is undefined.
+                probing and loss/ECN response follow v2's design with tuned parameters. BBR v3
+                itself settles (first column): it cruises with an empty queue, and its in
+                flight is high only around its probes, whose UP phase lasts until the
+                bandwidth has not grown for 3 rounds (draft-ietf-ccwg-bbr, BBRIsTimeToGoDown)
+                and whose DOWN phase at 0.9 drains that queue over several rounds. The ratio is
+                undefined because PolyCC, piloted by BBR v1, does not settle (see 2a).
                 """
             ),
         ),
