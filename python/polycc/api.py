@@ -123,7 +123,9 @@ def run(
     (bytes for quantity "cwnd", bit/s for "rate"), the pilot's index and the target (or None),
     once per smoothed RTT unless the flow sets `fuse_every = "ack"` (see BENCHMARKS.md for the
     cost per call). An exception raised by the function ends in a RuntimeError after the run,
-    with the function's exception as its cause.
+    with the function's exception as its cause. A scenario may instead name the function by
+    reference, `fuse = "py:<module>:<function>"` or `"py:<file.py>:<function>"`
+    (`polycc.fusion_refs`).
 
     >>> r = polycc.run("scenarios/demo/bottleneck.toml", seed=2)   # doctest: +SKIP
     >>> r.flows.groupby("flow").goodput_mbps.mean()                 # doctest: +SKIP

@@ -123,6 +123,7 @@ class Scenario:
 
         `fusions` are the Python fusion functions the scenario may name (`fuse = "py:<name>"`)."""
         fn = _native.validate_toml if self.format == "toml" else _native.validate_json
+        fusions = self.fusions(fusions)
         with self._errors():
             if fusions:
                 return fn(self.text, self.origin, str(self.base_dir), seed, dict(fusions))
@@ -132,11 +133,19 @@ class Scenario:
         self, seed: int | None = None, fusions: Mapping[str, _native.FusionFn] | None = None
     ) -> _native.NativeOutput:
         fn = _native.run_toml if self.format == "toml" else _native.run_json
+        fusions = self.fusions(fusions)
         with self._errors():
             # Without fusions the call is the plain one (a test engine may stand in for it).
             if fusions:
                 return fn(self.text, self.origin, str(self.base_dir), seed, dict(fusions))
             return fn(self.text, self.origin, str(self.base_dir), seed)
+
+    def fusions(self, given: Mapping[str, _native.FusionFn] | None = None) -> dict[str, _native.FusionFn]:
+        """`given` plus the Python fusions the scenario names by reference
+        (`fuse = "py:<module>:<function>"`, see `polycc.fusion_refs`)."""
+        from polycc.fusion_refs import with_referenced
+
+        return with_referenced(self.text, self.format, self.origin, self.base_dir, given)
 
     @contextlib.contextmanager
     def _errors(self) -> Iterator[None]:

@@ -274,8 +274,9 @@ fn builtin_fusion(
                 known.push_str(r);
             }
             let hint = if other.starts_with(PY_PREFIX) {
-                "; a Python fusion exists only in the run it is passed to \
-                 (polycc.run(..., fusions={...}))"
+                "; a Python fusion is passed to the run that uses it \
+                 (polycc.run(..., fusions={...})) or named by reference, \
+                 fuse = \"py:<module>:<function>\" or \"py:<file.py>:<function>\""
             } else {
                 ""
             };
