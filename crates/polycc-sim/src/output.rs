@@ -29,6 +29,12 @@ pub struct FlowSummary {
     /// Packets declared lost / packets sent.
     pub loss_rate: f64,
     pub retransmits: u64,
+    /// Probe timeouts that fired: the sender heard no ACK for a PTO (srtt + 4·rttvar + max ACK
+    /// delay, doubled on each consecutive one).
+    pub probe_timeouts: u64,
+    /// Times the sender declared persistent congestion (lost packets spanning 3 PTOs) and
+    /// collapsed its window, QUIC's counterpart of a TCP retransmission timeout.
+    pub persistent_congestions: u64,
     pub packets_sent: u64,
     /// ACKs the receiver sent.
     pub acks_sent: u64,

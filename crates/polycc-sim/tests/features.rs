@@ -389,3 +389,46 @@ fn send_jitter_delays_packets_in_order_without_changing_the_rate() {
     let p99 = uniform.summary.flows[0].rtt_ms.p99;
     assert!(p99 <= 30.0 + 4.0 + 1.2 + 0.1, "uniform p99 RTT {p99} ms");
 }
+
+#[test]
+fn an_outage_fires_backed_off_probe_timeouts_then_persistent_congestion() {
+    // A window-limited CUBIC flow (20 packets per 40 ms RTT on 10 Mbit/s: no queue); every data
+    // packet is lost from 3 s to 5 s when `outage` is set. Without it: no PTO, no collapse.
+    let toml = |outage: &str| {
+        format!(
+            r#"
+        name = "outage"
+        duration = "10s"
+        [[links]]
+        id = "b"
+        queue = {{ size = "1000pkt" }}
+        schedule = [
+            {{ at = "0s", rate = "10Mbps" }},
+            {{ at = "3s", rate = "10Mbps"{outage} }},
+            {{ at = "5s", rate = "10Mbps", loss = 0.0 }},
+        ]
+        [[flows]]
+        id = "a"
+        cca = "cubic"
+        rtt = "40ms"
+        rwnd = "20pkt"
+    "#
+        )
+    };
+    let clean = run(&toml(""));
+    let f = &clean.summary.flows[0];
+    assert_eq!((f.probe_timeouts, f.persistent_congestions), (0, 0));
+
+    let out = run(&toml(", loss = 1.0"));
+    let f = &out.summary.flows[0];
+    // The PTO (srtt + max(4·rttvar, 1 ms) ≈ 41 ms on this steady path) doubles on each
+    // consecutive one and is restarted by its probes (RFC 9002 §6.2.1): they fire near 3.04,
+    // 3.12, 3.29, 3.62, 4.27 s and, after the outage, 5.58 s, whose probes get through.
+    assert!(
+        (5..=6).contains(&f.probe_timeouts),
+        "probe timeouts {}",
+        f.probe_timeouts
+    );
+    // Lost packets spanning more than 3 PTOs with nothing acknowledged: one collapse.
+    assert_eq!(f.persistent_congestions, 1);
+}

@@ -461,12 +461,13 @@ impl Recorder {
             let start = fl.started.unwrap_or(end);
             let stop = fl.ended.unwrap_or(end).min(end);
             let active = stop - start;
-            let (rtt, sent, retx, lost, cca) = match &fl.sender {
+            let (rtt, sent, retx, lost, timeouts, cca) = match &fl.sender {
                 Some(s) => (
                     percentiles(&s.rtt_hist, s.rtt_sum_ns, s.rtt_count),
                     s.packets_sent,
                     s.retransmits,
                     s.lost_packets,
+                    (s.probe_timeouts, s.persistent_congestions),
                     fl.model.cca.name().to_string(),
                 ),
                 None => (
@@ -474,6 +475,7 @@ impl Recorder {
                     fl.stats.packets_sent,
                     0,
                     fl.stats.packets_sent.saturating_sub(fl.stats.arrivals),
+                    (0, 0),
                     "none".to_string(),
                 ),
             };
@@ -503,6 +505,8 @@ impl Recorder {
                     lost as f64 / sent as f64
                 },
                 retransmits: retx,
+                probe_timeouts: timeouts.0,
+                persistent_congestions: timeouts.1,
                 packets_sent: sent,
                 acks_sent: fl.stats.acks_sent,
                 bytes_delivered: fl.stats.rx_unique_payload,

@@ -111,6 +111,10 @@ pub struct Sender {
     pub bytes_sent: u64,
     pub retransmits: u64,
     pub lost_packets: u64,
+    /// Probe timeouts that fired (RFC 9002 §6.2; TCP's tail-loss probe and RTO in one timer).
+    pub probe_timeouts: u64,
+    /// Persistent-congestion declarations (RFC 9002 §7.6; the window collapses, as on an RTO).
+    pub persistent_congestions: u64,
     pub rtt_hist: DelayHistogram,
     pub rtt_sum_ns: u128,
     pub rtt_count: u64,
@@ -165,6 +169,8 @@ impl Sender {
             bytes_sent: 0,
             retransmits: 0,
             lost_packets: 0,
+            probe_timeouts: 0,
+            persistent_congestions: 0,
             rtt_hist: DelayHistogram::new(),
             rtt_sum_ns: 0,
             rtt_count: 0,
@@ -540,6 +546,7 @@ impl Sender {
             ev.persistent_congestion = persistent;
             ev.in_flight = self.in_flight;
             if persistent {
+                self.persistent_congestions += 1;
                 self.rtt.reset_min();
             }
             self.cc.on_loss(now, &ev);
@@ -579,6 +586,7 @@ impl Sender {
         // PTO: send probes that bypass the window. Prefer new data; otherwise resend the oldest
         // unacknowledged segment.
         self.pto_count += 1;
+        self.probe_timeouts += 1;
         self.probes = PTO_PROBES;
         if self.retransmit && self.next_segment().is_none() {
             if let Some(m) = self
