@@ -388,6 +388,8 @@ def _exp_estimation(ctx: Context) -> Section:
         )
     timeouts = _fwd_timeouts(ctx.out / "estimation" / "runs" / str(res[("fwd", n_comp)][0]["run_id"]), n_comp)
     d_jump = [_d_jump(fwd_ts, a) for a in arrivals]
+    drop = _first_drop(fwd_frames, arrivals[0] + 1.0)
+    dropped_after = max((k for k, a in enumerate(arrivals, 1) if a <= drop), default=0)
     paced_ratio = _paced_ratio(
         fwd_ts, [(arrivals[n - 1] + 1.0, arrivals[n] if n < n_comp else comp_duration) for n in weak]
     )
@@ -501,13 +503,14 @@ def _exp_estimation(ctx: Context) -> Section:
                 {", ".join(str(t[1]) for t in timeouts)} times. Their windows of a few packets
                 come from loss ({", ".join(pct(t[2]) for t in timeouts)} of their packets):
                 PIBES does not back off on loss, and once at s_max it keeps the 50-packet
-                drop-tail queue full. What turns the flag off is a transient at an arrival: in
-                the second after each arrival the burst estimate d peaks at
-                {", ".join(ratio(j) for j in d_jump)} its median of the second before (the
-                newcomer's initial window, sent at once, lands between two packets of a PIBES
-                burst: the joins fall on frame boundaries), so d~ < (1 + β)·d; the share FSM
-                then climbs by Δ a frame to s_max while the newcomer's slow-start losses cut
-                the other windows. From there CUBIC does not win the link back: with
+                drop-tail queue full. What turns the flag off is a transient at an arrival: it
+                first drops at {_s(drop)}, just after flow {dropped_after} joined. In the second
+                after each arrival the burst estimate d peaks at
+                {", ".join(ratio(j) for j in d_jump)} its median of the second before (at 5 s
+                and 15 s the newcomer's initial window, sent at once, lands between two packets
+                of a PIBES burst: the joins fall on frame boundaries), so d~ < (1 + β)·d; the
+                share FSM then climbs by Δ a frame to s_max while the newcomer's slow-start
+                losses cut the other windows. From there CUBIC does not win the link back: with
                 {", ".join(str(n) for n in weak)} flows it carries
                 {", ".join(pct(cubic_share[n]) for n in weak)} of the link, yet d~/d averages
                 {fmt(paced_ratio, 2)} in these phases, close to the threshold 1 + β = 1.1, so
@@ -596,6 +599,13 @@ def _fwd_timeouts(run_dir: Path, n: int) -> list[tuple[int, int, float]]:
         )
         for k in range(1, n + 1)
     ]
+
+
+def _first_drop(frames: pd.DataFrame, t0: float) -> float:
+    """When the video's competing flag is first down in a settled frame produced from `t0` on."""
+    f = frames[(frames["flow"] == "video") & (frames["settled"] == 1) & (frames["generated_s"] >= t0)]
+    down = f[f["competing"] != 1]["generated_s"].to_numpy(dtype=float)
+    return float(down.min()) if down.size else math.nan
 
 
 def _d_jump(ts: pd.DataFrame, arrival: float) -> float:
