@@ -302,7 +302,7 @@ fn bbr_s_alone_never_yields_and_shares_fairly_with_itself() {
         "#
         ))
     };
-    let two = scenario("{ name = \"bbr-s\", seed = 7 }");
+    let two = scenario("\"bbr-s\"");
     let flow = two.flows.strs("flow").unwrap().to_vec();
     let forced = two.flows.f64s("cc_forced_probe_rtts").unwrap();
     let t = two.flows.f64s("t_s").unwrap();

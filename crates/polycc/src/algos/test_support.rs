@@ -226,6 +226,12 @@ pub(crate) struct PacedPath {
     /// 0: no random loss.
     pub loss_every: u64,
     pub mss: Bytes,
+    /// Send at the controller's pacing rate (true) or, like a host that does not pace, as fast
+    /// as the window allows.
+    pub paced: bool,
+    /// Report per-packet outcomes to controllers that want them (false: only the aggregate
+    /// `on_ack` / `on_loss`, as from a transport that gives no detail).
+    pub detail: bool,
     next_pn: u64,
     next_send: Time,
     queue_free_at: Time,
@@ -233,6 +239,7 @@ pub(crate) struct PacedPath {
     pending: BTreeMap<(Time, u64), (Time, bool)>,
     in_flight_bytes: Bytes,
     delivered: Bytes,
+    lost_packets: u64,
     rtt_est: RttEstimator,
 }
 
@@ -245,12 +252,15 @@ impl PacedPath {
             buffer: base_rtt,
             loss_every: 0,
             mss,
+            paced: true,
+            detail: true,
             next_pn: 0,
             next_send: Time::ZERO,
             queue_free_at: Time::ZERO,
             pending: BTreeMap::new(),
             in_flight_bytes: 0,
             delivered: 0,
+            lost_packets: 0,
             rtt_est: RttEstimator::new(),
         }
     }
@@ -284,7 +294,7 @@ impl PacedPath {
             },
         );
         self.next_send = match cc.pacing_rate() {
-            Some(r) if r.as_bps() > 0 => self.now + r.time_to_send(self.mss),
+            Some(r) if r.as_bps() > 0 && self.paced => self.now + r.time_to_send(self.mss),
             _ => self.now,
         };
     }
@@ -297,8 +307,10 @@ impl PacedPath {
             sent_time: sent,
             rtt: (!lost).then(|| self.now - sent),
         };
+        let detail = self.detail && cc.wants_packet_detail();
         if lost {
-            if cc.wants_packet_detail() {
+            self.lost_packets += 1;
+            if detail {
                 cc.on_packet_lost(self.now, &outcome);
             }
             let mut ev = loss(pn, sent, self.mss, self.mss);
@@ -324,7 +336,7 @@ impl PacedPath {
                 },
             );
         }
-        if cc.wants_packet_detail() {
+        if detail {
             cc.on_packet_acked(self.now, &outcome);
         }
         let mut ev = ack(
@@ -370,5 +382,10 @@ impl PacedPath {
     /// Bytes acknowledged so far.
     pub(crate) fn delivered(&self) -> Bytes {
         self.delivered
+    }
+
+    /// Packets sent and packets declared lost so far.
+    pub(crate) fn packets(&self) -> (u64, u64) {
+        (self.next_pn, self.lost_packets)
     }
 }

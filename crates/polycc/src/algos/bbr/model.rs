@@ -52,9 +52,10 @@ impl Prng {
     }
 }
 
-/// The seed used when the scenario gives none: derived from what the controller is told at
-/// creation (time and MSS) and the version, so runs are reproducible. Flows created at the same
-/// instant with the same MSS get the same sequence; give each a `seed` to decorrelate them.
+/// The seed used when the scenario gives none: the transport's per-flow seed (`CcContext::seed`;
+/// the simulator derives one per flow from the run's seed and the flow's index) mixed with the
+/// creation time, MSS and version, so runs are reproducible and flows created at the same
+/// instant still draw their own gain-cycle phases and probe waits.
 pub fn default_seed(ctx: &CcContext, version: u64) -> u64 {
     let mut p = Prng::new(ctx.seed ^ ctx.now.0 ^ ctx.mss.rotate_left(40) ^ version.rotate_left(56));
     p.next_u64()

@@ -38,7 +38,9 @@ pub const MIN_RELIABLE_RATIO: f64 = 0.8;
 /// Allegro §3.1: an MI lasts at least the time to send this many packets.
 pub const MIN_PACKETS_PER_MI: u64 = 10;
 /// Bound on MIs awaiting their packets' fate: a transport that never reports some packet must
-/// not make the queue grow without limit. The oldest MI is then completed with what it has.
+/// not make the queue grow without limit. The oldest MI is then completed, its packets still
+/// pending counted as lost (unreported for 64 MIs, at least 64 RTTs: a transport would have
+/// declared them lost long before).
 pub const MAX_OUTSTANDING_MIS: usize = 64;
 
 /// What a controller asks of the next MI.
@@ -224,6 +226,24 @@ impl Interval {
         let tau = self.plan.rate.time_to_send(self.bytes_sent / n);
         let span = self.last_sent.saturating_since(first) + tau;
         span.max(duration - tau).max(Duration(1))
+    }
+
+    /// Sets the fate of pending packet `k` (of `bytes`).
+    fn resolve(&mut self, k: usize, fate: Fate, bytes: Bytes) {
+        self.packets[k].1 = fate;
+        self.resolved += 1;
+        if fate == Fate::Lost {
+            self.packets_lost += 1;
+            self.bytes_lost = self.bytes_lost.saturating_add(bytes);
+        } else {
+            self.packets_acked += 1;
+            self.bytes_acked = self.bytes_acked.saturating_add(bytes);
+        }
+    }
+
+    /// Mean bytes of this MI's packets.
+    fn packet_bytes(&self) -> Bytes {
+        self.bytes_sent / (self.packets.len() as Bytes).max(1)
     }
 
     fn stats(&self) -> MiStats {
@@ -458,10 +478,7 @@ impl MonitorQueue {
             if mi.packets[k].1 != Fate::Pending {
                 return;
             }
-            mi.packets[k].1 = Fate::Acked;
-            mi.resolved += 1;
-            mi.packets_acked += 1;
-            mi.bytes_acked = mi.bytes_acked.saturating_add(p.bytes);
+            mi.resolve(k, Fate::Acked, p.bytes);
             if let (Some(rtt), Some(reliable)) = (p.rtt, reliable) {
                 mi.samples.push(Sample {
                     sent_s: p.sent_time.saturating_since(mi.start).as_secs_f64(),
@@ -478,12 +495,45 @@ impl MonitorQueue {
             if mi.packets[k].1 != Fate::Pending {
                 return;
             }
-            mi.packets[k].1 = Fate::Lost;
-            mi.resolved += 1;
-            mi.packets_lost += 1;
-            mi.bytes_lost = mi.bytes_lost.saturating_add(p.bytes);
+            mi.resolve(k, Fate::Lost, p.bytes);
         }
         self.collect();
+    }
+
+    /// An ACK of `packets` packets of which only the largest, `p`, is known (a transport without
+    /// per-packet outcomes). The others are taken to be the `packets − 1` pending packets just
+    /// below `p.pn`, newest first: an ACK covers the packets that arrived since the previous
+    /// one, and holes (losses, declared later) lie further back. They add no RTT samples.
+    pub fn on_acked_aggregate(&mut self, now: Time, p: &PacketOutcome, packets: u64) {
+        self.resolve_below(p.pn, packets.saturating_sub(1), Fate::Acked, p.bytes);
+        self.on_acked(now, p);
+    }
+
+    /// A loss event of `packets` packets of which only the largest, `p`, is known: the others
+    /// are taken to be the pending packets just below it, as in [`Self::on_acked_aggregate`].
+    pub fn on_lost_aggregate(&mut self, p: &PacketOutcome, packets: u64) {
+        self.resolve_below(p.pn, packets.saturating_sub(1), Fate::Lost, p.bytes);
+        self.on_lost(p);
+    }
+
+    /// Gives `count` pending packets numbered below `pn`, newest first, the fate `fate`.
+    fn resolve_below(&mut self, pn: u64, mut count: u64, fate: Fate, bytes: Bytes) {
+        for mi in self.intervals.iter_mut().rev() {
+            if count == 0 {
+                break;
+            }
+            // Packets of this MI numbered below `pn`.
+            let end = mi.packets.partition_point(|q| q.0 < pn);
+            for k in (0..end).rev() {
+                if count == 0 {
+                    break;
+                }
+                if mi.packets[k].1 == Fate::Pending {
+                    mi.resolve(k, fate, bytes);
+                    count -= 1;
+                }
+            }
+        }
     }
 
     /// Moves complete MIs (oldest first, in order) to the results.
@@ -493,7 +543,13 @@ impl MonitorQueue {
             if !(front.complete() || forced) {
                 break;
             }
-            let mi = self.intervals.pop_front().expect("front exists");
+            let mut mi = self.intervals.pop_front().expect("front exists");
+            let bytes = mi.packet_bytes();
+            for k in 0..mi.packets.len() {
+                if mi.packets[k].1 == Fate::Pending {
+                    mi.resolve(k, Fate::Lost, bytes);
+                }
+            }
             self.done.push_back(mi.stats());
         }
     }
@@ -735,6 +791,49 @@ mod tests {
         // A packet number never sent is ignored.
         q.on_acked(Time(62 * MS), &acked(99, 30, 32_000));
         assert_eq!(q.outstanding(), 1);
+    }
+
+    #[test]
+    fn aggregate_events_resolve_the_packets_just_below_the_largest() {
+        let mut q = queue();
+        q.begin(Time::ZERO, plan(1), Duration::from_millis(10));
+        for pn in 0..10 {
+            q.on_sent(Time(pn * MS), pn, MSS);
+        }
+        q.begin(Time(10 * MS), plan(2), Duration::from_millis(10));
+        // One ACK of three packets whose largest is 9: 7, 8 and 9, not 0 and 1.
+        q.on_acked_aggregate(Time(40 * MS), &acked(9, 9, 30_000), 3);
+        // A loss event of two packets whose largest is 2: packets 1 and 2.
+        q.on_lost_aggregate(
+            &PacketOutcome {
+                pn: 2,
+                bytes: MSS,
+                sent_time: Time(2 * MS),
+                rtt: None,
+            },
+            2,
+        );
+        // An ACK of five packets (largest 6) resolves 3..=6 and the older pending 0.
+        q.on_acked_aggregate(Time(41 * MS), &acked(6, 6, 30_000), 6);
+        let s = q.pop_completed().expect("complete");
+        assert_eq!((s.packets_acked, s.packets_lost, s.samples), (8, 2, 2));
+        assert!((s.loss_rate - 0.2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn forced_completion_counts_unreported_packets_lost() {
+        let mut q = queue();
+        for i in 0..=MAX_OUTSTANDING_MIS as u64 {
+            q.begin(Time(i * MS), plan(i), Duration::from_millis(1));
+            q.on_sent(Time(i * MS), 2 * i, MSS);
+            q.on_sent(Time(i * MS), 2 * i + 1, MSS);
+            // Only the first packet of each MI is ever reported.
+            q.on_acked(Time((i + 30) * MS), &acked(2 * i, i, 30_000));
+        }
+        // 65 MIs open: the oldest is completed with its silent packet counted lost.
+        let s = q.pop_completed().expect("forced");
+        assert_eq!((s.tag, s.packets_acked, s.packets_lost), (0, 1, 1));
+        assert!((s.loss_rate - 0.5).abs() < 1e-12);
     }
 
     #[test]

@@ -2,15 +2,30 @@
 //! engine, hands completed MIs to a [`RateControl`] and turns its rate into the
 //! [`CongestionControl`] outputs.
 //!
-//! PCC is rate-based: `pacing_rate()` is the current MI's sending rate. The window only keeps
-//! the transport from stalling: `cwnd = 2·rate·max(srtt, latest RTT) + 4·mss` (two RTTs of data,
-//! so that RTT growth within a round never makes the window the limit), never below 2·mss.
+//! PCC is rate-based: `pacing_rate()` is the current MI's sending rate. While the host paces,
+//! the window only keeps the transport from stalling: `cwnd = 2·rate·max(srtt, latest RTT) +
+//! 4·mss` (two RTTs of data, so that RTT growth within a round never makes the window the
+//! limit), never below 2·mss.
+//!
+//! A host that does not pace sends whatever that window allows, twice the MI's rate: the
+//! bottleneck queue then stays full whatever the rate, and the MIs measure the window's
+//! transients instead of their rates (the higher trial of a pair meets a full, flat queue and
+//! some loss; the lower one's smaller window pauses the sender, the queue drains and refills
+//! within the MI, a rising RTT that the latency term penalises far more), so the gradient
+//! points up and the rate runs away. When a completed MI of at least
+//! [`MIN_PACKETS_PER_MI`] packets went out faster than [`UNPACED_SEND_RATIO`]× its rate, the
+//! host is taken not to pace (for the rest of the flow) and the window becomes one RTT of data
+//! at the MI rate, `rate·max(srtt, latest RTT)`: window-limited sending then averages the MI's
+//! rate, as pacing would.
 //!
 //! Per-packet outcomes (`on_packet_acked` / `on_packet_lost`) attribute packets to MIs. A
-//! transport that never sends them still works for one-packet ACKs and losses: the largest
-//! acknowledged (lost) packet of each event is attributed instead.
+//! transport that never sends them still works: the largest acknowledged (lost) packet of each
+//! event is attributed, and the event's other packets are taken to be the pending ones just
+//! below it (see [`MonitorQueue::on_acked_aggregate`]).
 
-use crate::algos::pcc::monitor::{MiPlan, MiStats, MonitorConfig, MonitorQueue};
+use crate::algos::pcc::monitor::{
+    MiPlan, MiStats, MonitorConfig, MonitorQueue, MIN_PACKETS_PER_MI,
+};
 use crate::cc::MIN_WINDOW_PACKETS;
 use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
 use crate::estimators::rtt::RttSnapshot;
@@ -24,6 +39,13 @@ pub const INITIAL_RATE_RTT: Duration = Duration::from_millis(100);
 /// Window = this many RTTs of data at the MI rate, plus [`CWND_HEADROOM_PACKETS`].
 const CWND_RTTS: f64 = 2.0;
 const CWND_HEADROOM_PACKETS: u64 = 4;
+/// An MI that went out this many times faster than its rate shows a host that does not pace.
+/// A pacing host sends an MI of N >= 10 packets at no more than N/(N − 1) ≈ 1.1× its rate
+/// (the measured sending time is at least the MI less one packet time); an unpaced one behind
+/// the two-RTT window sends up to 2× (module documentation).
+pub const UNPACED_SEND_RATIO: f64 = 1.5;
+/// The golden ratio's fractional part: consecutive multiples spread evenly over [0, 1).
+const WEYL_STEP: f64 = 0.618_033_988_749_895;
 
 /// What a rate controller knows of the path when it plans or judges an MI.
 #[derive(Clone, Copy, Debug)]
@@ -87,6 +109,9 @@ pub struct PccSender<C: RateControl> {
     last: Option<MiStats>,
     /// The transport delivers per-packet outcomes (seen at least one).
     detail: bool,
+    /// The host honours the pacing rate (until an MI shows otherwise).
+    host_paces: bool,
+    packets_sent: u64,
 }
 
 impl<C: RateControl> PccSender<C> {
@@ -103,7 +128,14 @@ impl<C: RateControl> PccSender<C> {
             clamp: None,
             last: None,
             detail: false,
+            host_paces: true,
+            packets_sent: 0,
         }
+    }
+
+    /// False once an MI went out faster than [`UNPACED_SEND_RATIO`]× its rate.
+    pub fn host_paces(&self) -> bool {
+        self.host_paces
     }
 
     /// The initial rate: the initial window per [`INITIAL_RATE_RTT`].
@@ -150,6 +182,11 @@ impl<C: RateControl> PccSender<C> {
             let mut any = false;
             while let Some(s) = self.mq.pop_completed() {
                 any = true;
+                if s.packets_sent >= MIN_PACKETS_PER_MI
+                    && s.send_rate_bps > UNPACED_SEND_RATIO * s.rate.as_bps() as f64
+                {
+                    self.host_paces = false;
+                }
                 let path = self.path(now);
                 realign |= self.ctl.on_mi(&s, &path);
                 self.last = Some(s);
@@ -178,6 +215,7 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
 
     fn on_sent(&mut self, now: Time, sent: &SentPacket) {
         self.process(now);
+        self.packets_sent += 1;
         self.mq.on_sent(now, sent.pn, sent.bytes);
     }
 
@@ -197,11 +235,10 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
 
     fn on_ack(&mut self, now: Time, ack: &AckEvent) {
         if !self.detail && ack.acked_packets > 0 {
-            // A transport without per-packet outcomes: attribute the largest acknowledged
-            // packet (exact for one-packet ACKs; other packets of the ACK stay unresolved until
-            // the MI queue's bound completes their MI).
+            // A transport without per-packet outcomes: the largest acknowledged packet, with
+            // the ACK's other packets taken to be the pending ones just below it.
             let sent_time = ack.largest_acked_sent_time;
-            self.mq.on_acked(
+            self.mq.on_acked_aggregate(
                 now,
                 &PacketOutcome {
                     pn: ack.largest_acked,
@@ -209,6 +246,7 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
                     sent_time,
                     rtt: Some(now.saturating_since(sent_time)),
                 },
+                ack.acked_packets.into(),
             );
         }
         if ack.rtt.has_sample {
@@ -224,12 +262,15 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
 
     fn on_loss(&mut self, now: Time, loss: &LossEvent) {
         if !self.detail && loss.lost_packets > 0 {
-            self.mq.on_lost(&PacketOutcome {
-                pn: loss.largest_lost_pn,
-                bytes: loss.lost_bytes / loss.lost_packets as Bytes,
-                sent_time: loss.largest_lost_sent_time,
-                rtt: None,
-            });
+            self.mq.on_lost_aggregate(
+                &PacketOutcome {
+                    pn: loss.largest_lost_pn,
+                    bytes: loss.lost_bytes / loss.lost_packets as Bytes,
+                    sent_time: loss.largest_lost_sent_time,
+                    rtt: None,
+                },
+                loss.lost_packets.into(),
+            );
         }
         self.process(now);
     }
@@ -244,14 +285,26 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
 
     fn cwnd(&self) -> Bytes {
         let min = MIN_WINDOW_PACKETS * self.mss;
-        let rtt = if self.rtt.has_sample {
-            self.rtt.smoothed.max(self.rtt.latest)
+        let w = if !self.rtt.has_sample {
+            self.rate.bytes_in(INITIAL_RATE_RTT) as f64 * CWND_RTTS
+        } else if self.host_paces {
+            let rtt = self.rtt.smoothed.max(self.rtt.latest);
+            self.rate.bytes_in(rtt) as f64 * CWND_RTTS
         } else {
-            INITIAL_RATE_RTT
+            // One min-RTT of data: the rate's bandwidth-delay product (module documentation),
+            // whole packets: the fraction of one adds a packet after that fraction of sends
+            // (a Weyl sequence over the packets sent), so that a window of a few packets
+            // still tells r(1 + ε) from r(1 − ε) on average.
+            let bdp = self.rate.bytes_in(self.rtt.min) as f64 / self.mss as f64;
+            let dither = (self.packets_sent as f64 * WEYL_STEP).fract();
+            (bdp.floor() + f64::from(dither < bdp.fract())) * self.mss as f64
         };
-        let bdp = self.rate.bytes_in(rtt) as f64 * CWND_RTTS;
-        let mut w = (bdp.min(u64::MAX as f64 / 2.0) as Bytes)
-            .saturating_add(CWND_HEADROOM_PACKETS * self.mss);
+        let headroom = if self.host_paces {
+            CWND_HEADROOM_PACKETS * self.mss
+        } else {
+            0
+        };
+        let mut w = (w.min(u64::MAX as f64 / 2.0) as Bytes).saturating_add(headroom);
         if !self.rtt.has_sample {
             w = w.max(self.initial_cwnd);
         }
