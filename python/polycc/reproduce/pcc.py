@@ -707,7 +707,9 @@ ALLEGRO_FIG16 = {"name": "pcc-allegro", "eps_min": 0.02, "mi_rtts_min": 1.0, "mi
 
 def _exp_convergence(ctx: Context) -> Section:
     ccas = ["pcc-allegro", "cubic"]
-    scale = 0.2 if ctx.quick else 1.0  # quick: 10 s between joins instead of 50 s
+    # The paper's timeline (joins every 500 s, 2000 s each; the reproduction is not part of CI,
+    # and the four 100 Mbit/s flows run in about a minute); quick: 10 s between joins.
+    scale = 0.2 if ctx.quick else 10.0
     t = [round(x * scale) for x in (50, 100, 150, 200, 250, 300, 350)]
     over = {
         "duration": f"{t[6]}s",
@@ -788,9 +790,9 @@ def _exp_convergence(ctx: Context) -> Section:
                 f"""
                 The four flows run PCC's defaults, which here need {fmt(conv["pcc-allegro"])} s to
                 bring a joining flow within ±25 % of its share (the convergence rows; why: see
-                below). The scaled-down timeline leaves the fourth flow {t[3] - t[2]} s before the
-                four-flow period ends, so most of the period measures its convergence; the
-                paper's 500 s leave it a tenth of that.
+                below); the four-flow period lasts {t[3] - t[2]} s from the fourth flow's start,
+                so its first {fmt(conv["pcc-allegro"])} s measure that convergence rather than
+                steady sharing.
                 """
             ),
         ),
@@ -823,12 +825,14 @@ def _exp_convergence(ctx: Context) -> Section:
             ratio,
         ),
     ]
+    timeline = "(as the paper)" if t[0] == 500 else f"(paper: 500 s and 2000 s; times × {t[0] / 500:g})"
     return Section(
         "6",
         "Convergence and stability",
         f"{fig13}, {fig16}",
-        f"Four flows on 100 Mbit/s, 30 ms, 1-BDP buffer join every {t[0]} s and send {t[3]} s each (paper: "
-        f"500 s and 2000 s; times scaled down by {round(500 / t[0])}); Jain's index over the period when all "
+        f"Four flows on 100 Mbit/s, 30 ms, 1-BDP buffer join every {t[0]} s and send {t[3]} s each "
+        f"{timeline}; "
+        f"Jain's index over the period when all "
         f"four are active, averaged over windows of each time scale. Convergence: flow B joins A after 20 s "
         f"on the same link; §4.2.2's definition (±25 % of 50 Mbit/s for {CONVERGED_FOR_S} s) over 1 s bins, "
         f"mean of {seeds} seed(s) (paper: 15 trials).",
@@ -997,14 +1001,29 @@ def _exp_scavenger(ctx: Context) -> Section:
 # 8. BBR-S (Proteus §7.1, Fig. 14)
 
 
+def _bbr_s_rule_stats(ts: pd.DataFrame, start: float, end: float) -> tuple[float, float, float, float]:
+    """The BBR-S flow's forced PROBE_RTTs over [start, end) and over the whole run, and the median
+    and 99th percentile of its `mdev_us` (ms) over [start, end)."""
+    flow = ts[ts["flow"] == "bbr-s"]
+    forced = flow["cc_forced_probe_rtts"].fillna(0.0)
+    window = flow[(flow["t_s"] >= start) & (flow["t_s"] < end)]
+    earlier = forced[flow["t_s"] < start]
+    total = float(forced.max()) if len(forced) else 0.0
+    in_window = float(window["cc_forced_probe_rtts"].fillna(0.0).max()) - (
+        float(earlier.max()) if len(earlier) else 0.0
+    )
+    mdev = window["cc_rtt_mdev_ms"].dropna()
+    if mdev.empty:
+        return in_window, total, math.nan, math.nan
+    return in_window, total, float(mdev.quantile(0.5)), float(mdev.quantile(0.99))
+
+
 def _exp_bbr_s(ctx: Context) -> Section:
     end = 40.0 if ctx.quick else 120.0
     start = 20.0 if ctx.quick else 30.0
     others = ["bbr", "cubic", "bbr-s"]
     points: dict[str, dict[str, Any]] = {o: {"flows.1.cca": o, "duration": f"{end:g}s"} for o in others}
-    # Another reading of the rule, shown for comparison only (the claims use the paper's 20 ms):
-    # Linux keeps the deviation as `mdev_us` scaled by 4, so a patch comparing that field with
-    # 20 ms yields at 5 ms of mean deviation.
+    # A lower threshold, shown for comparison only (the claims use the paper's 20 ms).
     alt = {"name": "bbr-s", "rtt_dev_threshold_ms": 5}
     for o in others:
         points[f"{o} (5 ms)"] = {
@@ -1014,16 +1033,38 @@ def _exp_bbr_s(ctx: Context) -> Section:
         }
     res = ctx.sweep_labeled("bbr-s", "bbr-s.toml", points)
     g: dict[str, tuple[float, float]] = {}
+    rule: dict[str, tuple[float, float, float, float]] = {}
     for o in points:
         ts = ctx.timeseries("bbr-s", res[o][0])
         g[o] = (
             statistics.fmean(_series(ts, "bbr-s", start, end)),
             statistics.fmean(_series(ts, "other", start, end)),
         )
-    table = Table(["other flow (BBR-S threshold)", "BBR-S (Mbit/s)", "other (Mbit/s)", "BBR-S share"])
+        rule[o] = _bbr_s_rule_stats(ts, start, end)
+    table = Table(
+        [
+            "other flow (BBR-S threshold)",
+            "BBR-S (Mbit/s)",
+            "other (Mbit/s)",
+            "BBR-S share",
+            "forced PROBE_RTTs (whole run)",
+            "BBR-S mdev median / p99 (ms)",
+        ]
+    )
     for o in points:
-        table.add(o, g[o][0], g[o][1], pct(safe_div(g[o][0], sum(g[o]))))
+        n, total, med, p99 = rule[o]
+        table.add(
+            o,
+            g[o][0],
+            g[o][1],
+            pct(safe_div(g[o][0], sum(g[o]))),
+            f"{n:.0f} ({total:.0f})",
+            f"{fmt(med, 2)} / {fmt(p99, 1)}",
+        )
     fig = f"{PROTEUS} Fig. 14"
+    n_bbr, total_bbr, med_bbr, p99_bbr = rule["bbr"]
+    n_cubic, _, _, p99_cubic = rule["cubic"]
+    share_5ms = [pct(safe_div(g[f"{o} (5 ms)"][0], sum(g[f"{o} (5 ms)"]))) for o in ("bbr", "cubic")]
     reps = [
         Reproduction.at_most(
             "8a",
@@ -1034,19 +1075,23 @@ def _exp_bbr_s(ctx: Context) -> Section:
             0.25,
             pct,
             prose(
-                """
-                The rule is §7.1's as written (smoothed RTT deviation above 20 ms: PROBE_RTT
-                for at least 40 ms; the dossier adds nothing on BBR-S). Which kernel field the
-                paper compared is not said. Linux's `mdev_us` is the smoothed mean deviation
-                scaled by 4 (it adds |error| − mdev/4 per sample), so 20 ms there is 5 ms of
-                RFC 6298's RTTVAR: the table's 5 ms rows. Its `rttvar_us` is floored at the
-                minimum RTO (200 ms), so with it BBR-S would yield always, alone too. Under either
-                reading BBR-S keeps a third to a half here: the deviation passes the threshold
-                mainly in the burst when the other flow starts; afterwards the queue a competing
-                flow builds changes the RTT smoothly, by a few ms per round trip, which a per-ACK
-                deviation barely registers, and the simulator's per-packet ACKs without
-                delayed-ACK, TSO or interrupt-coalescing noise make the RTT samples steadier
-                than Emulab's.
+                f"""
+                The rule works as §7.1 states it and is tested (PROBE_RTT at 4 packets, held 40
+                ms and a round); what it rarely sees here is a deviation above 20 ms. The
+                deviation is the kernel's `mdev_us`, computed per ACK as Linux's
+                `tcp_rtt_estimator` does (4× the mean deviation, falling samples damped to an
+                eighth); `rttvar_us`, the other kernel field, is floored at the 200 ms minimum
+                RTO and would make BBR-S yield always, alone too, which the paper's fair BBR-S
+                pair rules out. Against BBR the BBR-S flow's mdev has a median of
+                {fmt(med_bbr, 2)} ms and a 99th percentile of {fmt(p99_bbr, 1)} ms over
+                {start:g}–{end:g} s, and the rule forced {n_bbr:.0f} PROBE_RTT(s) in that
+                time ({total_bbr:.0f} in the whole run): once the two flows share the queue,
+                the RTT moves by a few ms per round trip, smoothly, and the per-ACK samples
+                follow it closely. The simulator's receiver ACKs every packet at once and
+                its hosts have no TSO batching or interrupt coalescing, so its RTT samples lack
+                the ms-scale noise real hosts add; why the paper's BBR-S yielded so much is not
+                shown there (no deviation trace is given). A threshold of 5 ms (the table's 5 ms
+                rows) leaves BBR-S {share_5ms[0]} against BBR and {share_5ms[1]} against CUBIC.
                 """
             ),
         ),
@@ -1058,7 +1103,15 @@ def _exp_bbr_s(ctx: Context) -> Section:
             safe_div(g["cubic"][0], sum(g["cubic"])),
             0.25,
             pct,
-            "As 8a: the same rule and the same steady RTT samples.",
+            prose(
+                f"""
+                As 8a: CUBIC's loss episodes raise the deviation past 20 ms now and then
+                ({n_cubic:.0f} forced PROBE_RTTs over {start:g}–{end:g} s, mdev 99th
+                percentile {fmt(p99_cubic, 1)} ms), each costing BBR-S about 40 ms and a round
+                at 4 packets, after which its bandwidth filter brings it straight back to its
+                share.
+                """
+            ),
         ),
         Reproduction.at_least(
             "8c",
@@ -1076,8 +1129,8 @@ def _exp_bbr_s(ctx: Context) -> Section:
         fig,
         "50 Mbit/s, 30 ms, 375 KB buffer; BBR-S starts alone, the other flow joins at 10 s; mean goodput "
         f"over {start:g}–{end:g} s (the paper's figure runs 200 s; its start times are not given). BBR-S is "
-        "our BBR v1 forced into PROBE_RTT for at least 40 ms whenever RFC 6298's smoothed RTT deviation "
-        "exceeds 20 ms.",
+        "our BBR v1 forced into PROBE_RTT for at least 40 ms whenever the smoothed RTT deviation (Linux's "
+        "`mdev_us`) exceeds 20 ms.",
         [ctx.rel(ctx.scenario("bbr-s.toml"))],
         "bbr-s",
         table,

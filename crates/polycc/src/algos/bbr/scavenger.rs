@@ -4,17 +4,20 @@
 //! builds a queue makes the RTT swing, so BBR-S keeps stepping aside; two BBR-S flows alone keep
 //! the RTT steady and share as BBR does.
 //!
-//! "Smoothed RTT deviation" is the kernel's `mdev` (RFC 6298 RTTVAR: 3/4 · rttvar + 1/4 ·
-//! |srtt − sample|), which is RFC 9002's `rttvar` that the transport hands every controller. The
-//! 40 ms is the minimum hold once in flight has fallen to the PROBE_RTT window; as in Linux the
-//! phase also lasts at least one round, and a deviation still above the threshold on leaving
-//! forces the next one. The paper calls its thresholds illustrative (footnote 7), so both are
-//! parameters.
+//! "Smoothed RTT deviation" is the kernel's `mdev_us`, the field the paper's modified kernel
+//! BBR can read (its `rttvar_us` is floored at the 200 ms minimum RTO, above any 20 ms
+//! threshold even for a flow alone, which the paper's BBR-S sharing fairly with itself rules
+//! out). [`LinuxMdev`] computes it from the per-ACK RTT samples exactly as Linux's
+//! `tcp_rtt_estimator` does: it is 4× the mean deviation (RFC 6298's RTTVAR, which the
+//! transport's RTT snapshot carries, is 1×), starts at 2× the first sample, and a sample below
+//! the smoothed RTT moves it only an eighth as much. The 40 ms is the minimum hold once in flight
+//! has fallen to the PROBE_RTT window; as in Linux the phase also lasts at least one round, and
+//! a deviation still above the threshold on leaving forces the next one. The paper calls its
+//! thresholds illustrative (footnote 7), so both are parameters.
 
 use super::model::default_seed;
 use super::v1::{BbrV1, BbrV1Config, CWND_GAIN, HIGH_GAIN};
 use crate::cc::{CcContext, CongestionControl};
-use crate::estimators::rtt::RttSnapshot;
 use crate::registry::{check_range, parse_params, CcError, Params, Registry};
 use crate::units::Duration;
 use serde::Deserialize;
@@ -47,10 +50,48 @@ impl Default for ScavengerRule {
 }
 
 impl ScavengerRule {
-    /// True when the RTT state says to step aside (never before the first RTT sample, whose
-    /// RFC 9002 default deviation is not a measurement).
-    pub fn should_yield(&self, rtt: &RttSnapshot) -> bool {
-        rtt.has_sample && rtt.var > self.threshold
+    /// True when the deviation says to step aside (never before the first RTT sample).
+    pub fn should_yield(&self, dev: &LinuxMdev) -> bool {
+        dev.mdev().is_some_and(|m| m > self.threshold)
+    }
+}
+
+/// Linux `tcp_rtt_estimator` (net/ipv4/tcp_input.c): the smoothed RTT (kept ×8) and the
+/// smoothed mean deviation `mdev_us` (kept ×4), in µs, updated with every RTT sample.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinuxMdev {
+    /// 8 × the smoothed RTT, µs; 0 before the first sample.
+    srtt8_us: i64,
+    mdev_us: i64,
+}
+
+impl LinuxMdev {
+    pub fn on_sample(&mut self, rtt: Duration) {
+        let mut m = (rtt.as_nanos() / 1000).max(1) as i64;
+        if self.srtt8_us == 0 {
+            // "make sure rto = 3*rtt"
+            self.srtt8_us = m << 3;
+            self.mdev_us = m << 1;
+            return;
+        }
+        m -= self.srtt8_us >> 3; // the error
+        self.srtt8_us = (self.srtt8_us + m).max(1); // srtt = 7/8 srtt + 1/8 sample
+        if m < 0 {
+            // A sample below the estimate: an eighth of the usual weight, so that a falling
+            // RTT does not read as a large deviation.
+            m = -m - (self.mdev_us >> 2);
+            if m > 0 {
+                m >>= 3;
+            }
+        } else {
+            m -= self.mdev_us >> 2;
+        }
+        self.mdev_us += m; // mdev = 3/4 mdev + 1/4 |error|, in units of 4×
+    }
+
+    /// `mdev_us`, None before the first sample.
+    pub fn mdev(&self) -> Option<Duration> {
+        (self.srtt8_us != 0).then(|| Duration::from_micros(self.mdev_us.max(0) as u64))
     }
 }
 

@@ -65,8 +65,8 @@ struct Path {
     bw: Rate,
     in_flight: Bytes,
     delivered: Bytes,
-    /// Smoothed RTT deviation reported with every ACK.
-    var: Duration,
+    /// Every other ACK's RTT sample is `rtt + 2·jitter`: a mean deviation of about `jitter`.
+    jitter: Duration,
 }
 
 impl Path {
@@ -79,7 +79,7 @@ impl Path {
             bw: BW,
             in_flight: 15 * MSS,
             delivered: 0,
-            var: Duration::ZERO,
+            jitter: Duration::ZERO,
         }
     }
 
@@ -95,11 +95,12 @@ impl Path {
             acked_packets: 1,
             largest_acked: pn,
             largest_acked_sent_time: self.now - self.path_rtt,
-            min_rtt_sample: Some(self.rtt),
-            rtt: RttSnapshot {
-                var: self.var,
-                ..snapshot(self.rtt)
-            },
+            min_rtt_sample: Some(if pn % 2 == 1 {
+                self.rtt + self.jitter * 2
+            } else {
+                self.rtt
+            }),
+            rtt: snapshot(self.rtt),
             prior_in_flight: self.in_flight + MSS,
             in_flight: self.in_flight,
             delivered: self.delivered,
@@ -746,30 +747,64 @@ fn telemetry_value(cc: &dyn CongestionControl, name: &str) -> f64 {
 }
 
 #[test]
+fn linux_mdev_is_four_mean_deviations_damped_on_falling_samples() {
+    let mut d = scavenger::LinuxMdev::default();
+    assert_eq!(d.mdev(), None);
+    // First sample 10 ms: srtt 10 ms, mdev 2 x 10 ms (Linux: "make sure rto = 3*rtt").
+    d.on_sample(Duration::from_millis(10));
+    assert_eq!(d.mdev(), Some(Duration::from_millis(20)));
+    // 18 ms: error +8000 us; mdev += 8000 - 20000/4 = 23 000 us; srtt 11 ms.
+    d.on_sample(Duration::from_millis(18));
+    assert_eq!(d.mdev(), Some(Duration::from_micros(23_000)));
+    // 3 ms: error -8000 us; |e| - mdev/4 = 8000 - 5750 = 2250, an eighth of it: 281 us.
+    d.on_sample(Duration::from_millis(3));
+    assert_eq!(d.mdev(), Some(Duration::from_micros(23_281)));
+    // Steady samples at srtt: mdev loses a quarter per sample.
+    let mut steady = scavenger::LinuxMdev::default();
+    steady.on_sample(Duration::from_millis(10));
+    steady.on_sample(Duration::from_millis(10));
+    assert_eq!(steady.mdev(), Some(Duration::from_millis(15)));
+    // The rule compares strictly above the threshold.
+    let rule = ScavengerRule::default();
+    let mut at = scavenger::LinuxMdev::default();
+    at.on_sample(Duration::from_millis(10)); // mdev 20 ms, the threshold
+    assert!(!rule.should_yield(&at));
+    assert!(rule.should_yield(&d));
+}
+
+#[test]
 fn bbr_s_forces_a_40ms_probe_rtt_when_the_rtt_deviation_exceeds_20ms() {
     let mut cc = bbr_s();
     let mut p = Path::new();
     p.adopt(&mut cc);
     p.run(&mut cc, 100);
     assert_eq!(state(&cc), "probe_bw");
-    // At the threshold (not above it) nothing happens.
-    p.var = Duration::from_millis(20);
-    p.run(&mut cc, 50);
+    // Samples alternating 10 and 16 ms: mdev settles near 4 x 3 ms, below 20 ms.
+    p.jitter = Duration::from_millis(3);
+    p.run(&mut cc, 200);
     assert_eq!(state(&cc), "probe_bw");
+    let mdev = telemetry_value(&cc, "rtt_mdev_ms");
+    assert!((9.0..16.0).contains(&mdev), "mdev {mdev} ms");
     let before = cc.cwnd();
     assert!(before > 4 * MSS);
 
-    // 25 ms of deviation: PROBE_RTT at once, window 4 packets.
-    p.var = Duration::from_millis(25);
+    // Alternating 10 and 30 ms: mdev passes 20 ms within a few samples: PROBE_RTT, window 4
+    // packets.
+    p.jitter = Duration::from_millis(10);
     p.in_flight = 4 * MSS;
-    p.step(&mut cc);
-    assert_eq!(state(&cc), "probe_rtt");
+    let mut ms = 0;
+    while state(&cc) != "probe_rtt" {
+        p.step(&mut cc);
+        ms += 1;
+        assert!(ms < 10, "no probe_rtt after {ms} ms");
+    }
+    assert!(telemetry_value(&cc, "rtt_mdev_ms") > 20.0);
     assert_eq!(cc.cwnd(), 4 * MSS);
     assert_eq!(telemetry_value(&cc, "forced_probe_rtts"), 1.0);
 
     // The deviation falls back: the phase still lasts its 40 ms (in flight was already at the
     // 4-packet target, and the round of the 10 ms path ends inside it), not Linux's 200 ms.
-    p.var = Duration::ZERO;
+    p.jitter = Duration::ZERO;
     let mut ms = 0;
     while state(&cc) == "probe_rtt" {
         p.step(&mut cc);
@@ -797,8 +832,8 @@ fn bbr_s_stays_aside_while_the_deviation_stays_high_and_plain_bbr_ignores_it() {
     pp.adopt(&mut plain);
     ps.run(&mut s, 50);
     pp.run(&mut plain, 50);
-    ps.var = Duration::from_millis(30);
-    pp.var = Duration::from_millis(30);
+    ps.jitter = Duration::from_millis(15);
+    pp.jitter = Duration::from_millis(15);
     ps.in_flight = 4 * MSS;
     let mut in_probe = 0;
     for _ in 0..1000 {

@@ -18,7 +18,7 @@ use super::model::{
     bdp, default_seed, pacing_for, tso_goal_v1, CaState, MinRttFilter, Prng, ProbeRttAppLimited,
     Recovery, CWND_MIN_TARGET_PACKETS, MIN_RTT_WINDOW, PROBE_RTT_DURATION, TSO_MAX_SEGS,
 };
-use super::scavenger::ScavengerRule;
+use super::scavenger::{LinuxMdev, ScavengerRule};
 use crate::algos::round::RoundTracker;
 use crate::cc::{
     Calibration, CcContext, CongestionControl, HandoverState, Telemetry, MIN_WINDOW_PACKETS,
@@ -166,6 +166,8 @@ pub struct BbrV1 {
     probe_rtt_round_done: bool,
     /// How long the current PROBE_RTT holds its minimal window (200 ms, or BBR-S's forced hold).
     probe_rtt_hold: Duration,
+    /// BBR-S: the kernel's smoothed RTT deviation the scavenger rule compares.
+    rtt_dev: LinuxMdev,
     /// PROBE_RTT entries forced by the scavenger rule (telemetry).
     forced_probe_rtts: u64,
     idle_restart: bool,
@@ -206,6 +208,7 @@ impl BbrV1 {
             probe_rtt_done: None,
             probe_rtt_round_done: false,
             probe_rtt_hold: PROBE_RTT_DURATION,
+            rtt_dev: LinuxMdev::default(),
             forced_probe_rtts: 0,
             idle_restart: false,
             recovery: Recovery::new(init_cwnd),
@@ -363,7 +366,10 @@ impl BbrV1 {
             self.enter_probe_rtt(PROBE_RTT_DURATION);
         }
         if let Some(rule) = self.cfg.scavenger {
-            if self.mode != Mode::ProbeRtt && rule.should_yield(&ack.rtt) {
+            if let Some(sample) = ack.min_rtt_sample {
+                self.rtt_dev.on_sample(sample);
+            }
+            if self.mode != Mode::ProbeRtt && rule.should_yield(&self.rtt_dev) {
                 self.enter_probe_rtt(rule.hold);
                 self.forced_probe_rtts += 1;
             }
@@ -589,6 +595,10 @@ impl CongestionControl for BbrV1 {
         t.push("round", self.round_count as f64);
         if self.cfg.scavenger.is_some() {
             t.push("forced_probe_rtts", self.forced_probe_rtts as f64);
+            t.push(
+                "rtt_mdev_ms",
+                self.rtt_dev.mdev().map_or(f64::NAN, |d| d.as_millis_f64()),
+            );
         }
         t.push("prior_cwnd_bytes", self.recovery.prior_cwnd as f64);
         t.push(
