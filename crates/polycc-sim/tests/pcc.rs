@@ -279,7 +279,7 @@ fn proteus_p_noise_tolerance_keeps_utilisation_under_rtt_jitter() {
 #[test]
 fn bbr_s_alone_never_yields_and_shares_fairly_with_itself() {
     // Proteus §7.1: 50 Mbit/s, 30 ms, 375 KB. Alone, BBR-S's RTT deviation stays far below
-    // 20 ms, so it is plain BBR (no forced PROBE_RTT, the link full); two BBR-S flows share
+    // 20 ms after its first sample, so it is plain BBR (the link full); two BBR-S flows share
     // fairly (Fig. 14). Whether it yields to CUBIC and BBR is claim 8a/8b of REPRODUCTION.md.
     let scenario = |other: &str| {
         run(&format!(
@@ -312,7 +312,9 @@ fn bbr_s_alone_never_yields_and_shares_fairly_with_itself() {
         .fold(0.0, f64::max);
     let alone = mean_goodput_mbps(&two, "s", 3.0, 15.0);
     eprintln!("alone: {alone:.1} Mbit/s, {alone_forced} forced probe_rtts");
-    assert_eq!(alone_forced, 0.0);
+    // Linux's estimator starts mdev at twice the first RTT sample (60 ms): the first ACK
+    // forces one PROBE_RTT, and none follows while BBR-S is alone.
+    assert_eq!(alone_forced, 1.0);
     assert!(alone >= 0.9 * 50.0, "alone {alone}");
 
     let (a, b) = (
