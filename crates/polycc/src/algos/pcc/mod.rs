@@ -332,6 +332,13 @@ mod tests {
     use crate::units::{Bytes, Duration, Rate, Time};
 
     const MSS: Bytes = 1000;
+    const NAMES: [&str; 5] = [
+        "pcc-allegro",
+        "pcc-vivace",
+        "proteus-p",
+        "proteus-s",
+        "proteus-h",
+    ];
 
     fn build(spec: serde_json::Value) -> Result<Box<dyn CongestionControl>, CcError> {
         let spec: CcSpec = serde_json::from_value(spec).expect("spec");
@@ -362,13 +369,7 @@ mod tests {
 
     #[test]
     fn every_name_builds_and_parameters_are_validated() {
-        for name in [
-            "pcc-allegro",
-            "pcc-vivace",
-            "proteus-p",
-            "proteus-s",
-            "proteus-h",
-        ] {
+        for name in NAMES {
             let cc = build(serde_json::json!({ "name": name })).expect(name);
             assert_eq!(cc.name(), name);
             assert!(cc.wants_packet_detail());
@@ -431,13 +432,7 @@ mod tests {
         // 10 s, losing most of what they sent (the full queue made the lower trial of each
         // pair look worse).
         let link = 20.0;
-        for name in [
-            "pcc-allegro",
-            "pcc-vivace",
-            "proteus-p",
-            "proteus-s",
-            "proteus-h",
-        ] {
+        for name in NAMES {
             for detail in [false, true] {
                 let spec: CcSpec =
                     serde_json::from_value(serde_json::json!({ "name": name })).expect("spec");
