@@ -18,6 +18,14 @@ use std::fmt;
 pub const ALLEGRO_ALPHA: f64 = 100.0;
 /// Allegro §2.2: the loss rate the sigmoid cuts off at.
 pub const ALLEGRO_LOSS_MARGIN: f64 = 0.05;
+/// Allegro §4.4.1 as the authors' prototype computes it (the NSDI'15 UDT code's latency
+/// utility, which takes the MI's mean RTT): the RTT factor is Sigmoid_10(1 − RTT_{n−1}/RTT_n);
+/// PCC-Uspace master also uses a sigmoid there (coefficient 200, dossier §7.1). The paper prints
+/// the bare ratio RTT_{n−1}/RTT_n, which is too shallow: with MIs of about two RTTs, the trial
+/// 1 % above the rate gains 2 % of throughput over the trial 1 % below and loses only about
+/// 0.7 % to the extra RTT, so the randomized trials keep choosing the higher rate while a queue
+/// stands and only loss stops them (test `latency_utility_prefers_the_lower_rate_while_a_queue_grows`).
+pub const ALLEGRO_RTT_STEEPNESS: f64 = 10.0;
 /// Vivace (dossier §7.2) `kSendingRateExponent` t.
 pub const VIVACE_EXPONENT: f64 = 0.9;
 /// Vivace `kLatencyCoefficient` b.
@@ -112,8 +120,10 @@ impl Utility for AllegroSafe {
 }
 
 /// Allegro §4.4.1, for latency-sensitive flows behind fair queueing:
-/// (T·Sigmoid_α(L − 0.05)·RTT_{n−1}/RTT_n − x·L) / RTT_n, with RTTs of this and the previous
-/// MI. RTT_n is taken in ms (a scale factor only); without a previous RTT the ratio is 1.
+/// (T·Sigmoid_α(L − 0.05)·Sigmoid_10(1 − RTT_{n−1}/RTT_n) − x·L) / RTT_n, with the mean RTTs of
+/// this and the previous MI; the RTT factor is the authors' code's, not the paper's bare ratio
+/// ([`ALLEGRO_RTT_STEEPNESS`]). RTT_n is taken in ms (a scale factor only); without a previous
+/// RTT the factor is Sigmoid(0) = ½.
 #[derive(Clone, Copy, Debug)]
 pub struct AllegroLatency {
     pub alpha: f64,
@@ -128,12 +138,14 @@ impl Utility for AllegroLatency {
         if rtt_ms.is_nan() || rtt_ms <= 0.0 {
             return AllegroSafe { alpha: self.alpha }.utility(m);
         }
-        let ratio = if m.prev_mean_rtt_us > 0.0 {
-            m.prev_mean_rtt_us / m.mean_rtt_us
+        let growth = if m.prev_mean_rtt_us > 0.0 {
+            1.0 - m.prev_mean_rtt_us / m.mean_rtt_us
         } else {
-            1.0
+            0.0
         };
-        (m.throughput_mbps * sigmoid(self.alpha, m.loss_rate - ALLEGRO_LOSS_MARGIN) * ratio
+        (m.throughput_mbps
+            * sigmoid(self.alpha, m.loss_rate - ALLEGRO_LOSS_MARGIN)
+            * sigmoid(ALLEGRO_RTT_STEEPNESS, growth)
             - m.send_rate_mbps * m.loss_rate)
             / rtt_ms
     }
@@ -239,7 +251,7 @@ impl UtilityRegistry {
         );
         r.register(
             "allegro-latency",
-            "Allegro §4.4.1 (T·Sigmoid_α(L−0.05)·RTT_{n−1}/RTT_n − x·L)/RTT_n",
+            "Allegro §4.4.1 (T·Sigmoid_α(L−0.05)·Sigmoid_10(1 − RTT_{n−1}/RTT_n) − x·L)/RTT_n",
             |p| Ok(Box::new(AllegroLatency { alpha: p.alpha })),
         );
         r.register("loss-resilient", "Allegro §4.4.2 T·(1 − L)", |_| {
@@ -333,10 +345,61 @@ mod tests {
         let mut m = input(40.0, 0.0);
         m.mean_rtt_us = 25_000.0;
         m.prev_mean_rtt_us = 20_000.0;
-        // (40·Sigmoid(−0.05)·20/25 − 0) / 25 ms = 40·0.993307·0.8/25 = 1.271433.
-        close(lat.utility(&m), 1.271_433, 1e-5);
+        // 1 − 20/25 = 0.2: Sigmoid_10(0.2) = 1/(1 + e^2) = 0.119203;
+        // (40·Sigmoid(−0.05)·0.119203 − 0) / 25 ms = 40·0.993307·0.119203/25 = 0.189448.
+        close(lat.utility(&m), 0.189_448, 1e-5);
+        // An unchanged RTT halves the throughput term: 40·0.993307·0.5/25 = 0.794646.
+        m.prev_mean_rtt_us = 25_000.0;
+        close(lat.utility(&m), 0.794_646, 1e-5);
         // §4.4.2: T·(1 − L) at 50 % loss: 50·0.5 = 25.
         close(LossResilient.utility(&input(100.0, 0.5)), 25.0, 1e-9);
+    }
+
+    /// One pair of trials at C(1 ± 1 %) after an MI at the capacity C, in a fluid model of a
+    /// FIFO queue: RTT 100 ms with 50 ms queued, MIs of two RTTs (Allegro's 1.7–2.2), and an
+    /// MI at rate x adds (x − C)/C of its length to the queue, so its mean RTT is the queue
+    /// at its start plus half of that. Returns the two trials' utilities in sending order.
+    fn trial_pair(u: &dyn Fn(&UtilityInput) -> f64, first_up: bool) -> (f64, f64) {
+        const C: f64 = 10.0;
+        let (rtt_us, mi_us) = (100_000.0, 200_000.0);
+        let sign = if first_up { 1.0 } else { -1.0 };
+        let mut queue_us = 50_000.0;
+        let mut prev = f64::NAN;
+        let mut out = vec![];
+        for x in [C, C * (1.0 + 0.01 * sign), C * (1.0 - 0.01 * sign)] {
+            let added = (x - C) / C * mi_us;
+            let mean = rtt_us + queue_us + added / 2.0;
+            queue_us += added;
+            let mut m = input(x, 0.0);
+            m.mean_rtt_us = mean;
+            m.prev_mean_rtt_us = prev;
+            out.push(u(&m));
+            prev = mean;
+        }
+        (out[1], out[2])
+    }
+
+    #[test]
+    fn latency_utility_prefers_the_lower_rate_while_a_queue_grows() {
+        let lat = AllegroLatency { alpha: 100.0 };
+        // The paper's printed form: (T·Sigmoid(L − 0.05)·RTT_{n−1}/RTT_n − x·L)/RTT_n.
+        let printed = |m: &UtilityInput| {
+            m.throughput_mbps
+                * sigmoid(100.0, m.loss_rate - ALLEGRO_LOSS_MARGIN)
+                * (m.prev_mean_rtt_us / m.mean_rtt_us)
+                / (m.mean_rtt_us / 1e3)
+        };
+        for first_up in [true, false] {
+            let (a, b) = trial_pair(&|m| lat.utility(m), first_up);
+            let (up, down) = if first_up { (a, b) } else { (b, a) };
+            // Up first: 0.032337 vs 0.032781; down first: 0.033893 vs 0.034336.
+            assert!(down > up * 1.01, "{first_up}: up {up} down {down}");
+            // The bare ratio picks the higher rate in both orders (0.066444 vs 0.065563 and
+            // 0.067785 vs 0.066889): at capacity, with a queue standing, it would push on.
+            let (a, b) = trial_pair(&printed, first_up);
+            let (up, down) = if first_up { (a, b) } else { (b, a) };
+            assert!(up > down * 1.01, "{first_up}: printed up {up} down {down}");
+        }
     }
 
     #[test]
