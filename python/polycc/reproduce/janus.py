@@ -77,6 +77,27 @@ def _flows(r: RunResult) -> list[str]:
     return [str(f["id"]) for f in r.summary["flows"]]
 
 
+def _backlog_packets(r: RunResult, flow: str, t0: float, t1: float) -> float:
+    """The flow's own packets in the bottleneck queue over [t0, t1): its wire rate times the
+    queueing delay (mean RTT over the run's smallest RTT), in 1500-byte packets. A Vegas flow
+    holds this between alpha = 2 and beta = 4."""
+    rtt_min = min(float(f["rtt_ms"]["min"]) for f in r.summary["flows"] if f["rtt_ms"]["min"])
+    queue_s = (_mean(r, flow, "rtt_ms", t0, t1) - rtt_min) / 1e3
+    return _mean(r, flow, "throughput_mbps", t0, t1) * 1e6 / 8 / 1500 * queue_s
+
+
+def _frozen_since(r: RunResult, flows: Sequence[str], t0: float, t1: float) -> float:
+    """The first time after which no flow's window changes until `t1` (NaN if one still
+    changes in its last bin)."""
+    last = t0
+    for f in flows:
+        t, w = _col(r, f, "cwnd_bytes", t0, t1)
+        changed = t[1:][np.diff(w) != 0]
+        if changed.size:
+            last = max(last, float(changed[-1]))
+    return last if last < t1 - 0.5 else math.nan
+
+
 def _settle_time(r: RunResult, flows: Sequence[str], t0: float, t1: float, band: float) -> float:
     """Seconds after `t0` from which every flow's 1-s mean goodput stays within `band` of its own
     mean over the last third of [t0, t1); NaN if it never does."""
@@ -376,6 +397,14 @@ def _exp_web_delay(ctx: Context) -> Section:
             ms(queue[label]),
             int(flows["web"]["transfers_completed"]),
         )
+    alone_queue = alone_util = math.nan  # PCC-rtt's long flow with no web flow (diagnostic)
+    if "PCC-rtt" in settings:
+        # The web flow starts at the end of the run, so the long flow has the link to itself.
+        o = {**settings["PCC-rtt"], "duration": f"{duration:g}s", "flows.1.start": f"{duration:g}s"}
+        r = ctx.run("web-pcc-rtt-alone", "web-delay.toml", o)
+        flows = {f["id"]: f for f in r.summary["flows"]}
+        alone_queue = float(flows["long"]["queue_delay_ms"]["mean"])
+        alone_util = float(flows["long"]["goodput_mbps"]) / 15.0
     fig = "Fig. 13"
     reps = [
         Reproduction.at_least(
@@ -438,18 +467,27 @@ def _exp_web_delay(ctx: Context) -> Section:
                 pct,
                 prose(
                     f"""
-                    Not reproduced, and a property of our PCC rather than of Janus: pcc-allegro
-                    with Allegro's latency utility (§4.4.1, utility = "allegro-latency") keeps the
-                    bottleneck queue standing like the loss-based protocols (median
-                    {ms(queue["PCC-rtt"])} over the run, PCC-tp {ms(queue["PCC-tp"])}, CUBIC
-                    {ms(queue["CUBIC"])}; the web flows add 0.4 Mbit/s), so it neither lowers
-                    the web flows' delay (p95 {ms(p95["PCC-rtt"])}) nor gives up throughput.
-                    Allegro proposes that utility for flows behind fair queueing; on this FIFO
-                    bottleneck the long flow sends above the 15 Mbit/s link rate {pct(above)} of
-                    the run (its trials 1–2 % either side of a base rate near capacity), enough
-                    to keep the buffer near full; the utility's RTT terms, which compare
-                    consecutive intervals, never hold the rate below capacity long enough to
-                    drain it. The PCC module is PCC's reproduction's; we left it unchanged.
+                    Not reproduced; a property of PCC's latency utility on a FIFO link shared
+                    with bursty flows rather than of Janus. pcc-allegro with Allegro's latency
+                    utility (§4.4.1, utility = "allegro-latency") keeps the bottleneck queue
+                    standing (median {ms(queue["PCC-rtt"])} over the run, PCC-tp
+                    {ms(queue["PCC-tp"])}, CUBIC {ms(queue["CUBIC"])}) and sends above the 15 Mbit/s
+                    link rate {pct(above)} of the run, so it neither lowers the web flows' delay
+                    (p95 {ms(p95["PCC-rtt"])}) nor gives up throughput. Two causes. (1) The paper
+                    prints the RTT factor as the ratio RTT_(n−1)/RTT_n; taken literally, with
+                    monitor intervals of about two RTTs, a trial 1 % above the rate gains more
+                    throughput than the RTT it adds costs, so the trials choose the higher rate
+                    while a queue stands and only loss stops them (a fluid model of this is the
+                    unit test latency_utility_prefers_the_lower_rate_while_a_queue_grows). The
+                    authors' own code applies Sigmoid_10(1 − RTT_(n−1)/RTT_n) instead, which we
+                    now use; with the bare ratio this row read 92.6 % and a 158.9 ms median
+                    queue. (2) Every 2 s a web transfer (100 KB, 53 ms of the link, sent by PCC's
+                    doubling start) lifts the RTT by tens of ms within one monitor interval, far
+                    more than the 1–5 % trials change it, and at a full buffer its losses land in
+                    whichever trial is running: the trials decide at random. Diagnostic: the same
+                    long flow alone on the link (web flow never started) keeps a mean queueing
+                    delay of {ms(alone_queue)} at {pct(alone_util)} of the link. Allegro proposes
+                    the latency utility for fair-queued links, where neither cause arises.
                     """
                 ),
             )
@@ -496,8 +534,15 @@ def _exp_bulk(ctx: Context) -> Section:
     table.add("Fig. 15: standing queue 25–40 s (bulk flow's RTT − 60 ms)", ms(queue_during))
     table.add("Fig. 15: bulk flow's D_p at 40 s (true 60 ms)", ms(dp_during))
     devs: dict[str, float] = {}
+    bulk = ctx.run("all-bulk-janus", "all-bulk.toml", {"flows.*.cca": "janus"})
+    bulk_flows = _flows(bulk)
+    bulk_end = float(bulk.summary["duration_s"])
+    frozen = _frozen_since(bulk, bulk_flows, 0.0, bulk_end)
+    backlogs = [_backlog_packets(bulk, f, bulk_end / 2, bulk_end) for f in bulk_flows]
+    targets = [_last(bulk, f, "cc_target_rate_mbps", bulk_end) for f in bulk_flows]
+    p_avgs = [_last(bulk, f, "cc_p_avg_mbps", bulk_end) for f in bulk_flows]
     for cca in ["janus", "cubic"]:
-        r = ctx.run(f"all-bulk-{cca}", "all-bulk.toml", {"flows.*.cca": cca})
+        r = bulk if cca == "janus" else ctx.run(f"all-bulk-{cca}", "all-bulk.toml", {"flows.*.cca": cca})
         devs[cca] = _deviation(r)
         table.add(f"Fig. 16: throughput deviation (max − min over the run), {cca}", mbps(devs[cca]))
         rtt = float(np.mean([float(f["rtt_ms"]["mean"]) for f in r.summary["flows"]]))
@@ -543,14 +588,23 @@ def _exp_bulk(ctx: Context) -> Section:
             0.8,
             lambda v: fmt(v, 2),
             prose(
-                """
-                Not reproduced. Three of our Janus bulk flows hold the same rate and one
-                settles lower: each takes R' from its sample throughput when its Vegas slow
-                start ends (§4.2), the four end it at different rates, and afterwards each
-                flow's P_avg stays between (1 − gamma)·R' and R'/(1 − gamma), where no rule of
-                §4–5 moves it, while Vegas' 2–4-packet band lets the shares differ. Our CUBIC
-                flows (equal RTTs, paced, started together) share more evenly than the paper's.
-                Janus' flows keep a far shorter queue (mean RTT rows).
+                f"""
+                Not reproduced, and no step of §4–5 is missing. A bulk flow (R = 0) takes R'
+                from its sample throughput two RTTs after its Vegas slow start (§4.2, here
+                {", ".join(fmt(x, 2) for x in targets)} Mbit/s); Algorithm 1 then moves R' only
+                when P leaves [(1 − gamma)·R', R'/(1 − gamma)] (a switch to the aggressive stage
+                below, a raise above), and rate control applies to flows with a target only. So
+                among bulk flows whose P_avg stays inside that band (here
+                {", ".join(fmt(x, 2) for x in p_avgs)} Mbit/s) nothing in Janus equalises them:
+                §6.1 leaves that to the conservative CCA ("delay-based flows converge to fair
+                bandwidth allocation"). Vegas does not converge to one point: it holds its window
+                while its own backlog is between alpha = 2 and beta = 4 packets, and with one
+                queueing delay for all, rates are proportional to backlogs, so any split within
+                2:1 is an equilibrium. Our four flows stop there: no window changes after
+                {seconds(frozen)}, with backlogs of {", ".join(fmt(x, 1) for x in backlogs)}
+                packets (second half of the run); the simulator has no noise to move them. Our
+                CUBIC flows (equal RTTs, paced, started together) share more evenly than the
+                paper's testbed flows. Janus' flows keep a far shorter queue (mean RTT rows).
                 """
             ),
         ),
@@ -593,10 +647,19 @@ def _exp_delay_increase(ctx: Context) -> Section:
         ]
     )
     worst_dp = 0.0
+    worst_at = (math.nan, math.nan, math.nan)  # truth, D_p, Q_avg/P_avg
+    # What an empty queue adds to the propagation RTT (serialisation), from the run's smallest
+    # RTT, which the first (shortest) step sees.
+    overhead = min(float(f["rtt_ms"]["min"]) for f in janus.summary["flows"]) - steps[0][1]
     for start, truth in steps:
         a, b = start + 10.0, start + 20.0
         dps = [_last(janus, f, "cc_dp_ms", b) for f in flows]
-        worst_dp = max(worst_dp, *(abs(d - truth) / truth for d in dps))
+        for f, d in zip(flows, dps, strict=True):
+            if abs(d - truth) / truth > worst_dp:
+                worst_dp = abs(d - truth) / truth
+                # Eq. 1's correction: Q_avg = 4 packets of 1500 bytes (§7.2) at P_avg.
+                q_avg_ms = safe_div(4 * 1500 * 8 / 1e3, _last(janus, f, "cc_p_avg_mbps", b))
+                worst_at = (truth, d, q_avg_ms)
         table.add(
             f"{truth:g} ms",
             seconds(start),
@@ -604,6 +667,10 @@ def _exp_delay_increase(ctx: Context) -> Section:
             *[mbps(_mean(vegas, f, "goodput_mbps", a, b)) for f in flows],
             ", ".join(f"{d:.1f} ms" for d in dps),
         )
+    # RTT_min as eq. 1 used it, over the path's RTT with nothing queued, in 1500-byte packets
+    # at the 20 Mbit/s link (0.6 ms each).
+    queued = worst_at[1] + worst_at[2] - (worst_at[0] + overhead)
+    queued_packets = queued / (1500 * 8 / 20e6 * 1e3)
     end = duration
     j_last = min(_mean(janus, f, "goodput_mbps", end - 10.0, end) for f in flows)
     v_last = max(_mean(vegas, f, "goodput_mbps", end - 10.0, end) for f in flows)
@@ -637,9 +704,23 @@ def _exp_delay_increase(ctx: Context) -> Section:
             0.10,
             pct,
             prose(
-                """
-                Eq. 1 subtracts Q_avg/P_avg = 4 packets at 10 Mbit/s = 4.8 ms, the queue one Vegas
-                flow keeps; our two flows keep less each, so D_p sits a few ms low.
+                f"""
+                D_p runs low by construction. Eq. 1 subtracts Q_avg/P_avg, the delay of the
+                4 packets a Vegas flow is assumed to keep queued, from RTT_min taken at the start
+                of a conservative stage; but the stage starts with buffer clearing (cwnd =
+                P_avg·D_p), so the flow's own queue is (nearly) empty while RTT_min is taken (over the
+                stage's first two RTTs; Vegas then adds one packet per RTT). At the worst
+                point ({ms(worst_at[0])} step) D_p = {ms(worst_at[1])}, so the RTT_min it used was
+                D_p + Q_avg/P_avg = {ms(worst_at[1] + worst_at[2])}, only {ms(queued)}
+                ({fmt(queued_packets, 1)} packets at the 20 Mbit/s link) above the path's RTT
+                with nothing queued ({ms(worst_at[0] + overhead)}: the propagation delay plus
+                {ms(overhead)} of
+                serialisation). The error is therefore nearly the whole 4-packet correction
+                ({ms(worst_at[2])} at P_avg), largest in relative terms on the shortest path.
+                Measuring RTT_min over the stage's second RTT only left this unchanged (the flow
+                has queued at most one packet by then) and lowered 4a to 87.0 %, so we keep the
+                paper's reading; the "accurate" D_p of Fig. 18 needs the flow to hold Q_avg
+                packets when RTT_min is taken.
                 """
             ),
         ),
@@ -742,6 +823,8 @@ def _exp_variants(ctx: Context) -> Section:
     )
     worst: dict[str, float] = {}
     back: dict[str, float] = {}
+    frozen: dict[str, float] = {}
+    backlogs: dict[str, list[float]] = {}
     for label, aggressive in variants.items():
         r = ctx.run(
             f"variant-{aggressive}",
@@ -750,6 +833,8 @@ def _exp_variants(ctx: Context) -> Section:
         )
         both = [_mean(r, f, "goodput_mbps", 25.0, 40.0) for f in ["flow-1", "flow-2"]]
         worst[label] = max(abs(x - 10.0) / 10.0 for x in both)
+        frozen[label] = _frozen_since(r, ["flow-1", "flow-2"], 10.0, 40.0)
+        backlogs[label] = [_backlog_packets(r, f, 25.0, 40.0) for f in ["flow-1", "flow-2"]]
         back[label] = _mean(r, "flow-1", "goodput_mbps", 42.0, 50.0)
         table.add(
             label,
@@ -774,9 +859,12 @@ def _exp_variants(ctx: Context) -> Section:
                     In the conservative stage Vegas' 2–4-packet band lets two equal-RTT flows
                     settle apart; the paper reports the same of this experiment (§7.3: Vegas
                     "did not allocate the bandwidth exactly in a fair share"; Janus keeps both
-                    within (1 ± gamma) of it). Ours stay within {pct(worst[label])} of
-                    10 Mbit/s, {"inside" if worst[label] <= GAMMA else "outside"} that ±20 %
-                    range.
+                    within (1 ± gamma) of it). Ours stop moving: no window changes from
+                    {seconds(frozen[label])} to 40 s, both flows conservative, with backlogs of
+                    {" and ".join(fmt(x, 1) for x in backlogs[label])} packets (25–40 s), inside
+                    Vegas' [2, 4], and P_avg inside Algorithm 1's band around R', so no rule acts.
+                    They stay within {pct(worst[label])} of 10 Mbit/s,
+                    {"inside" if worst[label] <= GAMMA else "outside"} the paper's ±20 % range.
                     """
                 )
                 if worst[label] > 0.10
