@@ -5,7 +5,9 @@
 //! an identical twin fed the same warm-up, after which the recorded stretch is replayed in a loop
 //! (shifted in time and packet number on every lap). One iteration is one ACK: `on_ack`, `cwnd()`,
 //! `pacing_rate()`, plus the `on_sent` / `on_loss` calls that fall between two ACKs in the trace
-//! (about one send per ACK in steady state). The model's own bookkeeping is not measured.
+//! (about one send per ACK in steady state). Losses reach the controller as a transport reports
+//! them: those an ACK reveals (RFC 9002 packet threshold) form one loss event just before that
+//! ACK. The model's own bookkeeping is not measured.
 //!
 //! A second group, `poly_pool`, measures PolyCC's agent with 1, 2, 4 and 8 members against the
 //! same members run side by side without it: on the trace recorded by `poly` with n members, one
@@ -20,7 +22,8 @@
 //! the binary skips criterion and replays ACKS ACKs of the `poly_pool` case (WHAT = `poly` or
 //! `members`, N members) once, so that `perf stat -e instructions` of two runs with different
 //! ACKS gives the instructions per ACK as the difference over the difference (set-up cancels):
-//! `PER_ACK_COUNT=poly:4:200000 perf stat -e instructions target/release/deps/per_ack-* --bench`.
+//! `PER_ACK_COUNT=poly:4:200000 perf stat -e instructions target/release/deps/per_ack-* --bench`
+//! (or `valgrind --tool=callgrind` where the PMU is not available; BENCHMARKS.md).
 
 use criterion::{black_box, criterion_group, Criterion, Throughput};
 use polycc::estimators::delivery_rate::{DeliveryRateEstimator, PacketDeliveryState};
@@ -30,7 +33,7 @@ use polycc::{
     SentPacket, Time,
 };
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 const MSS: Bytes = 1200;
 const LINK: Rate = Rate::from_mbps(20);
@@ -53,7 +56,14 @@ struct Trace {
     steady: Vec<Event>,
 }
 
-/// Runs `cc` through the model bottleneck and records what it was told.
+/// RFC 9002 §6.1.1 packet threshold: a packet is declared lost once a packet sent this many
+/// packets after it was acknowledged.
+const PACKET_THRESHOLD: u64 = 3;
+
+/// Runs `cc` through the model bottleneck and records what it was told. Losses are reported as
+/// a transport does (and as the simulator does): when an ACK shows a dropped packet
+/// [`PACKET_THRESHOLD`] packets behind it, every packet so detected is declared lost in one loss
+/// event, just before that ACK is processed.
 fn record(cc: &mut dyn CongestionControl) -> Trace {
     let ser = LINK.time_to_send(MSS);
     let buffer = BASE_RTT; // one BDP of queueing delay
@@ -61,8 +71,10 @@ fn record(cc: &mut dyn CongestionControl) -> Trace {
     let mut link_free = Time::ZERO;
     let mut next_pn = 0u64;
     let mut in_flight: BTreeMap<u64, (Time, PacketDeliveryState)> = BTreeMap::new();
-    // (time, pn, is_loss)
-    let mut pending: BinaryHeap<Reverse<(Time, u64, bool)>> = BinaryHeap::new();
+    // Deliveries: (ACK arrival time, pn).
+    let mut pending: BinaryHeap<Reverse<(Time, u64)>> = BinaryHeap::new();
+    // Tail-dropped packets not yet declared lost, in send order.
+    let mut dropped: VecDeque<u64> = VecDeque::new();
     let mut rtt = RttEstimator::new();
     let mut rate = DeliveryRateEstimator::new();
     let mut events = Vec::new();
@@ -88,34 +100,39 @@ fn record(cc: &mut dyn CongestionControl) -> Trace {
             events.push(Event::Sent(now, sent));
             let start = link_free.max(now);
             if start - now > buffer {
-                // Tail drop; the sender learns of it about one RTT later.
-                pending.push(Reverse((now + BASE_RTT + buffer, pn, true)));
+                dropped.push_back(pn);
             } else {
                 link_free = start + ser;
-                pending.push(Reverse((link_free + BASE_RTT, pn, false)));
+                pending.push(Reverse((link_free + BASE_RTT, pn)));
             }
         }
-        let Some(Reverse((t, pn, is_loss))) = pending.pop() else {
+        let Some(Reverse((t, pn))) = pending.pop() else {
             break;
         };
         now = now.max(t);
         let Some((sent_time, state)) = in_flight.remove(&pn) else {
             continue;
         };
+        let prior_in_flight = (in_flight.len() as Bytes + 1) * MSS;
+        let mut loss = LossEvent {
+            mss: MSS,
+            ..LossEvent::default()
+        };
+        while dropped.front().is_some_and(|d| d + PACKET_THRESHOLD <= pn) {
+            let lost = dropped.pop_front().expect("front checked");
+            let (lost_sent, _) = in_flight
+                .remove(&lost)
+                .expect("a dropped packet is in flight");
+            loss.lost_bytes += MSS;
+            loss.lost_packets += 1;
+            loss.largest_lost_pn = lost;
+            loss.largest_lost_sent_time = lost_sent;
+        }
         let in_flight_bytes = in_flight.len() as Bytes * MSS;
-        if is_loss {
-            let loss = LossEvent {
-                lost_bytes: MSS,
-                lost_packets: 1,
-                largest_lost_pn: pn,
-                largest_lost_sent_time: sent_time,
-                persistent_congestion: false,
-                in_flight: in_flight_bytes,
-                mss: MSS,
-            };
+        if loss.lost_packets > 0 {
+            loss.in_flight = in_flight_bytes;
             cc.on_loss(now, &loss);
             events.push(Event::Loss(now, loss));
-            continue;
         }
         let sample = now - sent_time;
         rtt.update(now, sample, Duration::ZERO);
@@ -127,7 +144,7 @@ fn record(cc: &mut dyn CongestionControl) -> Trace {
             largest_acked_sent_time: sent_time,
             min_rtt_sample: Some(sample),
             rtt: rtt.snapshot(),
-            prior_in_flight: in_flight_bytes + MSS,
+            prior_in_flight,
             in_flight: in_flight_bytes,
             delivered: rate.delivered(),
             rate_sample: rate.finish_ack(rtt.min()),

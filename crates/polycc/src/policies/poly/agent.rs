@@ -13,6 +13,8 @@
 //!
 //! `on_sent` reaches every member but does not re-fuse: send events do not carry feedback, and
 //! the next ACK or loss re-fuses anyway. Re-fusing per send would double the agent's cost.
+//! For window fusion by `max` / `min` a loss or feedback event is fused with the ACK that
+//! follows it (one fusion per feedback, [`Poly::fuse_after_feedback`]).
 //! With `fuse_every = "rtt"` ([`Every::Rtt`]) steps 2–4 run once per measurement window instead
 //! of per event.
 //!
@@ -93,6 +95,12 @@ pub struct Poly {
     picks: Option<Pick>,
     /// Whether measurement windows are kept: for rules, a BDP target or per-RTT fusion.
     track_signals: bool,
+    /// The pick of a window fusion by max / min fused per event without measurement windows:
+    /// `on_ack`'s single-pass hot path.
+    fast_pick: Option<Pick>,
+    /// A loss or feedback event was taken and its fusion waits for the ACK that follows it
+    /// ([`Poly::fuse_after_feedback`]).
+    fuse_pending: bool,
     signals: Signals,
     flow: FlowView,
     intent: Option<Intent>,
@@ -129,6 +137,11 @@ impl Poly {
             uses_target,
             picks,
             track_signals,
+            fast_pick: match (cfg.quantity, cfg.every) {
+                (Quantity::Cwnd, Every::Event) if !track_signals => picks,
+                _ => None,
+            },
+            fuse_pending: false,
             signals: Signals::default(),
             flow: FlowView::default(),
             intent: None,
@@ -190,8 +203,69 @@ impl Poly {
         }
     }
 
-    /// Steps 2–4 of the module comment.
+    /// Steps 2–4 of the module comment. Window fusion by `max` / `min` (the paper's and the
+    /// common case) takes a short path of its own: one pass reading the members, one writing
+    /// back, no fusion-trait call and no floating point; the rest goes through
+    /// [`Poly::fuse_general`].
+    #[inline]
     fn fuse(&mut self, now: Time) {
+        self.fuse_pending = false;
+        match (self.quantity, self.picks) {
+            (Quantity::Cwnd, Some(pick)) => self.fuse_picked_window(now, pick),
+            _ => self.fuse_general(now),
+        }
+    }
+
+    /// [`Poly::fuse`] for window fusion by `max` or `min`.
+    #[inline]
+    fn fuse_picked_window(&mut self, now: Time, pick: Pick) {
+        let mut fused: Option<Bytes> = None;
+        for m in &mut self.members {
+            let w = m.read_cwnd();
+            fused = Some(fused.map_or(w, |f| pick.of(f, w)));
+        }
+        self.write_picked_window(now, fused.unwrap_or(0));
+    }
+
+    /// Step 4 for window fusion by `max` or `min`: `cwnd` (before the floor) to the members
+    /// that take the write-back.
+    #[inline]
+    fn write_picked_window(&mut self, now: Time, cwnd: Bytes) {
+        let cwnd = cwnd.max(self.ctx.min_window());
+        self.fused_cwnd = cwnd;
+        match self.write_back {
+            WriteBack::All => {
+                for m in &mut self.members {
+                    m.write_cwnd(now, cwnd);
+                }
+            }
+            WriteBack::Pilot => self.members[self.pilot].write_cwnd(now, cwnd),
+        }
+    }
+
+    /// What `on_ack` does after the members took the ACK, outside the hot path: the
+    /// measurement windows, the fusion and a rule's pilot change.
+    #[inline(never)]
+    fn after_ack_general(&mut self, now: Time, ack: &AckEvent) {
+        let window = if self.track_signals {
+            self.signals.on_ack(now, ack)
+        } else {
+            None
+        };
+        if self.every == Every::Event || window.is_some() {
+            self.fuse(now);
+        }
+        if let Some(w) = window {
+            if let Some(to) = self.filter.decide(self.pilot, &w, self.intent.as_ref()) {
+                self.switch_pilot(now, to);
+            }
+        }
+    }
+
+    /// [`Poly::fuse`] for rate fusion and for fusions that are not a pick (closest, mean, user
+    /// functions).
+    #[inline(never)]
+    fn fuse_general(&mut self, now: Time) {
         let min_window = self.ctx.min_window();
         let members = match self.write_back {
             WriteBack::All => 0..self.members.len(),
@@ -199,7 +273,11 @@ impl Poly {
         };
         match self.quantity {
             Quantity::Cwnd => {
-                let cwnd = self.fused_window().max(min_window);
+                for (v, m) in self.values.iter_mut().zip(self.members.iter_mut()) {
+                    *v = m.read_cwnd() as f64;
+                }
+                let raw = self.call_fusion();
+                let cwnd = (raw.min(u64::MAX as f64 / 2.0) as Bytes).max(min_window);
                 self.fused_cwnd = cwnd;
                 for m in &mut self.members[members] {
                     m.write_cwnd(now, cwnd);
@@ -217,24 +295,6 @@ impl Poly {
                 for m in &mut self.members[members] {
                     m.write_rate(now, rate, min_window, srtt);
                 }
-            }
-        }
-    }
-
-    /// Steps 2–3 for window fusion, bytes (before the minimum-window floor).
-    fn fused_window(&mut self) -> Bytes {
-        match self.picks {
-            Some(Pick::Largest) => self.members.iter_mut().fold(0, |w, m| w.max(m.read_cwnd())),
-            Some(Pick::Smallest) => self
-                .members
-                .iter_mut()
-                .fold(Bytes::MAX, |w, m| w.min(m.read_cwnd())),
-            None => {
-                for (v, m) in self.values.iter_mut().zip(self.members.iter_mut()) {
-                    *v = m.read_cwnd() as f64;
-                }
-                let raw = self.call_fusion();
-                raw.min(u64::MAX as f64 / 2.0) as Bytes
             }
         }
     }
@@ -258,6 +318,44 @@ impl Poly {
         } else {
             self.values[self.pilot]
         }
+    }
+
+    /// After a loss or receiver-feedback event. A transport reports both while it processes an
+    /// ACK, just before that ACK (RFC 9002 Appendix A.7; the simulator does so), so on the hot
+    /// path (`fast_pick`) the ACK's fusion covers them: one fusion per feedback instead
+    /// of two or three. Until then [`CongestionControl::cwnd`] already gives the fused window;
+    /// the write-back waits for the ACK, or for the next send or timer when a timer declared
+    /// the loss. Other fusions fuse now.
+    fn fuse_after_feedback(&mut self, now: Time) {
+        if self.fast_pick.is_some() {
+            self.fuse_pending = true;
+        } else {
+            self.fuse_per_event(now);
+        }
+    }
+
+    /// The fusion a loss declared by a timer left pending, at the send that follows it.
+    #[cold]
+    #[inline(never)]
+    fn fuse_pending_now(&mut self, now: Time) {
+        self.fuse(now);
+    }
+
+    /// The window the pending fusion will give the pilot (read-only; see
+    /// [`Poly::fuse_after_feedback`]).
+    #[cold]
+    #[inline(never)]
+    fn pending_window(&self) -> Bytes {
+        let Some(pick) = self.fast_pick else {
+            return self.members[self.pilot].cc.cwnd();
+        };
+        let fused = self
+            .members
+            .iter()
+            .map(|m| m.cc.cwnd())
+            .reduce(|a, b| pick.of(a, b))
+            .unwrap_or(0);
+        fused.max(self.ctx.min_window())
     }
 
     /// Fuses after an event that can change a member's value, when fusing per event.
@@ -286,6 +384,9 @@ impl CongestionControl for Poly {
     }
 
     fn on_sent(&mut self, now: Time, sent: &SentPacket) {
+        if self.fuse_pending {
+            self.fuse_pending_now(now);
+        }
         self.flow.on_sent(sent);
         for m in &mut self.members {
             m.cc.on_sent(now, sent);
@@ -294,20 +395,24 @@ impl CongestionControl for Poly {
 
     fn on_ack(&mut self, now: Time, ack: &AckEvent) {
         self.flow.on_ack(ack);
-        for m in &mut self.members {
-            m.cc.on_ack(now, ack);
-        }
-        let window = if self.track_signals {
-            self.signals.on_ack(now, ack)
-        } else {
-            None
-        };
-        if self.every == Every::Event || window.is_some() {
-            self.fuse(now);
-        }
-        if let Some(w) = window {
-            if let Some(to) = self.filter.decide(self.pilot, &w, self.intent.as_ref()) {
-                self.switch_pilot(now, to);
+        self.fuse_pending = false;
+        match self.fast_pick {
+            // Hot path (window fusion by max / min, per event, no measurement windows): each
+            // member takes the ACK and is read in the same pass, then the pool is written back.
+            Some(pick) => {
+                let mut fused: Option<Bytes> = None;
+                for m in &mut self.members {
+                    m.cc.on_ack(now, ack);
+                    let w = m.read_cwnd();
+                    fused = Some(fused.map_or(w, |f| pick.of(f, w)));
+                }
+                self.write_picked_window(now, fused.unwrap_or(0));
+            }
+            None => {
+                for m in &mut self.members {
+                    m.cc.on_ack(now, ack);
+                }
+                self.after_ack_general(now, ack);
             }
         }
     }
@@ -320,7 +425,7 @@ impl CongestionControl for Poly {
         for m in &mut self.members {
             m.cc.on_loss(now, loss);
         }
-        self.fuse_per_event(now);
+        self.fuse_after_feedback(now);
     }
 
     fn on_feedback(&mut self, now: Time, feedback: &Feedback<'_>) {
@@ -329,7 +434,7 @@ impl CongestionControl for Poly {
                 m.cc.on_feedback(now, feedback);
             }
         }
-        self.fuse_per_event(now);
+        self.fuse_after_feedback(now);
     }
     fn wants_feedback(&self) -> bool {
         self.members.iter().any(|m| m.cc.wants_feedback())
@@ -361,7 +466,7 @@ impl CongestionControl for Poly {
     }
 
     fn on_timer(&mut self, now: Time) {
-        let mut fired = false;
+        let mut fired = std::mem::take(&mut self.fuse_pending);
         for m in &mut self.members {
             if m.cc.next_timer().is_some_and(|t| t <= now) {
                 m.cc.on_timer(now);
@@ -377,6 +482,9 @@ impl CongestionControl for Poly {
     }
 
     fn cwnd(&self) -> Bytes {
+        if self.fuse_pending {
+            return self.pending_window();
+        }
         self.members[self.pilot].cc.cwnd()
     }
     /// Rate fusion paces at the fused rate whatever the pilot's model; window fusion keeps the
@@ -429,6 +537,7 @@ impl CongestionControl for Poly {
 
     fn handover_state(&self) -> HandoverState {
         let mut s = self.flow.state_of(self.members[self.pilot].cc.as_ref());
+        s.cwnd = self.cwnd();
         s.pacing_rate = self.pacing_rate();
         s
     }

@@ -55,6 +55,17 @@ pub enum Pick {
     Smallest,
 }
 
+impl Pick {
+    /// The picked one of `a` and `b`.
+    #[inline]
+    pub fn of<T: Ord>(self, a: T, b: T) -> T {
+        match self {
+            Pick::Largest => a.max(b),
+            Pick::Smallest => a.min(b),
+        }
+    }
+}
+
 /// A fusion function. It returns the calibrated value in the unit of `input.quantity`; a result
 /// that is not finite and positive is replaced by the pilot's own value.
 pub trait Fusion: Send {

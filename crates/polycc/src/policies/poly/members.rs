@@ -110,10 +110,18 @@ impl Member {
     /// that was written the same window at the last write and still has the window it settled
     /// at then (it declined the value, and writing it again would be declined the same way: had
     /// its bounds moved since, its own window would have moved with them).
+    #[inline]
     pub fn write_cwnd(&mut self, now: Time, cwnd: Bytes) {
         if self.own_cwnd == cwnd || self.last_write == Some((cwnd, self.own_cwnd)) {
             return;
         }
+        self.calibrate_cwnd(now, cwnd);
+    }
+
+    /// The write of [`Member::write_cwnd`], out of line: most fusions write nothing, and the
+    /// caller's loop stays small.
+    #[inline(never)]
+    fn calibrate_cwnd(&mut self, now: Time, cwnd: Bytes) {
         let c = Calibration {
             cwnd: Some(cwnd),
             ..Calibration::default()

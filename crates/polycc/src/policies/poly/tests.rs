@@ -308,13 +308,23 @@ fn max_window_is_written_back_through_calibrate_and_drives_the_sender() {
     assert_eq!(p.members()[1].own_cwnd, 31_000);
     assert_eq!(member_count(&p, 0, "calibrations"), 2.0);
     assert_eq!(member_count(&p, 1, "calibrations"), 0.0);
-    // A loss halves both to 15 500: equal, so nobody is written.
+    // A loss halves both to 15 500: equal, so nobody is written (at the next send, which
+    // carries the loss's fusion when no ACK follows it).
     p.on_loss(
         at_ms(101),
         &LossEvent {
             lost_bytes: MSS,
             mss: MSS,
             ..LossEvent::default()
+        },
+    );
+    assert_eq!(p.cwnd(), 15_500);
+    p.on_sent(
+        at_ms(101),
+        &SentPacket {
+            pn: 100,
+            bytes: MSS,
+            ..SentPacket::default()
         },
     );
     assert_eq!(p.cwnd(), 15_500);
@@ -780,7 +790,8 @@ fn a_member_that_declined_a_window_is_not_written_the_same_window_again() {
     assert_eq!(member_count(&p, 0, "calibrations"), 1.0);
     assert_eq!(p.fused(), 30_000.0);
     // A loss halves both, the pilot to 10 000 and the copilot to 15 000: a new fused value,
-    // which the pilot takes.
+    // which the sender sees at once and the pilot is written with the ACK that follows the
+    // loss (one fusion per feedback).
     p.on_loss(
         at_ms(110),
         &LossEvent {
@@ -789,6 +800,9 @@ fn a_member_that_declined_a_window_is_not_written_the_same_window_again() {
             ..LossEvent::default()
         },
     );
+    assert_eq!(p.cwnd(), 15_000);
+    assert_eq!(member_count(&p, 0, "calibrations"), 1.0);
+    p.on_ack(at_ms(110), &ack_of(MSS, rtt(100, 1), 0));
     assert_eq!(member_count(&p, 0, "calibrations"), 2.0);
     assert_eq!(p.cwnd(), 15_000);
     assert_eq!(p.fused(), 15_000.0);
