@@ -642,14 +642,10 @@ def _flag_rate(frames: pd.DataFrame, t0: float = 0.0, t1: float = math.inf) -> f
 def _plot_xy(
     path: Path, title: str, panels: Sequence[tuple[str, Sequence[float], Mapping[str, Sequence[float]]]]
 ) -> None:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from polycc.plots import _LOCK, figure
 
-    from polycc.plots import _LOCK
-
-    fig = Figure(figsize=(9, 3.6), layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    fig, grid = figure(9, 2.65, 1, len(panels))
+    axes = grid[0]
     for ax, (xlabel, x, lines) in zip(axes, panels, strict=True):
         for label, y in lines.items():
             ax.plot(list(x), list(y), marker="o", label=label)
