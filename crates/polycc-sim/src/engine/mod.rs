@@ -273,6 +273,7 @@ impl<'a> Simulator<'a> {
                             aggregation,
                             shareable.then_some(link_dir),
                             jitter,
+                            l.jitter_reorder,
                         ),
                         link: li as u32,
                         forward,
@@ -346,13 +347,14 @@ impl<'a> Simulator<'a> {
     /// `Some(feeder)`, `None` inside for hops without a queue): packets enter each at
     /// non-decreasing times, as the feeder's departures are in order, so one FIFO keeps each
     /// flow's order, and fewer lines mean fewer pending events. Jittered lines stay private, as
-    /// their no-reordering rule applies per hop.
+    /// their no-reordering rule applies per hop (and a reordering line has no order to keep).
     fn pipe_for(
         &mut self,
         delay: Duration,
         aggregation: Option<Duration>,
         share: Option<Option<u32>>,
         jitter: Option<Duration>,
+        reorder: bool,
     ) -> u32 {
         if let Some(feeder) = share {
             if let Some(&(.., i)) = self
@@ -363,7 +365,8 @@ impl<'a> Simulator<'a> {
                 return i;
             }
         }
-        self.pipes.push(Pipe::new(delay, jitter, aggregation));
+        self.pipes
+            .push(Pipe::new(delay, jitter, aggregation, reorder));
         let i = self.pipes.len() as u32 - 1;
         if let Some(feeder) = share {
             self.shared_pipes.push((delay, aggregation, feeder, i));
@@ -791,10 +794,13 @@ impl<'a> Simulator<'a> {
     }
 
     fn pipe_due(&mut self, pipe: u32) {
+        if !self.pipes[pipe as usize].take_event(self.now) {
+            return; // superseded by an earlier exit (a reordering line)
+        }
         while let Some(p) = self.pipes[pipe as usize].pop_due(self.now) {
             self.leave_hop(p);
         }
-        if let Some(t) = self.pipes[pipe as usize].head_time() {
+        if let Some(t) = self.pipes[pipe as usize].schedule_next() {
             self.q.push(t, Ev::Pipe(pipe));
         }
     }

@@ -9,7 +9,9 @@ use std::collections::VecDeque;
 
 pub struct Receiver {
     /// Received packet-number ranges, inclusive, append-only (packets of one flow arrive in
-    /// order because every stage of the path is FIFO per flow, so holes are permanent losses).
+    /// order because every stage of the path is FIFO per flow, so holes are permanent losses;
+    /// a link `jitter` with `reorder` breaks this on purpose, and a late packet is then
+    /// delivered but not acknowledged).
     pub ranges: Vec<(u64, u64)>,
     pub segs: SegSet,
     ack_every: u32,
@@ -57,7 +59,7 @@ impl Receiver {
                 r.1 = pn;
                 true
             }
-            Some(r) if pn <= r.1 => false, // cannot happen on FIFO paths; ignore duplicates
+            Some(r) if pn <= r.1 => false, // late (reordering jitter only): not acknowledged
             None if pn == 0 => {
                 self.ranges.push((0, 0));
                 true

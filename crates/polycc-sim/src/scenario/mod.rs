@@ -123,6 +123,8 @@ pub struct LinkModel {
     /// Loss probability of packets crossing the reverse direction (ACKs and reverse data).
     pub reverse_loss: f64,
     pub reverse_jitter: Option<Duration>,
+    /// The jitter may reorder packets (`jitter.reorder`), in whichever direction it applies.
+    pub jitter_reorder: bool,
     /// Changes of loss and delay over time (schedule points that set them), in time order.
     pub conditions: Vec<ConditionChange>,
 }
@@ -614,6 +616,7 @@ pub fn resolve(sc: Scenario, origin: &Origin, registry: &Registry) -> Result<Mod
             }),
             reverse_loss: start.ack_loss,
             reverse_jitter: rev_jitter,
+            jitter_reorder: jitter.is_some_and(|j| j.reorder),
         });
         // ACK aggregation happens where ACKs leave the reverse path, recorded on the link.
         if let Some(a) = &l.ack_aggregation {

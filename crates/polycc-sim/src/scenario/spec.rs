@@ -219,10 +219,16 @@ pub enum Direction {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JitterSpec {
-    /// Each packet gets an extra delay drawn from U[0, max]; FIFO order is kept.
+    /// Each packet gets an extra delay drawn from U[0, max]; FIFO order is kept unless
+    /// `reorder` is set.
     pub max: DurationQ,
     #[serde(default = "default_jitter_direction")]
     pub direction: Direction,
+    /// Each packet leaves at its own entry time + delay + jitter, so a later one can overtake
+    /// it, as with netem's delay jitter (Linux `tc netem delay D J`). Default false: the extra
+    /// delay never reorders (a packet waits for the one ahead).
+    #[serde(default)]
+    pub reorder: bool,
 }
 
 fn default_jitter_direction() -> Direction {
