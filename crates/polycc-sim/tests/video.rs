@@ -131,7 +131,12 @@ fn pibes_keeps_its_minimum_share_against_cubic() {
         );
         let (pu, gu) = (p / 4.0, g / 4.0);
         assert!(pu >= 0.40, "{tcp} TCP: PIBES utilisation {pu:.3}");
-        assert!(pu >= 2.0 * gu, "{tcp} TCP: PIBES {pu:.3} vs GCC {gu:.3}");
+        // The paper's WebRTC: 24 % with one TCP flow, 8 % with two; the margin: PIBES
+        // at least twice GCC's utilisation with two.
+        assert!(gu <= 0.35, "{tcp} TCP: GCC utilisation {gu:.3}");
+        if tcp == 2 {
+            assert!(pu >= 2.0 * gu, "{tcp} TCP: PIBES {pu:.3} vs GCC {gu:.3}");
+        }
         // Not grabbing everything either: s_share = 0.8 is the most it aims for.
         assert!(pu <= 0.8, "{tcp} TCP: PIBES utilisation {pu:.3}");
     }
@@ -215,4 +220,26 @@ fn lost_packets_are_repaired_by_fec_or_retransmission() {
         "{} retransmits of {lost_packets} lost",
         g.retransmits
     );
+}
+
+#[test]
+fn gcc_probes_its_way_up_at_the_start() {
+    // WebRTC's start: 300 kbit/s, probes at 0.9 and 1.8 Mbit/s, then at twice each result that
+    // keeps up. On 3 Mbit/s the last probe saturates the link and its result is 95 % of the
+    // receive rate, 2.85 Mbit/s, within a few round trips; without probing GCC climbs from
+    // 300 kbit/s at 8 % a second.
+    let gcc = |probing: bool| {
+        let cca = format!("{{ name = \"gcc\", pacing_factor = 2.5, probing = {probing} }}");
+        competing_video(&cca, WEBRTC_VIDEO, "3Mbps", 0, 1)
+    };
+    let probed = gcc(true);
+    let target = mean_over(&probed, "v", "cc_target_mbps", 0.5, 2.0);
+    assert!(
+        (2.6..=3.0).contains(&target),
+        "target 0.5-2 s {target:.3} Mbit/s"
+    );
+    let thr = mean_over(&probed, "v", "throughput_mbps", 0.5, 2.0);
+    assert!(thr >= 2.4, "throughput 0.5-2 s {thr:.3} Mbit/s");
+    let climbing = mean_over(&gcc(false), "v", "cc_target_mbps", 0.5, 2.0);
+    assert!(climbing < 0.4, "without probing {climbing:.3} Mbit/s");
 }

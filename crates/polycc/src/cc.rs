@@ -164,6 +164,12 @@ pub trait CongestionControl: Send {
     fn target_bitrate(&self) -> Option<Rate> {
         None
     }
+    /// True while the controller wants the transport to send padding (packets carrying no
+    /// application data, at [`Self::pacing_rate`] and within [`Self::cwnd`]) whenever the
+    /// application has nothing to send: WebRTC's bandwidth probes.
+    fn wants_padding(&self) -> bool {
+        false
+    }
     fn ssthresh(&self) -> Option<Bytes> {
         None
     }

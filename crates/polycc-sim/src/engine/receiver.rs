@@ -3,6 +3,7 @@
 
 use super::events::Timer;
 use super::segset::SegSet;
+use super::sender::NO_SEGMENT;
 use polycc::signals::Arrival;
 use polycc::units::{Duration, Time};
 use std::collections::VecDeque;
@@ -78,7 +79,7 @@ impl Receiver {
                 arrival_time: now,
             });
         }
-        let new_segment = self.segs.insert(seg);
+        let new_segment = seg != NO_SEGMENT && self.segs.insert(seg);
         self.unacked += 1;
         // RFC 9000 §13.2.1 / RFC 5681 §4.2: acknowledge at once when a gap appears.
         let ack_now = !in_order || self.unacked >= self.ack_every;

@@ -301,14 +301,23 @@ impl Sender {
 
     /// The sender's own decision (window, pacing) on the next packet at `now`.
     fn release(&mut self, now: Time) -> Poll {
-        let Some((seg, retransmission)) = self.next_segment() else {
-            if !self.app_limited {
-                self.app_limited = true;
-                self.rate_est.on_app_limited(self.in_flight);
+        let (seg, retransmission) = match self.next_segment() {
+            Some(next) => next,
+            // The controller probes: padding fills what the application leaves.
+            None if self.cc.wants_padding() => (NO_SEGMENT, false),
+            None => {
+                if !self.app_limited {
+                    self.app_limited = true;
+                    self.rate_est.on_app_limited(self.in_flight);
+                }
+                return Poll::Idle;
             }
-            return Poll::Idle;
         };
-        let wire = self.payload_of(seg) + self.header;
+        let wire = if seg == NO_SEGMENT {
+            self.mss
+        } else {
+            self.payload_of(seg)
+        } + self.header;
         if self.probes == 0 && self.in_flight + wire > self.cc.cwnd().min(self.rwnd) {
             return Poll::Blocked;
         }
@@ -318,7 +327,7 @@ impl Sender {
         if retransmission {
             self.retx.pop_front();
             self.retransmits += 1;
-        } else {
+        } else if seg != NO_SEGMENT {
             self.next_seg += 1;
         }
         self.app_limited = false;

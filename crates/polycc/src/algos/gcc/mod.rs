@@ -10,7 +10,10 @@
 //! behaviour where it and draft-ietf-rmcat-gcc-02 differ). Simplifications, stated: the rate is
 //! updated every 100 ms of feedback (WebRTC's transport-feedback interval) or at once on overuse;
 //! the acknowledged rate is the received rate over 500 ms (the draft's R_hat) rather than
-//! WebRTC's Bayesian estimator; no probing, no ALR detection, no congestion-window pushback.
+//! WebRTC's Bayesian estimator; no ALR detection, no congestion-window pushback. Probing is the
+//! start-up kind only ([`probe_controller`], [`probe_estimator`]): clusters at 3× and 6× the
+//! start rate, then at twice each result that keeps up, padded when the encoder has too little;
+//! a result replaces the delay-based estimate, as WebRTC's `AimdRateControl::SetEstimate`.
 //!
 //! GCC is a rate controller: the sender paces at `pacing_factor × target` (1 by default, right
 //! for a backlogged source; WebRTC's pacer uses 2.5 × for an encoder that produces the target
@@ -21,17 +24,21 @@ mod aimd;
 mod inter_arrival;
 mod link_capacity;
 mod loss_based;
+mod probe_controller;
+mod probe_estimator;
 mod received_rate;
 mod trendline;
 
 use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
 use crate::intent::Intent;
 use crate::registry::{check_range, parse_params, CcError, Params, Registry};
-use crate::signals::{AckEvent, Feedback, LossEvent};
+use crate::signals::{AckEvent, Feedback, LossEvent, SentPacket};
 use crate::units::{Bytes, Duration, Rate, Time};
 use aimd::{Aimd, RateState};
 use inter_arrival::InterArrival;
 use loss_based::LossBased;
+use probe_controller::ProbeController;
+use probe_estimator::ProbeEstimator;
 use received_rate::ReceivedRate;
 use serde::Deserialize;
 use trendline::{Trendline, Usage};
@@ -70,6 +77,9 @@ struct GccParams {
     max_rate_kbps: f64,
     #[serde(default = "default_pacing")]
     pacing_factor: f64,
+    /// Start-up probing (WebRTC's ProbeController); off starts at `start_rate_kbps` and climbs.
+    #[serde(default = "default_probing")]
+    probing: bool,
 }
 
 fn default_start() -> f64 {
@@ -83,6 +93,9 @@ fn default_max() -> f64 {
 }
 fn default_pacing() -> f64 {
     1.0
+}
+fn default_probing() -> bool {
+    true
 }
 
 pub fn build(
@@ -109,13 +122,15 @@ pub fn build(
     )?;
     check_range(NAME, "pacing_factor", params.pacing_factor, 1.0, 10.0)?;
     let kbps = |k: f64| Rate::from_bps_f64(k * 1e3);
-    Ok(Box::new(Gcc::new(
+    let mut gcc = Gcc::new(
         ctx,
         kbps(params.start_rate_kbps),
         kbps(params.min_rate_kbps),
         kbps(params.max_rate_kbps),
         params.pacing_factor,
-    )))
+    );
+    gcc.probing = params.probing;
+    Ok(Box::new(gcc))
 }
 
 pub struct Gcc {
@@ -133,6 +148,10 @@ pub struct Gcc {
     last_update: Option<Time>,
     /// Overuse seen since the last rate update (the detector may clear it within a batch).
     overuse_pending: bool,
+    /// Probe at start-up (cleared when taking over a running flow).
+    probing: bool,
+    probes: ProbeController,
+    probe_results: ProbeEstimator,
 }
 
 impl Gcc {
@@ -151,6 +170,9 @@ impl Gcc {
             srtt: None,
             last_update: None,
             overuse_pending: false,
+            probing: true,
+            probes: ProbeController::default(),
+            probe_results: ProbeEstimator::default(),
         }
     }
 
@@ -170,9 +192,16 @@ impl Gcc {
         };
         self.overuse_pending = false;
         let delay_based = self.aimd.update(now, usage, self.received.rate());
+        self.combine(now, delay_based);
+    }
+
+    /// The target from a new delay-based estimate and the loss-based side; probing goes on
+    /// while the estimate keeps up with the probes.
+    fn combine(&mut self, now: Time, delay_based: Rate) {
         let rtt = self.srtt.unwrap_or(aimd::DEFAULT_RTT);
         let loss_based = self.loss.update(now, rtt, delay_based);
         self.target = delay_based.min(loss_based).clamp(self.min, self.max);
+        self.probes.on_estimate(now, self.target);
     }
 
     fn set_rate(&mut self, rate: Rate) {
@@ -192,8 +221,22 @@ impl CongestionControl for Gcc {
         true
     }
 
+    fn on_sent(&mut self, now: Time, sent: &SentPacket) {
+        if self.probing {
+            self.probes.start(self.target, self.max);
+        }
+        if let Some((id, done)) = self.probes.on_sent(now, sent.bytes) {
+            self.probe_results.on_sent(sent.pn, id, done);
+        }
+    }
+
     fn on_feedback(&mut self, now: Time, feedback: &Feedback<'_>) {
+        let mut probed = None;
         for a in feedback.arrivals {
+            probed = self
+                .probe_results
+                .on_arrival(a.pn, a.sent_time, a.arrival_time, a.bytes)
+                .or(probed);
             self.received.on_arrival(a.arrival_time, a.bytes);
             if let Some(d) = self.inter.on_packet(a.sent_time, a.arrival_time, a.bytes) {
                 let usage = self
@@ -201,6 +244,13 @@ impl CongestionControl for Gcc {
                     .update(d.recv_delta_ms, d.send_delta_ms, d.arrival);
                 self.overuse_pending |= usage == Usage::Overusing;
             }
+        }
+        // A probe result sets the delay-based estimate unless the detector sees overuse.
+        if let (Some(rate), false) = (probed, self.overuse_pending) {
+            self.aimd.set_rate(rate);
+            self.last_update = Some(now);
+            self.combine(now, self.aimd.rate());
+            return;
         }
         self.maybe_update(now);
     }
@@ -224,11 +274,19 @@ impl CongestionControl for Gcc {
 
     fn cwnd(&self) -> Bytes {
         let rtt = self.srtt.unwrap_or(WINDOW_MIN_RTT).max(WINDOW_MIN_RTT);
-        let bytes = self.target.bytes_in(rtt) as f64 * WINDOW_RTTS;
+        let rate = self
+            .probes
+            .active()
+            .map_or(self.target, |c| c.rate.max(self.target));
+        let bytes = rate.bytes_in(rtt) as f64 * WINDOW_RTTS;
         (bytes as Bytes).max(WINDOW_MIN_PACKETS * self.mss)
     }
 
     fn pacing_rate(&self) -> Option<Rate> {
+        // A probe cluster leaves at its rate, media and padding alike.
+        if let Some(c) = self.probes.active() {
+            return Some(c.rate);
+        }
         Some(
             self.target
                 .mul_f64(self.pacing_factor)
@@ -238,6 +296,10 @@ impl CongestionControl for Gcc {
 
     fn target_bitrate(&self) -> Option<Rate> {
         Some(self.target)
+    }
+
+    fn wants_padding(&self) -> bool {
+        self.probes.active().is_some()
     }
 
     fn set_intent(&mut self, _now: Time, intent: &Intent) {
@@ -266,6 +328,8 @@ impl CongestionControl for Gcc {
     }
 
     fn adopt(&mut self, _now: Time, from: &HandoverState) {
+        // Taking over a running flow: its estimate replaces start-up probing.
+        self.probing = false;
         if from.rtt.has_sample {
             self.srtt = Some(from.rtt.smoothed);
             self.aimd.set_rtt(from.rtt.smoothed);
@@ -289,6 +353,12 @@ impl CongestionControl for Gcc {
             (_, RateState::Hold) => "hold",
         });
         t.push("target_mbps", self.target.as_mbps_f64());
+        t.push(
+            "probe_mbps",
+            self.probes
+                .active()
+                .map_or(f64::NAN, |c| c.rate.as_mbps_f64()),
+        );
         t.push("delay_based_mbps", self.aimd.rate().as_mbps_f64());
         t.push("loss_based_mbps", self.loss.rate().as_mbps_f64());
         t.push(
