@@ -407,6 +407,9 @@ mod tests {
         let mut cc = build(serde_json::json!({"name": "pcc-vivace"})).unwrap();
         let (mbps, queue) = run(cc.as_mut(), &mut path, 10, 30);
         assert!(mbps > 17.0, "goodput {mbps}");
+        // The deviation the last judged MI's utility saw is reported.
+        let dev = cc.telemetry().get("rtt_dev_used_us").expect("telemetry");
+        assert!(dev.is_finite() && dev >= 0.0, "{dev}");
         assert!(queue < Duration::from_millis(5), "queue {queue}");
         // The window never limits the rate: it covers two RTTs of data at the MI rate.
         let rate = cc.pacing_rate().unwrap();

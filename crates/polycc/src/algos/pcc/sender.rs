@@ -90,7 +90,7 @@ pub trait RateControl: Send + fmt::Debug {
     /// search around it, leaving any start-up phase.
     fn set_rate(&mut self, rate: Rate, path: &PathView);
     fn state(&self) -> &'static str;
-    /// Up to 6 values of the controller's own.
+    /// Up to 8 values of the controller's own.
     fn telemetry(&self, t: &mut Telemetry);
 }
 

@@ -121,6 +121,8 @@ pub struct VivaceControl {
     prev_rtt_us: f64,
     last_utility: f64,
     last_gamma: f64,
+    /// The RTT deviation (µs) the last judged MI's utility saw, after the noise filter.
+    last_dev_used_us: f64,
 }
 
 /// One probing pair: (rate, utility) at the higher and at the lower rate.
@@ -202,6 +204,7 @@ impl VivaceControl {
             prev_rtt_us: f64::NAN,
             last_utility: f64::NAN,
             last_gamma: f64::NAN,
+            last_dev_used_us: f64::NAN,
         }
     }
 
@@ -355,6 +358,7 @@ impl RateControl for VivaceControl {
         }
         let u = self.utility.utility(&input);
         self.last_utility = u;
+        self.last_dev_used_us = input.rtt_dev_us;
         match &mut self.state {
             State::Starting { prev, waiting } => {
                 *waiting = false;
@@ -488,6 +492,13 @@ impl RateControl for VivaceControl {
 
     fn telemetry(&self, t: &mut Telemetry) {
         t.push("utility", self.last_utility);
+        t.push("rtt_dev_used_us", self.last_dev_used_us);
+        if let Some(n) = self.noise.as_ref() {
+            // 1 when the last completed MI's RTT gradient exceeded its regression error: the
+            // noise filter's first test let both latency penalties through.
+            let open = !n.last_verdict().gate_tolerable;
+            t.push("noise_gate_open", f64::from(u8::from(open)));
+        }
         t.push("gradient", self.last_gamma);
         t.push("boundary_k", self.k as f64);
         t.push("rounds", self.rounds as f64);
