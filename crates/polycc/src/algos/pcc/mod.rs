@@ -7,7 +7,8 @@
 //! - `utility.rs`: utility functions selected by name from a [`UtilityRegistry`] users can
 //!   extend.
 //! - `sender.rs`: the rate-based [`CongestionControl`](crate::cc::CongestionControl) shared by all
-//!   (pacing rate = the current MI's rate; a window of two RTTs of data that never limits it).
+//!   (pacing rate = the current MI's rate; a window of two RTTs of data that never limits it,
+//!   or one BDP at that rate once the host is seen not to pace).
 //! - `allegro.rs`, `vivace.rs`, `proteus.rs`: the control algorithms.
 //!
 //! Registry names: `pcc-allegro`, `pcc-vivace`, `proteus-p`, `proteus-s`, `proteus-h`. Each takes
