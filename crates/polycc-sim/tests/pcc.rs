@@ -1,7 +1,8 @@
 //! The PCC family's published key behaviours in the simulator: Allegro's resilience to random
 //! loss (Allegro NSDI'15 Fig. 7), Vivace's and Proteus-P's small queue at full utilisation
-//! (Vivace NSDI'18, Proteus SIGCOMM'20), and Proteus-S yielding to CUBIC while sharing fairly
-//! with itself (Proteus §6).
+//! (Vivace NSDI'18, Proteus SIGCOMM'20), Proteus-S yielding to CUBIC while sharing fairly
+//! with itself (Proteus §6), and four Allegro flows sharing more fairly than CUBIC's (Allegro
+//! Figs. 12–13).
 
 mod common;
 use common::{mean_goodput_mbps, run};
@@ -325,4 +326,52 @@ fn bbr_s_alone_never_yields_and_shares_fairly_with_itself() {
     eprintln!("two bbr-s: {a:.1} and {b:.1} Mbit/s, Jain {jain:.3}");
     assert!(jain >= 0.9, "jain {jain}");
     assert!(a + b >= 0.9 * 50.0, "together {}", a + b);
+}
+
+/// Jain's index of flows f1–f4 per 1 s window over `from <= t < to`, averaged.
+fn mean_jain_per_second(out: &RunOutput, from: f64, to: f64) -> f64 {
+    let t = out.flows.f64s("t_s").unwrap();
+    let flow = out.flows.strs("flow").unwrap();
+    let g = out.flows.f64s("goodput_mbps").unwrap();
+    let secs = (to - from) as usize;
+    // Per flow and second: (sum of bin goodputs, bins).
+    let mut acc = vec![[(0.0, 0u32); 4]; secs];
+    for i in 0..t.len() {
+        let Some(f) = ["f1", "f2", "f3", "f4"].iter().position(|x| *x == flow[i]) else {
+            continue;
+        };
+        if t[i] >= from && t[i] < to {
+            let cell = &mut acc[(t[i] - from) as usize][f];
+            cell.0 += g[i];
+            cell.1 += 1;
+        }
+    }
+    let jains: Vec<f64> = acc
+        .iter()
+        .map(|w| {
+            let x: Vec<f64> = w.iter().map(|(s, n)| s / f64::from((*n).max(1))).collect();
+            let (sum, sq) = (x.iter().sum::<f64>(), x.iter().map(|v| v * v).sum::<f64>());
+            sum * sum / (4.0 * sq)
+        })
+        .collect();
+    jains.iter().sum::<f64>() / jains.len() as f64
+}
+
+#[test]
+fn four_pcc_flows_on_the_papers_timeline_share_more_fairly_than_cubic() {
+    // Allegro Figs. 12–13 (REPRODUCTION.md 6a) with the scenario file as it is, on the paper's
+    // timeline: flows join every 500 s and send 2000 s each; Jain's index over 1 s windows of
+    // the 500 s when all four are active.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/papers/pcc/convergence.toml"
+    );
+    let toml = std::fs::read_to_string(path).expect("convergence.toml");
+    let pcc = mean_jain_per_second(&run(&toml), 1500.0, 2000.0);
+    let cubic_toml = toml.replace("cca = \"pcc-allegro\"", "cca = \"cubic\"");
+    assert_ne!(cubic_toml, toml);
+    let cubic = mean_jain_per_second(&run(&cubic_toml), 1500.0, 2000.0);
+    eprintln!("four flows, 1 s windows: PCC Jain {pcc:.3}, CUBIC {cubic:.3}");
+    assert!(pcc >= 0.95, "pcc {pcc}");
+    assert!(pcc > cubic, "pcc {pcc} vs cubic {cubic}");
 }
