@@ -101,6 +101,12 @@ pub struct Poly {
     /// A loss or feedback event was taken and its fusion waits for the ACK that follows it
     /// ([`Poly::fuse_after_feedback`]).
     fuse_pending: bool,
+    /// The pilot's window as `on_ack`'s hot path left it (read there or by its write-back),
+    /// valid while `pilot_fresh`: a sender reads the window right after each ACK, and the pilot
+    /// cannot have changed since, so `cwnd()` returns it without asking the pilot again.
+    /// Every other event that reaches the members clears `pilot_fresh`.
+    pilot_cwnd: Bytes,
+    pilot_fresh: bool,
     signals: Signals,
     flow: FlowView,
     intent: Option<Intent>,
@@ -142,6 +148,8 @@ impl Poly {
                 _ => None,
             },
             fuse_pending: false,
+            pilot_cwnd: 0,
+            pilot_fresh: false,
             signals: Signals::default(),
             flow: FlowView::default(),
             intent: None,
@@ -231,16 +239,44 @@ impl Poly {
     /// that take the write-back.
     #[inline]
     fn write_picked_window(&mut self, now: Time, cwnd: Bytes) {
-        let cwnd = cwnd.max(self.ctx.min_window());
-        self.fused_cwnd = cwnd;
+        let cwnd = self.floor_fused_window(cwnd);
         match self.write_back {
             WriteBack::All => {
                 for m in &mut self.members {
                     m.write_cwnd(now, cwnd);
                 }
             }
-            WriteBack::Pilot => self.members[self.pilot].write_cwnd(now, cwnd),
+            WriteBack::Pilot => {
+                self.members[self.pilot].write_cwnd(now, cwnd);
+            }
         }
+    }
+
+    /// [`Poly::write_picked_window`] on `on_ack`'s hot path, where the pilot is the first
+    /// member: `fast_pick` implies a filter without rules, so the configured pilot never
+    /// changes. Returns the pilot's window after the write.
+    #[inline]
+    fn write_picked_window_hot(&mut self, now: Time, cwnd: Bytes) -> Bytes {
+        debug_assert_eq!(self.pilot, 0);
+        let cwnd = self.floor_fused_window(cwnd);
+        let Some((pilot, copilots)) = self.members.split_first_mut() else {
+            return cwnd;
+        };
+        let pilot_cwnd = pilot.write_cwnd(now, cwnd);
+        if self.write_back == WriteBack::All {
+            for m in copilots {
+                m.write_cwnd(now, cwnd);
+            }
+        }
+        pilot_cwnd
+    }
+
+    /// The fused window after the floor (minimum window), recorded as the last fused value.
+    #[inline]
+    fn floor_fused_window(&mut self, cwnd: Bytes) -> Bytes {
+        let cwnd = cwnd.max(self.ctx.min_window());
+        self.fused_cwnd = cwnd;
+        cwnd
     }
 
     /// What `on_ack` does after the members took the ACK, outside the hot path: the
@@ -365,6 +401,15 @@ impl Poly {
         }
     }
 
+    /// [`CongestionControl::cwnd`] when the pilot may have changed since the last ACK.
+    #[inline(never)]
+    fn cwnd_asked(&self) -> Bytes {
+        if self.fuse_pending {
+            return self.pending_window();
+        }
+        self.members[self.pilot].cc.cwnd()
+    }
+
     fn switch_pilot(&mut self, now: Time, to: usize) {
         let state = handover::successor_state(
             &self.flow,
@@ -384,6 +429,7 @@ impl CongestionControl for Poly {
     }
 
     fn on_sent(&mut self, now: Time, sent: &SentPacket) {
+        self.pilot_fresh = false;
         if self.fuse_pending {
             self.fuse_pending_now(now);
         }
@@ -406,9 +452,11 @@ impl CongestionControl for Poly {
                     let w = m.read_cwnd();
                     fused = Some(fused.map_or(w, |f| pick.of(f, w)));
                 }
-                self.write_picked_window(now, fused.unwrap_or(0));
+                self.pilot_cwnd = self.write_picked_window_hot(now, fused.unwrap_or(0));
+                self.pilot_fresh = true;
             }
             None => {
+                self.pilot_fresh = false;
                 for m in &mut self.members {
                     m.cc.on_ack(now, ack);
                 }
@@ -418,6 +466,7 @@ impl CongestionControl for Poly {
     }
 
     fn on_loss(&mut self, now: Time, loss: &LossEvent) {
+        self.pilot_fresh = false;
         self.flow.on_loss(loss);
         if self.track_signals {
             self.signals.on_loss(loss);
@@ -429,6 +478,7 @@ impl CongestionControl for Poly {
     }
 
     fn on_feedback(&mut self, now: Time, feedback: &Feedback<'_>) {
+        self.pilot_fresh = false;
         for m in &mut self.members {
             if m.cc.wants_feedback() {
                 m.cc.on_feedback(now, feedback);
@@ -440,6 +490,7 @@ impl CongestionControl for Poly {
         self.members.iter().any(|m| m.cc.wants_feedback())
     }
     fn on_packet_acked(&mut self, now: Time, packet: &PacketOutcome) {
+        self.pilot_fresh = false;
         for m in &mut self.members {
             if m.cc.wants_packet_detail() {
                 m.cc.on_packet_acked(now, packet);
@@ -447,6 +498,7 @@ impl CongestionControl for Poly {
         }
     }
     fn on_packet_lost(&mut self, now: Time, packet: &PacketOutcome) {
+        self.pilot_fresh = false;
         for m in &mut self.members {
             if m.cc.wants_packet_detail() {
                 m.cc.on_packet_lost(now, packet);
@@ -460,12 +512,14 @@ impl CongestionControl for Poly {
     /// Frames reach every member (a frame-aware member schedules from them); like `on_sent`,
     /// they carry no feedback, so the pool is not re-fused.
     fn on_frame(&mut self, now: Time, frame: &FrameInfo) {
+        self.pilot_fresh = false;
         for m in &mut self.members {
             m.cc.on_frame(now, frame);
         }
     }
 
     fn on_timer(&mut self, now: Time) {
+        self.pilot_fresh = false;
         let mut fired = std::mem::take(&mut self.fuse_pending);
         for m in &mut self.members {
             if m.cc.next_timer().is_some_and(|t| t <= now) {
@@ -481,11 +535,12 @@ impl CongestionControl for Poly {
         self.members.iter().filter_map(|m| m.cc.next_timer()).min()
     }
 
+    #[inline]
     fn cwnd(&self) -> Bytes {
-        if self.fuse_pending {
-            return self.pending_window();
+        if self.pilot_fresh {
+            return self.pilot_cwnd;
         }
-        self.members[self.pilot].cc.cwnd()
+        self.cwnd_asked()
     }
     /// Rate fusion paces at the fused rate whatever the pilot's model; window fusion keeps the
     /// pilot's pacing.
@@ -519,6 +574,7 @@ impl CongestionControl for Poly {
     /// Every member gets the intent (it may change their behaviour); an `intent` target or rule
     /// acts on it from this event on.
     fn set_intent(&mut self, now: Time, intent: &Intent) {
+        self.pilot_fresh = false;
         self.intent = Some(*intent);
         for m in &mut self.members {
             m.cc.set_intent(now, intent);
@@ -529,6 +585,7 @@ impl CongestionControl for Poly {
     /// An outside policy's values reach every member (so the whole pool follows, e.g., a clamp);
     /// then the pool is re-fused.
     fn calibrate(&mut self, now: Time, c: &Calibration) {
+        self.pilot_fresh = false;
         for m in &mut self.members {
             m.cc.calibrate(now, c);
         }
@@ -544,6 +601,7 @@ impl CongestionControl for Poly {
 
     /// The whole pool takes the flow over.
     fn adopt(&mut self, now: Time, from: &HandoverState) {
+        self.pilot_fresh = false;
         self.flow.adopt(from);
         for m in &mut self.members {
             m.cc.adopt(now, from);

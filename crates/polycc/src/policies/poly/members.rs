@@ -110,24 +110,28 @@ impl Member {
     /// that was written the same window at the last write and still has the window it settled
     /// at then (it declined the value, and writing it again would be declined the same way: had
     /// its bounds moved since, its own window would have moved with them).
+    /// Returns the member's window after the write, which its `cwnd()` gives until its next
+    /// event.
     #[inline]
-    pub fn write_cwnd(&mut self, now: Time, cwnd: Bytes) {
+    pub fn write_cwnd(&mut self, now: Time, cwnd: Bytes) -> Bytes {
         if self.own_cwnd == cwnd || self.last_write == Some((cwnd, self.own_cwnd)) {
-            return;
+            return self.own_cwnd;
         }
-        self.calibrate_cwnd(now, cwnd);
+        self.calibrate_cwnd(now, cwnd)
     }
 
     /// The write of [`Member::write_cwnd`], out of line: most fusions write nothing, and the
     /// caller's loop stays small.
     #[inline(never)]
-    fn calibrate_cwnd(&mut self, now: Time, cwnd: Bytes) {
+    fn calibrate_cwnd(&mut self, now: Time, cwnd: Bytes) -> Bytes {
         let c = Calibration {
             cwnd: Some(cwnd),
             ..Calibration::default()
         };
         self.cc.calibrate(now, &c);
-        self.last_write = Some((cwnd, self.cc.cwnd()));
+        let after = self.cc.cwnd();
+        self.last_write = Some((cwnd, after));
+        after
     }
 
     /// Writes a fused rate in the member's own currency (see the module comment): its pacing

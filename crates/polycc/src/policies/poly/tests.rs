@@ -851,3 +851,48 @@ fn fusing_once_per_rtt_writes_back_only_when_a_window_closes() {
     assert!(build_err(json!({"fuse_every": "frame"}))
         .contains("fuse_every = \"frame\" is not one of ack, rtt"));
 }
+
+#[test]
+fn the_window_read_after_an_event_is_the_pilots_own() {
+    // The pilot (10 packets, static) caps written windows at 20 packets; the copilot grows by
+    // one packet per ACK from 30. The fused window is the copilot's, but the sender reads the
+    // window the pilot settled at after the write-back, before and after the sends that follow.
+    let mut p = poly(json!({
+        "pilot": {"name": "probe", "cwnd_pkts": 10, "cap_pkts": 20},
+        "copilots": [{"name": "probe", "cwnd_pkts": 30, "gain": 1}],
+    }));
+    for k in 0..5 {
+        p.on_ack(at_ms(100 + k), &ack_of(MSS, rtt(100, 1), 0));
+        assert_eq!(p.fused(), (31_000 + 1000 * k) as f64);
+        assert_eq!(p.cwnd(), 20_000);
+        p.on_sent(
+            at_ms(100 + k),
+            &SentPacket {
+                pn: k,
+                bytes: MSS,
+                in_flight: MSS,
+                ..SentPacket::default()
+            },
+        );
+        assert_eq!(p.cwnd(), 20_000);
+    }
+    assert_eq!(member_count(&p, 0, "calibrations"), 6.0);
+
+    // A real pool on a flow, with the write-back to all members and to the pilot only.
+    for write_back in ["all", "pilot"] {
+        let mut p = poly(json!({
+            "pilot": "bbr", "copilots": ["cubic", "vegas"], "fuse": "max", "on": "cwnd",
+            "write_back": write_back,
+        }));
+        let mut flow = Flow::new(MSS, Duration::from_millis(100));
+        for _ in 0..8 {
+            flow.run_rtts(&mut p, 1);
+            assert_eq!(
+                p.cwnd(),
+                p.members()[0].cc.cwnd(),
+                "write_back {write_back}"
+            );
+            assert_eq!(p.pacing_rate(), p.members()[0].cc.pacing_rate());
+        }
+    }
+}
