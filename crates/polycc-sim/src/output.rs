@@ -29,6 +29,9 @@ pub struct FlowSummary {
     /// Packets declared lost / packets sent.
     pub loss_rate: f64,
     pub retransmits: u64,
+    /// Packets acknowledged after they were declared lost (included in `loss_rate`): reordering,
+    /// or a delay beyond the time threshold.
+    pub spurious_losses: u64,
     /// Probe timeouts that fired: the sender heard no ACK for a PTO (srtt + 4·rttvar + max ACK
     /// delay, doubled on each consecutive one).
     pub probe_timeouts: u64,

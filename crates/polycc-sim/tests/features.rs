@@ -95,25 +95,29 @@ fn jitter_adds_delay_without_reordering() {
 }
 
 #[test]
-fn reordering_jitter_lets_packets_overtake_and_causes_spurious_losses() {
-    // 10 Mbit/s (1.2 ms per packet), data jitter U[0, 20 ms]: with `reorder`, a packet often
-    // leaves after several sent behind it; the receiver does not acknowledge such a late packet
-    // and RFC 9002's 3-packet threshold declares it lost although the link never dropped it.
-    // Without `reorder`, FIFO is kept and nothing is declared lost but the queue's drops. The
-    // 8-BDP buffer keeps drops out of the way.
+fn reordering_jitter_costs_cubic_little_once_late_packets_are_acknowledged() {
+    // 20 Mbit/s (0.6 ms per 1500-byte packet), 40 ms, one-BDP drop-tail buffer, data jitter
+    // U[0, 5 ms] that reorders: a packet can arrive after up to 8 sent behind it, beyond RFC
+    // 9002's 3-packet threshold. Before late packets were acknowledged, CUBIC got 2.2 Mbit/s
+    // here. Now the sender counts the losses it declared for them as spurious and switches to
+    // RACK's time rule, whose window (min_rtt/4 = 10 ms) exceeds the 5 ms of jitter, so after
+    // the first spurious loss CUBIC runs as on the FIFO path: with a one-BDP buffer its window
+    // stays above the BDP after a drop (β = 0.7 of 2 BDP), so the link stays busy. 70 % leaves
+    // room for slow start and a few early spurious back-offs (each costs at most 30 % of the
+    // window until CUBIC regrows, about 3 s at this BDP); we measured 17.9 Mbit/s (FIFO 19.2).
     let run_with = |reorder: bool| {
         run(&format!(
             r#"
             name = "jitter-reorder"
-            duration = "20s"
+            duration = "30s"
             [[links]]
             id = "b"
-            rate = "10Mbps"
-            queue = {{ size = "8bdp" }}
-            jitter = {{ max = "20ms", reorder = {reorder} }}
+            rate = "20Mbps"
+            queue = {{ size = "1bdp" }}
+            jitter = {{ max = "5ms", reorder = {reorder} }}
             [[flows]]
             id = "a"
-            cca = "newreno"
+            cca = "cubic"
             rtt = "40ms"
             "#
         ))
@@ -122,22 +126,25 @@ fn reordering_jitter_lets_packets_overtake_and_causes_spurious_losses() {
     let reordered = run_with(true);
     let (f, r) = (&fifo.summary.flows[0], &reordered.summary.flows[0]);
     eprintln!(
-        "fifo: retransmits {} drops {} goodput {:.2} RTT {:?}; reorder: retransmits {} drops {} \
-         goodput {:.2} RTT {:?}",
-        f.retransmits,
-        fifo.summary.links[0].drops,
+        "fifo: goodput {:.2} retransmits {} spurious {} drops {}; reorder: goodput {:.2} \
+         retransmits {} spurious {} drops {}",
         f.goodput_mbps,
-        f.rtt_ms,
-        r.retransmits,
-        reordered.summary.links[0].drops,
+        f.retransmits,
+        f.spurious_losses,
+        fifo.summary.links[0].drops,
         r.goodput_mbps,
-        r.rtt_ms
+        r.retransmits,
+        r.spurious_losses,
+        reordered.summary.links[0].drops,
     );
+    // FIFO: every declared loss is a queue drop, none spurious.
+    assert_eq!(f.spurious_losses, 0, "{f:?}");
     assert_eq!(f.retransmits, fifo.summary.links[0].drops, "{f:?}");
-    assert_eq!(reordered.summary.links[0].drops, 0);
-    assert!(r.retransmits > 100, "{r:?}");
-    // Spurious loss responses keep NewReno's window small, and with it the queue.
-    assert!(r.rtt_ms.mean < f.rtt_ms.mean, "{r:?} vs {f:?}");
+    // Reordering: spurious losses happen (so late packets were acknowledged), then stop.
+    assert!(r.spurious_losses > 0, "{r:?}");
+    assert!(r.spurious_losses < 200, "{r:?}");
+    assert!(r.goodput_mbps >= 0.7 * 20.0, "{r:?}");
+    assert!(r.goodput_mbps >= 0.9 * f.goodput_mbps, "{r:?} vs {f:?}");
 }
 
 #[test]

@@ -78,6 +78,7 @@ pub struct EventQueue {
 }
 
 impl EventQueue {
+    #[inline]
     pub fn push(&mut self, t: Time, ev: Ev) {
         self.seq += 1;
         let item = Item {

@@ -8,8 +8,10 @@ mod fast_link;
 mod link;
 mod packet;
 mod pipe;
+mod pn_ranges;
 mod receiver;
 mod recorder;
+mod reordering;
 mod segset;
 mod send_jitter;
 mod sender;
@@ -902,7 +904,7 @@ impl<'a> Simulator<'a> {
         };
         s.on_ack(
             now,
-            &receiver.ranges,
+            receiver.pns.runs(),
             p.seg as usize,
             p.pn,
             Duration(p.ack_delay_ns as u64),

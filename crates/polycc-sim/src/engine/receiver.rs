@@ -2,6 +2,7 @@
 //! arrival log that carries per-packet receive times back to the sender as feedback.
 
 use super::events::Timer;
+use super::pn_ranges::{Arrived, PnRanges};
 use super::segset::SegSet;
 use super::sender::NO_SEGMENT;
 use polycc::signals::Arrival;
@@ -9,11 +10,10 @@ use polycc::units::{Duration, Time};
 use std::collections::VecDeque;
 
 pub struct Receiver {
-    /// Received packet-number ranges, inclusive, append-only (packets of one flow arrive in
-    /// order because every stage of the path is FIFO per flow, so holes are permanent losses;
-    /// a link `jitter` with `reorder` breaks this on purpose, and a late packet is then
-    /// delivered but not acknowledged).
-    pub ranges: Vec<(u64, u64)>,
+    /// Received packet numbers. Holes are permanent losses on FIFO paths (a retransmission gets
+    /// a new number); behind a reordering link `jitter` a late packet fills (part of) one and is
+    /// acknowledged like any other.
+    pub pns: PnRanges,
     pub segs: SegSet,
     ack_every: u32,
     max_ack_delay: Duration,
@@ -37,7 +37,7 @@ pub struct Received {
 impl Receiver {
     pub fn new(ack_every: u32, max_ack_delay: Duration, keep_log: bool) -> Self {
         Receiver {
-            ranges: Vec::new(),
+            pns: PnRanges::new(),
             segs: SegSet::new(),
             ack_every,
             max_ack_delay,
@@ -50,26 +50,8 @@ impl Receiver {
         }
     }
 
-    pub fn largest(&self) -> Option<u64> {
-        self.ranges.last().map(|r| r.1)
-    }
-
     pub fn on_data(&mut self, now: Time, pn: u64, seg: u64, bytes: u64, sent: Time) -> Received {
-        let in_order = match self.ranges.last_mut() {
-            Some(r) if pn == r.1 + 1 => {
-                r.1 = pn;
-                true
-            }
-            Some(r) if pn <= r.1 => false, // late (reordering jitter only): not acknowledged
-            None if pn == 0 => {
-                self.ranges.push((0, 0));
-                true
-            }
-            _ => {
-                self.ranges.push((pn, pn));
-                false
-            }
-        };
+        let in_order = self.pns.insert(pn) == Arrived::InOrder;
         self.largest_arrival = now;
         if self.keep_log {
             self.log.push_back(Arrival {
@@ -81,7 +63,8 @@ impl Receiver {
         }
         let new_segment = seg != NO_SEGMENT && self.segs.insert(seg);
         self.unacked += 1;
-        // RFC 9000 §13.2.1 / RFC 5681 §4.2: acknowledge at once when a gap appears.
+        // RFC 9000 §13.2.1 / RFC 5681 §4.2: acknowledge at once when a gap appears and when a
+        // packet arrives below the largest (it fills a hole, or is a duplicate).
         let ack_now = !in_order || self.unacked >= self.ack_every;
         Received {
             new_segment,
@@ -94,10 +77,10 @@ impl Receiver {
         now + self.max_ack_delay
     }
 
-    /// Builds the fields of an ACK sent at `now`: (last range index, largest pn, ACK delay,
-    /// log position).
+    /// Builds the fields of an ACK sent at `now`: (last arrival-run index, largest pn, ACK
+    /// delay, log position); the first two pin down what it covers (`PnRanges`).
     pub fn make_ack(&mut self, now: Time) -> Option<(u64, u64, Duration, u64)> {
-        let (idx, largest) = (self.ranges.len().checked_sub(1)?, self.largest()?);
+        let (idx, largest) = (self.pns.runs().len().checked_sub(1)?, self.pns.largest()?);
         self.unacked = 0;
         self.ack_timer.cancel();
         Some((

@@ -467,7 +467,11 @@ impl Recorder {
                     s.packets_sent,
                     s.retransmits,
                     s.lost_packets,
-                    (s.probe_timeouts, s.persistent_congestions),
+                    (
+                        s.probe_timeouts,
+                        s.persistent_congestions,
+                        s.spurious_losses,
+                    ),
                     fl.model.cca.name().to_string(),
                 ),
                 None => (
@@ -475,7 +479,7 @@ impl Recorder {
                     fl.stats.packets_sent,
                     0,
                     fl.stats.packets_sent.saturating_sub(fl.stats.arrivals),
-                    (0, 0),
+                    (0, 0, 0),
                     "none".to_string(),
                 ),
             };
@@ -505,6 +509,7 @@ impl Recorder {
                     lost as f64 / sent as f64
                 },
                 retransmits: retx,
+                spurious_losses: timeouts.2,
                 probe_timeouts: timeouts.0,
                 persistent_congestions: timeouts.1,
                 packets_sent: sent,

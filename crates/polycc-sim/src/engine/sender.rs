@@ -1,9 +1,13 @@
 //! The sending end of a reliable flow: packet numbers, the ACK and loss-detection logic of
 //! RFC 9002 §6 (packet threshold 3, time threshold 9/8 RTT, probe timeout), retransmission of
 //! lost segments in new packets, pacing, delivery-rate samples, and the controller it drives.
+//! Packets acknowledged after being declared lost are spurious losses: they show reordering,
+//! and loss detection then follows RACK's time rule instead (`reordering`).
 
 use super::delay_histogram::DelayHistogram;
 use super::events::Timer;
+use super::pn_ranges::PnRanges;
+use super::reordering::Reordering;
 use super::segset::SegSet;
 use super::send_jitter::SendJitter;
 use polycc::estimators::delivery_rate::{DeliveryRateEstimator, PacketDeliveryState};
@@ -13,11 +17,6 @@ use polycc::units::{Bytes, Duration, Rate, Time};
 use polycc::CongestionControl;
 use std::collections::VecDeque;
 
-/// RFC 9002 §6.1.1 kPacketThreshold.
-pub const PACKET_THRESHOLD: u64 = 3;
-/// RFC 9002 §6.1.2 kTimeThreshold = 9/8.
-const TIME_THRESHOLD_NUM: u64 = 9;
-const TIME_THRESHOLD_DEN: u64 = 8;
 /// RFC 9002 §7.6.1 kPersistentCongestionThreshold.
 const PERSISTENT_CONGESTION_THRESHOLD: u64 = 3;
 /// RFC 9002 §6.2.4: probe packets sent when the PTO fires.
@@ -35,6 +34,19 @@ enum State {
     Acked,
     Lost,
 }
+
+/// A packet declared lost, remembered so that a late ACK of it is recognised as spurious.
+#[derive(Clone, Copy, Debug)]
+struct LostRecord {
+    pn: u64,
+    seg: u64,
+    /// When the record is dropped: `LOST_RECORD_PTOS` PTOs after the loss was declared.
+    expires: Time,
+}
+
+/// Lost packets are remembered for this many PTOs after being declared lost (ours): a PTO bounds
+/// the RTT with its variation, so an ACK of a packet still in the network arrives well within.
+const LOST_RECORD_PTOS: u64 = 3;
 
 #[derive(Clone, Copy, Debug)]
 struct SentMeta {
@@ -81,14 +93,17 @@ pub struct Sender {
     next_pn: u64,
     largest_acked: Option<u64>,
     pub in_flight: u64,
-    // Cursor into the receiver's ACK ranges: ranges before `ack_range` are fully processed, and
-    // in `ack_range` packet numbers below `ack_next_pn` are.
+    // Cursor into the receiver's arrival runs (`PnRanges`): runs before `ack_range` are fully
+    // processed, and in `ack_range` packet numbers below `ack_next_pn` are.
     ack_range: usize,
     ack_next_pn: u64,
     pub log_consumed: u64,
     transfer: Option<Transfer>,
     next_seg: u64,
     retx: VecDeque<u64>,
+    /// Packets declared lost in the last `LOST_RECORD_PTOS` PTOs, by packet number.
+    lost: VecDeque<LostRecord>,
+    reordering: Reordering,
     pub acked_segs: SegSet,
     pub stopped: bool,
     next_send: Time,
@@ -111,6 +126,8 @@ pub struct Sender {
     pub bytes_sent: u64,
     pub retransmits: u64,
     pub lost_packets: u64,
+    /// Packets acknowledged after they were declared lost (counted in `lost_packets` too).
+    pub spurious_losses: u64,
     /// Probe timeouts that fired (RFC 9002 §6.2; TCP's tail-loss probe and RTO in one timer).
     pub probe_timeouts: u64,
     /// Persistent-congestion declarations (RFC 9002 §7.6; the window collapses, as on an RTO).
@@ -151,6 +168,8 @@ impl Sender {
             transfer: None,
             next_seg: 0,
             retx: VecDeque::new(),
+            lost: VecDeque::new(),
+            reordering: Reordering::new(),
             acked_segs: SegSet::new(),
             stopped: false,
             next_send: Time::ZERO,
@@ -169,6 +188,7 @@ impl Sender {
             bytes_sent: 0,
             retransmits: 0,
             lost_packets: 0,
+            spurious_losses: 0,
             probe_timeouts: 0,
             persistent_congestions: 0,
             rtt_hist: DelayHistogram::new(),
@@ -190,6 +210,7 @@ impl Sender {
             self.cc = cc;
             self.rtt = RttEstimator::new();
             self.rate_est = DeliveryRateEstimator::new();
+            self.reordering = Reordering::new();
             self.first_rtt_sample = None;
         }
         self.next_seg = self.next_seg.max(t.first);
@@ -366,13 +387,14 @@ impl Sender {
         self.sent.get_mut(idx)
     }
 
-    /// Processes an ACK covering the receiver's ranges up to `range_idx` (ending at `largest`).
-    /// Arrivals in `log` (receiver timestamps) go to the controller when it asks for feedback.
+    /// Processes an ACK covering the receiver's arrival runs up to `range_idx`, the last cut at
+    /// `largest` (`PnRanges`). Arrivals in `log` (receiver timestamps) go to the controller when
+    /// it asks for feedback.
     #[allow(clippy::too_many_arguments)]
     pub fn on_ack(
         &mut self,
         now: Time,
-        ranges: &[(u64, u64)],
+        runs: &[(u64, u64)],
         range_idx: usize,
         largest: u64,
         ack_delay: Duration,
@@ -385,16 +407,19 @@ impl Sender {
         let mut largest_newly: Option<(u64, Time)> = None;
         let detail = self.cc.wants_packet_detail();
         let start_range = self.ack_range;
-        if range_idx < start_range || (range_idx == start_range && largest < self.ack_next_pn) {
+        let Some(last_end) = PnRanges::covered_end(runs, range_idx, largest) else {
+            return;
+        };
+        if range_idx < start_range || (range_idx == start_range && last_end < self.ack_next_pn) {
             return; // nothing beyond what earlier ACKs covered
         }
-        for (idx, &(s, e)) in ranges
+        for (idx, &(s, e)) in runs
             .iter()
             .enumerate()
             .take(range_idx + 1)
             .skip(start_range)
         {
-            let e = if idx == range_idx { largest } else { e };
+            let e = if idx == range_idx { last_end } else { e };
             let s = if idx == start_range {
                 s.max(self.ack_next_pn)
             } else {
@@ -404,9 +429,15 @@ impl Sender {
                 continue;
             }
             for pn in s..=e {
-                let Some(m) = self.meta(pn) else { continue };
+                let Some(m) = self.meta(pn) else {
+                    self.acked_after_loss(pn);
+                    continue;
+                };
                 if m.state != State::InFlight {
-                    continue; // already acked, or declared lost (a spurious loss)
+                    if m.state == State::Lost {
+                        self.acked_after_loss(pn);
+                    }
+                    continue;
                 }
                 m.state = State::Acked;
                 let (bytes, seg, d) = (m.bytes as u64, m.seg, m.delivery);
@@ -434,7 +465,7 @@ impl Sender {
             }
         }
         self.ack_range = range_idx;
-        self.ack_next_pn = largest + 1;
+        self.ack_next_pn = last_end + 1;
         if acked_packets == 0 {
             return;
         }
@@ -480,17 +511,43 @@ impl Sender {
         self.retire();
     }
 
-    /// RFC 9002 §6.1: declares packets lost by packet or time threshold and tells the controller.
+    /// Packet `pn`, declared lost, is acknowledged: a spurious loss. Its segment counts as
+    /// delivered, so a retransmission still queued is dropped (`next_segment`); its bytes
+    /// already left `in_flight` and it is not a delivery-rate sample; the controller is not told
+    /// (no undo).
+    #[cold]
+    #[inline(never)]
+    fn acked_after_loss(&mut self, pn: u64) {
+        let Ok(i) = self.lost.binary_search_by_key(&pn, |r| r.pn) else {
+            return; // forgotten (older than `LOST_RECORD_PTOS`)
+        };
+        let Some(r) = self.lost.remove(i) else { return };
+        self.spurious_losses += 1;
+        if let Some(m) = self.meta(pn) {
+            m.state = State::Acked; // not lost after all (persistent congestion looks at this)
+        }
+        if r.seg != NO_SEGMENT {
+            self.acked_segs.insert(r.seg);
+        }
+        // A loss is declared only below the largest acknowledged packet, so a spurious one
+        // always means reordering: on the data path, or of ACKs beyond the time threshold.
+        let done = self.largest_acked.unwrap_or(0);
+        self.reordering.on_reordered(done, self.next_pn);
+    }
+
+    /// RFC 9002 §6.1: declares packets lost by packet or time threshold (RACK's time rule once
+    /// reordering was seen, `reordering`) and tells the controller.
     pub fn detect_lost(&mut self, now: Time) {
         self.loss_time = None;
         let Some(largest) = self.largest_acked else {
             return;
         };
-        let loss_delay = {
-            let base = self.rtt.smoothed().max(self.rtt.latest());
-            Duration(base.0 * TIME_THRESHOLD_NUM / TIME_THRESHOLD_DEN).max(GRANULARITY)
-        };
-        let lost_before = now - loss_delay;
+        self.forget_lost(now);
+        let loss_delay = self.reordering.loss_delay(&self.rtt);
+        let packet_threshold = self.reordering.packet_threshold();
+        // Nothing is old enough before `loss_delay` has passed (`Time` subtraction saturates at
+        // 0, which would make every packet sent at 0 lost).
+        let lost_before = (now.0 >= loss_delay.0).then(|| now - loss_delay);
         let mut ev = LossEvent {
             mss: self.mss + self.header,
             ..LossEvent::default()
@@ -514,10 +571,17 @@ impl Sender {
                 State::Lost => {}
                 State::InFlight => {
                     let sent = m.delivery.sent_time;
-                    if largest - pn >= PACKET_THRESHOLD || sent <= lost_before {
+                    if packet_threshold.is_some_and(|k| largest - pn >= k)
+                        || lost_before.is_some_and(|b| sent <= b)
+                    {
                         self.sent[i].state = State::Lost;
                         self.in_flight -= m.bytes as u64;
                         self.lost_packets += 1;
+                        self.lost.push_back(LostRecord {
+                            pn,
+                            seg: m.seg,
+                            expires: now + self.rtt.pto(self.max_ack_delay) * LOST_RECORD_PTOS,
+                        });
                         if self.retransmit
                             && m.seg != NO_SEGMENT
                             && !self.acked_segs.contains(m.seg)
@@ -552,6 +616,8 @@ impl Sender {
             }
         }
         if ev.lost_packets > 0 {
+            self.reordering
+                .on_loss_event(ev.largest_lost_pn, self.next_pn);
             ev.persistent_congestion = persistent;
             ev.in_flight = self.in_flight;
             if persistent {
@@ -559,6 +625,13 @@ impl Sender {
                 self.rtt.reset_min();
             }
             self.cc.on_loss(now, &ev);
+        }
+    }
+
+    /// Drops expired lost-packet records (they expire in declaration order, the PTO aside).
+    fn forget_lost(&mut self, now: Time) {
+        while self.lost.front().is_some_and(|r| r.expires < now) {
+            self.lost.pop_front();
         }
     }
 
@@ -618,5 +691,76 @@ impl Sender {
 
     pub fn cwnd(&self) -> Bytes {
         self.cc.cwnd()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use polycc::{CcContext, CcSpec, Registry};
+
+    const WIRE: u64 = 1500;
+
+    fn sender() -> Sender {
+        let cc = Registry::standard()
+            .build(&CcSpec::named("newreno"), &CcContext::new(WIRE))
+            .expect("newreno is registered");
+        let mut s = Sender::new(cc, WIRE - 52, 52, Duration::from_millis(25), false, None);
+        let t = Transfer {
+            first: 0,
+            end: u64::MAX,
+            last_payload: WIRE - 52,
+        };
+        s.start_transfer(t, None);
+        s
+    }
+
+    fn send(s: &mut Sender, now: Time, n: usize) -> Vec<(u64, u64)> {
+        (0..n)
+            .map(|_| match s.poll_send(now) {
+                Poll::Send { pn, seg, .. } => (pn, seg),
+                _ => panic!("the initial window holds {n} packets"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_ack_covers_its_snapshot_and_a_late_packet_is_a_spurious_loss() {
+        let mut s = sender();
+        // Not at 0: `now - loss_delay` saturates there, and every packet sent at 0 is late.
+        let t0 = Time::ZERO + Duration::from_millis(1000);
+        assert_eq!(
+            send(&mut s, t0, 8),
+            (0..8).map(|p| (p, p)).collect::<Vec<_>>()
+        );
+        let mut rx = PnRanges::new();
+        for p in [0, 1, 2, 5, 6] {
+            rx.insert(p);
+        }
+        let (idx, largest) = (rx.runs().len() - 1, 6);
+        // Before ACK A reaches the sender, 7 extends the top run and the late 3 and 4 merge
+        // the ranges into one: A must still cover 0-2 and 5-6 only.
+        for p in [7, 3, 4] {
+            rx.insert(p);
+        }
+        assert_eq!(rx.ranges(), &[(0, 7)]);
+        let t1 = t0 + Duration::from_millis(40);
+        s.on_ack(t1, rx.runs(), idx, largest, Duration::ZERO, &[]);
+        // 3 is 3 below the largest acknowledged: declared lost; 4 and 7 stay in flight.
+        assert_eq!((s.lost_packets, s.in_flight), (1, 2 * WIRE));
+        assert!(s.has_retx());
+        // ACK B covers 7 and the late 3 and 4.
+        let idx = rx.runs().len() - 1;
+        s.on_ack(t1, rx.runs(), idx, 7, Duration::ZERO, &[]);
+        assert_eq!((s.spurious_losses, s.lost_packets, s.in_flight), (1, 1, 0));
+        // Reordering seen: losses by time only from now on.
+        assert_eq!(s.reordering.packet_threshold(), None);
+        // Its segment counts as delivered: the queued retransmission is dropped.
+        assert!(s.acked_segs.contains(3));
+        assert_eq!(send(&mut s, t1, 1), vec![(8, 8)]);
+        assert_eq!(s.retransmits, 0);
+        // A stale copy of ACK A changes nothing.
+        s.on_ack(t1, rx.runs(), 1, 6, Duration::ZERO, &[]);
+        assert_eq!((s.spurious_losses, s.in_flight), (1, WIRE));
     }
 }
