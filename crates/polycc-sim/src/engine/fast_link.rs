@@ -75,6 +75,7 @@ impl FastLink {
     /// Judges a packet of `bytes` arriving at `now`; everything due by `now` must have been
     /// released. Returns its departure time and sojourn, or `None` when drop-tail drops it.
     /// A packet finding the link idle starts at `now`: release again to account for it.
+    #[inline]
     pub fn admit(&mut self, now: Time, bytes: u32) -> Option<(Time, Duration)> {
         if self
             .limits

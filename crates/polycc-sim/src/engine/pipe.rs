@@ -41,6 +41,7 @@ impl Pipe {
 
     /// Adds a packet entering at `now`; returns its exit time when it leaves before every
     /// packet already inside, so the caller schedules an exit event for it.
+    #[inline]
     pub fn push(&mut self, now: Time, p: Packet, rng: &mut impl Rng) -> Option<Time> {
         let mut out = now + self.delay;
         if let Some(j) = self.jitter {

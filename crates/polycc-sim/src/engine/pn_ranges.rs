@@ -38,7 +38,8 @@ impl PnRanges {
         self.ranges.last().map(|r| r.1)
     }
 
-    /// The ranges an ACK frame would report, lowest first.
+    /// The ranges an ACK frame would report, lowest first (the sender reads runs instead).
+    #[cfg(test)]
     pub fn ranges(&self) -> &[(u64, u64)] {
         &self.ranges
     }
