@@ -232,6 +232,9 @@ pub(crate) struct PacedPath {
     /// Report per-packet outcomes to controllers that want them (false: only the aggregate
     /// `on_ack` / `on_loss`, as from a transport that gives no detail).
     pub detail: bool,
+    /// An application that produces data at this rate (from the time it is set with
+    /// [`PacedPath::limit_app`]); `None`: always data to send.
+    app: Option<(crate::units::Rate, Time, Bytes)>,
     next_pn: u64,
     next_send: Time,
     queue_free_at: Time,
@@ -254,6 +257,7 @@ impl PacedPath {
             mss,
             paced: true,
             detail: true,
+            app: None,
             next_pn: 0,
             next_send: Time::ZERO,
             queue_free_at: Time::ZERO,
@@ -263,6 +267,18 @@ impl PacedPath {
             lost_packets: 0,
             rtt_est: RttEstimator::new(),
         }
+    }
+
+    /// From now on the application produces `rate` of data (`None`: bulk, always data).
+    pub(crate) fn limit_app(&mut self, rate: Option<crate::units::Rate>) {
+        self.app = rate.map(|r| (r, self.now, 0));
+    }
+
+    /// When the application will have produced the next packet's data.
+    fn app_ready(&self) -> Time {
+        self.app.map_or(Time::ZERO, |(rate, since, sent)| {
+            since + rate.time_to_send(sent + self.mss)
+        })
     }
 
     /// Queueing delay a packet arriving now would see.
@@ -284,6 +300,9 @@ impl PacedPath {
         };
         self.pending.insert((due, pn), (self.now, lost));
         self.in_flight_bytes += self.mss;
+        if let Some((_, _, sent)) = self.app.as_mut() {
+            *sent += self.mss;
+        }
         cc.on_sent(
             self.now,
             &SentPacket {
@@ -357,7 +376,7 @@ impl PacedPath {
     pub(crate) fn run_until(&mut self, cc: &mut dyn CongestionControl, t: Time) {
         loop {
             let can_send = self.in_flight_bytes + self.mss <= cc.cwnd();
-            let send_at = can_send.then_some(self.next_send.max(self.now));
+            let send_at = can_send.then_some(self.next_send.max(self.now).max(self.app_ready()));
             let due = self.pending.first_key_value().map(|(k, _)| k.0);
             let timer = cc.next_timer().map(|x| x.max(self.now));
             let next = [send_at, due, timer].into_iter().flatten().min();

@@ -21,6 +21,7 @@
 //! or [`build_vivace_with`].
 
 pub mod allegro;
+pub mod app_limited;
 pub mod monitor;
 pub mod proteus;
 pub mod rng;
@@ -483,6 +484,52 @@ mod tests {
                 let rate = cc.pacing_rate().expect("rate");
                 assert!(cc.cwnd() <= rate.bytes_in(Duration::from_millis(20)) + 2 * 1200);
             }
+        }
+    }
+
+    #[test]
+    fn application_limited_flows_do_not_raise_their_rate_and_ramp_when_data_comes() {
+        // app_limited.rs: 2 Mbit/s of application data on a 20 Mbit/s, 40 ms path for 30 s,
+        // then bulk data. Without the guard both trials of a pair send the application's
+        // 2 Mbit/s and measure the same, and the rate drifts up.
+        for name in NAMES {
+            let mut cc = build(serde_json::json!({ "name": name })).unwrap();
+            let mut path = PacedPath::new(MSS, Rate::from_mbps(20), Duration::from_millis(40));
+            path.limit_app(Some(Rate::from_mbps(2)));
+            let (mut start_max, mut max) = (0.0f64, 0.0f64);
+            for i in 1..=300 {
+                path.run_until(cc.as_mut(), Time::ZERO + Duration::from_millis(100 * i));
+                let r = cc.pacing_rate().unwrap().as_mbps_f64();
+                if i <= 10 {
+                    start_max = start_max.max(r);
+                } else {
+                    max = max.max(r);
+                }
+            }
+            let app_mbps = path.delivered() as f64 * 8.0 / 30.0 / 1e6;
+            path.limit_app(None);
+            let (sent0, lost0) = path.packets();
+            let (bulk_mbps, queue) = run(cc.as_mut(), &mut path, 40, 60);
+            let (sent, lost) = path.packets();
+            let loss = (lost - lost0) as f64 / (sent - sent0) as f64;
+            eprintln!(
+                "{name}: app-limited delivered {app_mbps:.2} Mbit/s, max rate {start_max:.2} \
+                 (0-1 s) {max:.2} (1-30 s) Mbit/s; bulk 40-60 s {bulk_mbps:.2} Mbit/s, \
+                 loss 30-60 s {loss:.4}, queue {queue}"
+            );
+            assert!(app_mbps > 1.9, "{name}: {app_mbps}");
+            // Twice the delivered 2 Mbit/s, plus a probing step (5 %) and Allegro's ε; the
+            // starting phase's doublings run an RTT ahead of the first judged MI (< 16).
+            assert!(max < 4.6, "{name}: max rate {max}");
+            assert!(
+                start_max < 16.0,
+                "{name}: max rate in the first second {start_max}"
+            );
+            assert!(bulk_mbps > 17.0, "{name}: bulk {bulk_mbps}");
+            // Allegro's loss-based utility settles where the buffer overflows (a few % loss,
+            // as for any bulk Allegro flow on this path).
+            let max_loss = if name == "pcc-allegro" { 0.05 } else { 0.001 };
+            assert!(loss < max_loss, "{name}: loss {loss}");
         }
     }
 

@@ -93,6 +93,9 @@ pub struct MiStats {
     pub extended: bool,
     /// Closed early because the controller changed the rate.
     pub realigned: bool,
+    /// The transport flagged at least one of the MI's packets as sent while it was
+    /// application-limited ([`SentPacket::app_limited`](crate::signals::SentPacket::app_limited)).
+    pub app_limited_flag: bool,
 }
 
 impl MiStats {
@@ -177,6 +180,7 @@ struct Interval {
     end: Option<Time>,
     extended: bool,
     realigned: bool,
+    app_limited_flag: bool,
     /// Packets of this MI in send order.
     packets: Vec<(u64, Fate)>,
     /// Send times of the first and the last packet.
@@ -273,6 +277,7 @@ impl Interval {
             samples: self.samples.len() as u64,
             extended: self.extended,
             realigned: self.realigned,
+            app_limited_flag: self.app_limited_flag,
             ..MiStats::default()
         };
         if !self.samples.is_empty() {
@@ -416,6 +421,7 @@ impl MonitorQueue {
             end: None,
             extended: false,
             realigned: false,
+            app_limited_flag: false,
             packets: Vec::new(),
             first_sent: None,
             last_sent: now,
@@ -456,6 +462,13 @@ impl MonitorQueue {
             cur.first_sent.get_or_insert(now);
             cur.last_sent = now.max(cur.last_sent);
             cur.bytes_sent = cur.bytes_sent.saturating_add(bytes);
+        }
+    }
+
+    /// Records that the transport sent a packet of the current MI while application-limited.
+    pub fn mark_app_limited(&mut self) {
+        if let Some(cur) = self.intervals.back_mut().filter(|i| i.end.is_none()) {
+            cur.app_limited_flag = true;
         }
     }
 

@@ -23,6 +23,7 @@
 //! event is attributed, and the event's other packets are taken to be the pending ones just
 //! below it (see [`MonitorQueue::on_acked_aggregate`]).
 
+use crate::algos::pcc::app_limited::{not_validated, rate_limit};
 use crate::algos::pcc::monitor::{
     MiPlan, MiStats, MonitorConfig, MonitorQueue, MIN_PACKETS_PER_MI,
 };
@@ -188,7 +189,20 @@ impl<C: RateControl> PccSender<C> {
                     self.host_paces = false;
                 }
                 let path = self.path(now);
+                let before = self.ctl.base_rate();
                 realign |= self.ctl.on_mi(&s, &path);
+                if not_validated(&s, self.mss) {
+                    // app_limited.rs: an application-limited MI never raises the rate.
+                    let floor = Rate::from_bytes_over(
+                        self.initial_cwnd.max(MIN_WINDOW_PACKETS * self.mss),
+                        path.srtt(),
+                    );
+                    let limit = rate_limit(&s, before, floor);
+                    if self.ctl.base_rate() > limit {
+                        self.ctl.set_rate(limit, &path);
+                        realign = true;
+                    }
+                }
                 self.last = Some(s);
             }
             let due = self.mq.poll_end(now);
@@ -217,6 +231,9 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
         self.process(now);
         self.packets_sent += 1;
         self.mq.on_sent(now, sent.pn, sent.bytes);
+        if sent.app_limited {
+            self.mq.mark_app_limited();
+        }
     }
 
     fn wants_packet_detail(&self) -> bool {

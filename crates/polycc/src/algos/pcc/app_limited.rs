@@ -1,0 +1,102 @@
+//! The application-limited guard shared by every PCC controller.
+//!
+//! A sender with less data than rate × MI sends the same bytes whatever its rate: both trials
+//! of a probing pair measure the same sending rate, throughput and RTT, so the utilities say
+//! nothing about the rate, and whatever the controller then decides (noise, a starting phase
+//! that doubles while utility does not fall, a decision phase that keeps moving) can raise the
+//! rate without bound. When the application later has data, the flow sends at that rate.
+//!
+//! Rule, after congestion-window validation for a rate sender (RFC 7661 §4.3, a window is
+//! not validated and must not grow while less than half of it is used; RFC 9002 §7.8; Linux
+//! `tcp_is_cwnd_limited`): an MI is *not validated* when it sent less than
+//! [`VALIDATED_FILL`] of its rate (its sending rate, over the time its packets took, see
+//! `monitor.rs`), or when the transport flagged one of its packets as sent while
+//! application-limited. After a non-validated MI the controller's rate may fall (loss and
+//! latency still count) but not rise above the rate it had before that MI, and it is capped at
+//! [`DELIVERED_GAIN`]× the MI's delivered rate (RFC 7661's factor of two: a validated window
+//! is at most twice what the flow used), never below the rate of an initial
+//! window per smoothed RTT (RFC 9002 §7.2's initial window, the restart window Linux returns to
+//! after idle, `tcp_cwnd_restart`), so that an idle application does not drive the rate to
+//! nothing. A sender with enough data fills every MI (a paced one sends its rate to within one
+//! packet per MI, an unpaced one more): the guard never acts on it.
+
+use crate::algos::pcc::monitor::{MiStats, MIN_PACKETS_PER_MI};
+use crate::units::{Bytes, Rate};
+
+/// RFC 7661 §4.3: a window less than half used is not validated.
+pub const VALIDATED_FILL: f64 = 0.5;
+/// RFC 7661 §4.3: the rate stays within twice what the flow actually used.
+pub const DELIVERED_GAIN: f64 = 2.0;
+
+/// True when the MI shows the sender was application-limited (module documentation). Only an
+/// MI that lasted at least the time to send [`MIN_PACKETS_PER_MI`] packets of `mss` at its rate
+/// can show it by its fill: one that a rate change closed sooner (re-alignment, possibly before
+/// its first packet) says nothing about the application.
+pub fn not_validated(s: &MiStats, mss: Bytes) -> bool {
+    let long_enough = s.duration >= s.rate.time_to_send(MIN_PACKETS_PER_MI * mss);
+    s.app_limited_flag || (long_enough && s.send_rate_bps < VALIDATED_FILL * s.rate.as_bps() as f64)
+}
+
+/// The highest rate the controller may have after judging non-validated MI `s`: no more than
+/// `before` (its rate before the MI) nor [`DELIVERED_GAIN`]× the MI's delivered rate, that
+/// cap never below `floor`.
+pub fn rate_limit(s: &MiStats, before: Rate, floor: Rate) -> Rate {
+    let cap = Rate::from_bps_f64(DELIVERED_GAIN * s.throughput_bps).max(floor);
+    before.min(cap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: Bytes = 1000;
+
+    fn mi(rate_mbps: u64, send_mbps: f64, delivered_mbps: f64) -> MiStats {
+        MiStats {
+            rate: Rate::from_mbps(rate_mbps),
+            duration: crate::units::Duration::from_millis(40),
+            send_rate_bps: send_mbps * 1e6,
+            throughput_bps: delivered_mbps * 1e6,
+            ..MiStats::default()
+        }
+    }
+
+    #[test]
+    fn an_mi_is_validated_when_it_sent_at_least_half_its_rate() {
+        assert!(!not_validated(&mi(10, 9.9, 9.9), MSS));
+        assert!(!not_validated(&mi(10, 5.0, 4.0), MSS));
+        assert!(not_validated(&mi(10, 4.9, 4.9), MSS));
+        let flagged = MiStats {
+            app_limited_flag: true,
+            ..mi(10, 9.9, 9.9)
+        };
+        assert!(not_validated(&flagged, MSS));
+        // Closed after 7 ms, less than 10 packets' time at 10 Mbit/s (8 ms): no evidence.
+        let cut = MiStats {
+            duration: crate::units::Duration::from_millis(7),
+            ..mi(10, 0.0, 0.0)
+        };
+        assert!(!not_validated(&cut, MSS));
+    }
+
+    #[test]
+    fn the_limit_never_raises_and_caps_at_twice_the_delivered_rate() {
+        let floor = Rate::from_mbps(1);
+        // 2 Mbit/s delivered at a 20 Mbit/s rate: capped at 4.
+        let s = mi(20, 2.0, 2.0);
+        assert_eq!(
+            rate_limit(&s, Rate::from_mbps(20), floor),
+            Rate::from_mbps(4)
+        );
+        // Below the cap the rate before the MI is the limit.
+        assert_eq!(
+            rate_limit(&s, Rate::from_mbps(3), floor),
+            Rate::from_mbps(3)
+        );
+        // Nothing delivered: the floor.
+        assert_eq!(
+            rate_limit(&mi(20, 0.0, 0.0), Rate::from_mbps(20), floor),
+            floor
+        );
+    }
+}
