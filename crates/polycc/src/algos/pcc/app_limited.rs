@@ -10,7 +10,7 @@
 //! not validated and must not grow while less than half of it is used; RFC 9002 §7.8; Linux
 //! `tcp_is_cwnd_limited`): an MI is *not validated* when it sent less than
 //! [`VALIDATED_FILL`] of its rate (its sending rate, over the time its packets took, see
-//! `monitor.rs`), or when the transport flagged one of its packets as sent while
+//! `monitor.rs`) while the sender's own window never filled, or when the transport flagged one of its packets as sent while
 //! application-limited. After a non-validated MI the controller's rate may fall (loss and
 //! latency still count) but not rise above the rate it had before that MI, and it is capped at
 //! [`DELIVERED_GAIN`]× the MI's delivered rate (RFC 7661's factor of two: a validated window
@@ -31,10 +31,13 @@ pub const DELIVERED_GAIN: f64 = 2.0;
 /// True when the MI shows the sender was application-limited (module documentation). Only an
 /// MI that lasted at least the time to send [`MIN_PACKETS_PER_MI`] packets of `mss` at its rate
 /// can show it by its fill: one that a rate change closed sooner (re-alignment, possibly before
-/// its first packet) says nothing about the application.
+/// its first packet) says nothing about the application, nor does one whose sender's own window
+/// was full at some moment (before the first RTT sample the window is two initial-RTTs' worth,
+/// far less than a satellite path's 800 ms of data).
 pub fn not_validated(s: &MiStats, mss: Bytes) -> bool {
     let long_enough = s.duration >= s.rate.time_to_send(MIN_PACKETS_PER_MI * mss);
-    s.app_limited_flag || (long_enough && s.send_rate_bps < VALIDATED_FILL * s.rate.as_bps() as f64)
+    let under_filled = s.send_rate_bps < VALIDATED_FILL * s.rate.as_bps() as f64;
+    s.app_limited_flag || (long_enough && !s.window_limited && under_filled)
 }
 
 /// The highest rate the controller may have after judging non-validated MI `s`: no more than
@@ -77,6 +80,13 @@ mod tests {
             ..mi(10, 0.0, 0.0)
         };
         assert!(!not_validated(&cut, MSS));
+        // Held back by its own window (before the first RTT sample, say), not by the
+        // application.
+        let window = MiStats {
+            window_limited: true,
+            ..mi(10, 1.0, 1.0)
+        };
+        assert!(!not_validated(&window, MSS));
     }
 
     #[test]

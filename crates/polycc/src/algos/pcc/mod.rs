@@ -9,6 +9,9 @@
 //! - `sender.rs`: the rate-based [`CongestionControl`](crate::cc::CongestionControl) shared by all
 //!   (pacing rate = the current MI's rate; a window of two RTTs of data that never limits it,
 //!   or one BDP at that rate once the host is seen not to pace).
+//! - `app_limited.rs`: the guard every controller runs under: an MI in which the sender was
+//!   application-limited (it sent under half its rate, or the transport flagged its packets)
+//!   never raises the rate, and caps it at twice the MI's delivered rate (RFC 7661 §4.3).
 //! - `allegro.rs`, `vivace.rs`, `proteus.rs`: the control algorithms.
 //!
 //! Registry names: `pcc-allegro`, `pcc-vivace`, `proteus-p`, `proteus-s`, `proteus-h`. Each takes

@@ -96,6 +96,9 @@ pub struct MiStats {
     /// The transport flagged at least one of the MI's packets as sent while it was
     /// application-limited ([`SentPacket::app_limited`](crate::signals::SentPacket::app_limited)).
     pub app_limited_flag: bool,
+    /// The sender's own window was full at some moment of the MI: it sent less than its rate
+    /// for want of window, not of data.
+    pub window_limited: bool,
 }
 
 impl MiStats {
@@ -181,6 +184,7 @@ struct Interval {
     extended: bool,
     realigned: bool,
     app_limited_flag: bool,
+    window_limited: bool,
     /// Packets of this MI in send order.
     packets: Vec<(u64, Fate)>,
     /// Send times of the first and the last packet.
@@ -278,6 +282,7 @@ impl Interval {
             extended: self.extended,
             realigned: self.realigned,
             app_limited_flag: self.app_limited_flag,
+            window_limited: self.window_limited,
             ..MiStats::default()
         };
         if !self.samples.is_empty() {
@@ -422,6 +427,7 @@ impl MonitorQueue {
             extended: false,
             realigned: false,
             app_limited_flag: false,
+            window_limited: false,
             packets: Vec::new(),
             first_sent: None,
             last_sent: now,
@@ -465,10 +471,12 @@ impl MonitorQueue {
         }
     }
 
-    /// Records that the transport sent a packet of the current MI while application-limited.
-    pub fn mark_app_limited(&mut self) {
+    /// Records, for the current MI, that the transport sent one of its packets while
+    /// application-limited (`app`) or that the sender's window was full (`window`).
+    pub fn mark_limits(&mut self, app: bool, window: bool) {
         if let Some(cur) = self.intervals.back_mut().filter(|i| i.end.is_none()) {
-            cur.app_limited_flag = true;
+            cur.app_limited_flag |= app;
+            cur.window_limited |= window;
         }
     }
 

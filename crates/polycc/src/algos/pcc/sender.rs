@@ -18,6 +18,10 @@
 //! at the MI rate, `rate·max(srtt, latest RTT)`: window-limited sending then averages the MI's
 //! rate, as pacing would.
 //!
+//! Each completed MI also passes the application-limited guard (`app_limited.rs`): after an MI
+//! in which the sender had less data than its rate, the controller's rate may fall but not rise,
+//! and is capped at twice the MI's delivered rate (the controller restarts its search there).
+//!
 //! Per-packet outcomes (`on_packet_acked` / `on_packet_lost`) attribute packets to MIs. A
 //! transport that never sends them still works: the largest acknowledged (lost) packet of each
 //! event is attributed, and the event's other packets are taken to be the pending ones just
@@ -113,6 +117,8 @@ pub struct PccSender<C: RateControl> {
     /// The host honours the pacing rate (until an MI shows otherwise).
     host_paces: bool,
     packets_sent: u64,
+    /// Bytes in flight after the latest event (the transport's count).
+    in_flight: Bytes,
 }
 
 impl<C: RateControl> PccSender<C> {
@@ -131,6 +137,7 @@ impl<C: RateControl> PccSender<C> {
             detail: false,
             host_paces: true,
             packets_sent: 0,
+            in_flight: 0,
         }
     }
 
@@ -173,6 +180,13 @@ impl<C: RateControl> PccSender<C> {
             self.mq.begin(now, plan, len);
         }
         self.rate = plan.rate.max(Rate(1));
+        self.mq.mark_limits(false, self.window_full());
+    }
+
+    /// No room in the window for another packet (app_limited.rs: such an MI is not
+    /// application-limited).
+    fn window_full(&self) -> bool {
+        self.in_flight.saturating_add(self.mss) > self.cwnd()
     }
 
     /// Hands completed MIs to the controller and opens the next MI when due.
@@ -231,9 +245,8 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
         self.process(now);
         self.packets_sent += 1;
         self.mq.on_sent(now, sent.pn, sent.bytes);
-        if sent.app_limited {
-            self.mq.mark_app_limited();
-        }
+        self.in_flight = sent.in_flight;
+        self.mq.mark_limits(sent.app_limited, self.window_full());
     }
 
     fn wants_packet_detail(&self) -> bool {
@@ -251,6 +264,7 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
     }
 
     fn on_ack(&mut self, now: Time, ack: &AckEvent) {
+        self.in_flight = ack.in_flight;
         if !self.detail && ack.acked_packets > 0 {
             // A transport without per-packet outcomes: the largest acknowledged packet, with
             // the ACK's other packets taken to be the pending ones just below it.
@@ -278,6 +292,7 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
     }
 
     fn on_loss(&mut self, now: Time, loss: &LossEvent) {
+        self.in_flight = loss.in_flight;
         if !self.detail && loss.lost_packets > 0 {
             self.mq.on_lost_aggregate(
                 &PacketOutcome {
