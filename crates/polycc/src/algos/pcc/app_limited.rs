@@ -10,14 +10,15 @@
 //! not validated and must not grow while less than half of it is used; RFC 9002 §7.8; Linux
 //! `tcp_is_cwnd_limited`): an MI is *not validated* when it sent less than
 //! [`VALIDATED_FILL`] of its rate (its sending rate, over the time its packets took, see
-//! `monitor.rs`) while the sender's own window never filled, or when the transport flagged one of its packets as sent while
-//! application-limited. After a non-validated MI the controller's rate may fall (loss and
-//! latency still count) but not rise above the rate it had before that MI, and it is capped at
-//! [`DELIVERED_GAIN`]× the MI's delivered rate (RFC 7661's factor of two: a validated window
-//! is at most twice what the flow used), never below the rate of an initial
-//! window per smoothed RTT (RFC 9002 §7.2's initial window, the restart window Linux returns to
-//! after idle, `tcp_cwnd_restart`), so that an idle application does not drive the rate to
-//! nothing. A sender with enough data fills every MI (a paced one sends its rate to within one
+//! `monitor.rs`) while the sender's own window never filled, or when the transport flagged
+//! one of its packets as sent while application-limited. After a non-validated MI the
+//! controller's rate may fall (loss and latency still count) but not rise above the rate it
+//! had before that MI, and it is capped at [`DELIVERED_GAIN`]× the MI's delivered rate
+//! (RFC 7661's factor of two: a validated window is at most twice what the flow used), never
+//! below the rate of an initial window per smoothed RTT (RFC 9002 §7.2's initial window, the
+//! restart window Linux returns to after idle, `tcp_cwnd_restart`), so that an idle
+//! application does not drive the rate to nothing. The controller restarts its search at the
+//! capped rate (`RateControl::set_rate`). A sender with enough data fills every MI (a paced one sends its rate to within one
 //! packet per MI, an unpaced one more): the guard never acts on it.
 
 use crate::algos::pcc::monitor::{MiStats, MIN_PACKETS_PER_MI};
