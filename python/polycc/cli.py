@@ -217,7 +217,7 @@ def demo(out: Path, jobs: int | None, plots: bool) -> None:
 def reproduce(
     paper: str, quick: bool, out: Path | None, doc: Path | None, no_doc: bool, jobs: int | None, plots: bool
 ) -> None:
-    """Reproduce PAPER's published results in the simulator (papers: pcc, janus, polycc).
+    """Reproduce PAPER's published results in the simulator (papers: pcc, janus, polycc, pibes).
 
     Runs the scenarios under scenarios/papers/PAPER/, checks the paper's claims, writes
     DIR/index.html, DIR/reproductions.json, DIR/REPRODUCTION-PAPER.md and one results directory

@@ -231,12 +231,7 @@ fn bbr_v1_on_a_fixed_rate_link_keeps_the_gain_cycle_queue_plus_the_quantization_
         ("{ name = \"bbr\", send_quantum_packets = 1 }", 1.0),
     ] {
         let out = fixed_10mbps(cca);
-        let b = bins(&out, "cc_btl_bw_mbps", 0.0);
-        let max_bw = b
-            .iter()
-            .map(|x| x.1)
-            .filter(|x| x.is_finite())
-            .fold(0.0, f64::max);
+        let max_bw = largest_estimate(&out, "cc_btl_bw_mbps");
         assert!(
             max_bw <= 10.0 * 1.005,
             "{cca}: BtlBw {max_bw} Mbit/s on a 10 Mbit/s link"
@@ -265,18 +260,22 @@ fn bbr_v1_on_a_fixed_rate_link_keeps_the_gain_cycle_queue_plus_the_quantization_
     );
 }
 
+/// The largest bandwidth estimate (`column`, Mbit/s) the controller reported over the run.
+fn largest_estimate(out: &RunOutput, column: &str) -> f64 {
+    bins(out, column, 0.0)
+        .iter()
+        .map(|x| x.1)
+        .filter(|x| x.is_finite())
+        .fold(0.0, f64::max)
+}
+
 #[test]
 fn bbr_v3_on_a_fixed_rate_link_cruises_without_a_queue() {
     // v3 leaves PROBE_DOWN at the same BDP-plus-budget floor and CRUISE paces 1 % below the
     // estimate, so the queue left by a probe drains during CRUISE; its probes (UP until the
     // bandwidth plateaus for 3 rounds, then DOWN at 0.9) come every 2-3 s and carry its queue.
     let out = fixed_10mbps("\"bbr3\"");
-    let b = bins(&out, "cc_max_bw_mbps", 0.0);
-    let max_bw = b
-        .iter()
-        .map(|x| x.1)
-        .filter(|x| x.is_finite())
-        .fold(0.0, f64::max);
+    let max_bw = largest_estimate(&out, "cc_max_bw_mbps");
     assert!(
         max_bw <= 10.0 * 1.005,
         "bbr3: max_bw {max_bw} Mbit/s on a 10 Mbit/s link"

@@ -130,32 +130,57 @@ def _exp_rtt_variance(ctx: Context) -> list[Section]:
     return [main, reordering]
 
 
-def _exp_rtt_variance_reordering(ctx: Context, aggregation_at_70: Mapping[str, float]) -> tuple[Section, str]:
-    """Scenario 1 with the variance from reordering delay jitter: tests, instead of guessing,
-    whether reordering is what cost the paper's BBRv2 its goodput at ±70 ms (claim 1d). Returns
-    the section and its finding in one sentence for 1d's note."""
-    deviations = [70] if ctx.quick else [20, 40, 70, 90]
-    ccas: dict[str, Any] = {"bbr": "bbr", "bbr3": "bbr3", "cubic": "cubic", "poly": POLY_BBR_CUBIC}
-    duration = "15s" if ctx.quick else "30s"
+#: The summary columns the two RTT-variance sections read from each run.
+_DEVIATION_METRICS = (
+    "flow.sender.goodput_mbps",
+    "flow.sender.loss_rate",
+    "flow.sender.packets_sent",
+    "flow.sender.spurious_losses",
+    "link.bottleneck.drops",
+    "flow.sender.rtt_ms.min",
+    "flow.sender.rtt_ms.p95",
+)
+
+
+def _deviation_sweep(
+    ctx: Context,
+    name: str,
+    ccas: Mapping[str, Any],
+    deviations: Sequence[int],
+    duration: str,
+    point: Callable[[int], dict[str, Any]],
+) -> dict[str, dict[tuple[str, int], float]]:
+    """Runs every CCA at every RTT deviation of scenario 1 (`point` sets the deviation) and
+    returns each metric of `_DEVIATION_METRICS` by (CCA label, deviation)."""
     points = {
-        (label, d): {"flows.0.cca": cca, "duration": duration, **rtt_jitter_point(d)}
+        (label, d): {"flows.0.cca": cca, "duration": duration, **point(d)}
         for label, cca in ccas.items()
         for d in deviations
     }
-    res = ctx.sweep_labeled("rtt-variance-reordering", "rtt-variance.toml", points)
-    g = {k: _first(v, "flow.sender.goodput_mbps") for k, v in res.items()}
-    loss = {k: _first(v, "flow.sender.loss_rate") for k, v in res.items()}
-    sent = {k: _first(v, "flow.sender.packets_sent") for k, v in res.items()}
-    spurious = {k: _first(v, "flow.sender.spurious_losses") for k, v in res.items()}
-    drops = {k: _first(v, "link.bottleneck.drops") for k, v in res.items()}
-    rtt_min = {k: _first(v, "flow.sender.rtt_ms.min") for k, v in res.items()}
-    rtt_p95 = {k: _first(v, "flow.sender.rtt_ms.p95") for k, v in res.items()}
+    res = ctx.sweep_labeled(name, "rtt-variance.toml", points)
+    return {key: {k: _first(v, key) for k, v in res.items()} for key in _DEVIATION_METRICS}
+
+
+def _deviation_table(
+    ccas: Mapping[str, Any],
+    deviations: Sequence[int],
+    m: Mapping[str, Mapping[tuple[str, int], float]],
+    extra_header: str | None = None,
+    extra: Callable[[int], str] | None = None,
+) -> Table:
+    """One row per deviation: PolyCC's RTT range, each CCA's goodput, an optional extra column
+    and PolyCC's goodput over BBR v1's and v3's."""
+    g, rtt_min, rtt_p95 = (
+        m["flow.sender.goodput_mbps"],
+        m["flow.sender.rtt_ms.min"],
+        m["flow.sender.rtt_ms.p95"],
+    )
     table = Table(
         [
             "RTT deviation",
             "RTT min / p95 (ms, PolyCC)",
             *[f"{LABELS[c]} goodput (Mbit/s)" for c in ccas],
-            "declared loss, BBR v3 (spurious share; link drops)",
+            *([extra_header] if extra_header else []),
             "PolyCC / BBR v1",
             "PolyCC / BBR v3",
         ]
@@ -165,11 +190,33 @@ def _exp_rtt_variance_reordering(ctx: Context, aggregation_at_70: Mapping[str, f
             f"±{d} ms",
             f"{fmt(rtt_min[('poly', d)])} / {fmt(rtt_p95[('poly', d)])}",
             *[g[(c, d)] for c in ccas],
-            f"{100 * loss[('bbr3', d)]:.1f} % ({_spurious_share(loss, sent, spurious, ('bbr3', d))};"
-            f" {fmt(drops[('bbr3', d)], 0)})",
+            *([extra(d)] if extra else []),
             ratio(safe_div(g[("poly", d)], g[("bbr", d)])),
             ratio(safe_div(g[("poly", d)], g[("bbr3", d)])),
         )
+    return table
+
+
+def _exp_rtt_variance_reordering(ctx: Context, aggregation_at_70: Mapping[str, float]) -> tuple[Section, str]:
+    """Scenario 1 with the variance from reordering delay jitter: tests, instead of guessing,
+    whether reordering is what cost the paper's BBRv2 its goodput at ±70 ms (claim 1d). Returns
+    the section and its finding in one sentence for 1d's note."""
+    deviations = [70] if ctx.quick else [20, 40, 70, 90]
+    ccas: dict[str, Any] = {"bbr": "bbr", "bbr3": "bbr3", "cubic": "cubic", "poly": POLY_BBR_CUBIC}
+    duration = "15s" if ctx.quick else "30s"
+    m = _deviation_sweep(ctx, "rtt-variance-reordering", ccas, deviations, duration, rtt_jitter_point)
+    g, loss, drops = m["flow.sender.goodput_mbps"], m["flow.sender.loss_rate"], m["link.bottleneck.drops"]
+    sent, spurious = m["flow.sender.packets_sent"], m["flow.sender.spurious_losses"]
+    table = _deviation_table(
+        ccas,
+        deviations,
+        m,
+        "declared loss, BBR v3 (spurious share; link drops)",
+        lambda d: (
+            f"{100 * loss[('bbr3', d)]:.1f} % ({_spurious_share(loss, sent, spurious, ('bbr3', d))};"
+            f" {fmt(drops[('bbr3', d)], 0)})"
+        ),
+    )
     d = 70
     v3_loss = loss[("bbr3", d)]
     kept = {c: g[(c, d)] >= 0.5 * aggregation_at_70.get(c, math.nan) for c in ("bbr", "bbr3", "poly")}
@@ -279,33 +326,9 @@ def _exp_rtt_variance_aggregation(ctx: Context) -> tuple[Section, dict[str, floa
     if ctx.quick:
         del ccas["cubic"]
     duration = "15s" if ctx.quick else "30s"
-    points = {
-        (label, d): {"flows.0.cca": cca, "duration": duration, **rtt_variance_point(d)}
-        for label, cca in ccas.items()
-        for d in deviations
-    }
-    res = ctx.sweep_labeled("rtt-variance", "rtt-variance.toml", points)
-    g = {k: _first(v, "flow.sender.goodput_mbps") for k, v in res.items()}
-    rtt_min = {k: _first(v, "flow.sender.rtt_ms.min") for k, v in res.items()}
-    rtt_p95 = {k: _first(v, "flow.sender.rtt_ms.p95") for k, v in res.items()}
-
-    table = Table(
-        [
-            "RTT deviation",
-            "RTT min / p95 (ms, PolyCC)",
-            *[f"{LABELS[c]} goodput (Mbit/s)" for c in ccas],
-            "PolyCC / BBR v1",
-            "PolyCC / BBR v3",
-        ]
-    )
-    for d in deviations:
-        table.add(
-            f"±{d} ms",
-            f"{fmt(rtt_min[('poly', d)])} / {fmt(rtt_p95[('poly', d)])}",
-            *[g[(c, d)] for c in ccas],
-            ratio(safe_div(g[("poly", d)], g[("bbr", d)])),
-            ratio(safe_div(g[("poly", d)], g[("bbr3", d)])),
-        )
+    m = _deviation_sweep(ctx, "rtt-variance", ccas, deviations, duration, rtt_variance_point)
+    g = m["flow.sender.goodput_mbps"]
+    table = _deviation_table(ccas, deviations, m)
     fig = "Fig. 3(a)"
     reps = [
         _within(
