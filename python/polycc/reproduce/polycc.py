@@ -120,12 +120,34 @@ def rtt_jitter_point(deviation_ms: int) -> dict[str, Any]:
     }
 
 
+#: Why BBR v3 keeps its goodput at ±70 ms in section 1 (claims 1d and, in the full run, 1f).
+_V3_WHY = prose(
+    """
+    Our BBR v3 has the ACK-aggregation allowance of Linux BBR v2/v3 (`extra_acked`: the cwnd
+    grows by the bytes ACKed beyond the expected rate over the last 5–10 rounds, capped at
+    100 ms of bandwidth), the heuristic §3.1 says BBRv2 applies. ACK bursts every 2d ms leave
+    gaps of up to 140 ms at ±70 ms, which the allowance (capped at 100 ms, on top of the
+    2·BDP window) covers, so v3 keeps most of its goodput there and collapses only at
+    ±100 ms (gaps of 200 ms). The paper's BBRv2 (2023 gQUIC) already lost at ±70 ms; its
+    allowance or cap evidently differed, or its RTT variance did: the paper does not say how
+    it produced the variance. PolyCC beats BBR v1 by far more than the paper says because
+    our aggregation holds every ACK for up to 2d ms, the worst case for BBR v1. Ours is pure
+    ACK aggregation, FIFO, so no packet is reordered and no loss is declared spuriously;
+    variance from per-packet delay jitter (netem-style) reorders packets, and a
+    reordering-induced loss rate above BBR v2/v3's 2 % threshold cuts their inflight_hi
+    while BBR v1 ignores loss.
+    """
+)
+
+
 def _exp_rtt_variance(ctx: Context) -> list[Section]:
     main, at_70 = _exp_rtt_variance_aggregation(ctx)
     reordering, finding = _exp_rtt_variance_reordering(ctx, at_70)
-    # Claim 1d's explanation names reordering as the suspect; 1r's finding completes it.
+    # The BBR v3 explanation (claims 1d, 1f) names reordering as the suspect; 1r's finding
+    # completes it.
     main.reproductions = [
-        dataclasses.replace(r, why=f"{r.why} {finding}") if r.id == "1d" else r for r in main.reproductions
+        dataclasses.replace(r, why=f"{r.why} {finding}") if r.why == _V3_WHY else r
+        for r in main.reproductions
     ]
     return [main, reordering]
 
@@ -351,23 +373,6 @@ def _exp_rtt_variance_aggregation(ctx: Context) -> tuple[Section, dict[str, floa
         ),
     ]
     heavy = [d for d in deviations if d >= 70]
-    v3_why = prose(
-        """
-        Our BBR v3 has the ACK-aggregation allowance of Linux BBR v2/v3 (`extra_acked`: the cwnd
-        grows by the bytes ACKed beyond the expected rate over the last 5–10 rounds, capped at
-        100 ms of bandwidth), the heuristic §3.1 says BBRv2 applies. ACK bursts every 2d ms leave
-        gaps of up to 140 ms at ±70 ms, which the allowance (capped at 100 ms, on top of the
-        2·BDP window) covers, so v3 keeps most of its goodput there and collapses only at
-        ±100 ms (gaps of 200 ms). The paper's BBRv2 (2023 gQUIC) already lost at ±70 ms; its
-        allowance or cap evidently differed, or its RTT variance did: the paper does not say how
-        it produced the variance. PolyCC beats BBR v1 by far more than the paper says because
-        our aggregation holds every ACK for up to 2d ms, the worst case for BBR v1. Ours is pure
-        ACK aggregation, FIFO, so no packet is reordered and no loss is declared spuriously;
-        variance from per-packet delay jitter (netem-style) reorders packets, and a
-        reordering-induced loss rate above BBR v2/v3's 2 % threshold cuts their inflight_hi
-        while BBR v1 ignores loss.
-        """
-    )
     for i, d in enumerate(heavy):
         for j, (bbr, label) in enumerate([("bbr", "BBR v1"), ("bbr3", "BBR v3")]):
             reps.append(
@@ -379,7 +384,7 @@ def _exp_rtt_variance_aggregation(ctx: Context) -> tuple[Section, dict[str, floa
                     safe_div(g[("poly", d)], g[(bbr, d)]),
                     1.5,
                     ratio,
-                    v3_why if bbr == "bbr3" else "",
+                    _V3_WHY if bbr == "bbr3" else "",
                 )
             )
     figure = ctx.out / "rtt-variance" / "goodput-vs-deviation.png"
