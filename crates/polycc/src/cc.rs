@@ -123,6 +123,13 @@ pub trait CongestionControl: Send {
 
     fn on_sent(&mut self, _now: Time, _sent: &SentPacket) {}
     fn on_ack(&mut self, now: Time, ack: &AckEvent);
+    /// `on_ack`, then the window after it. PolyCC's window fusion reads every member's window
+    /// after each ACK; a controller that does its ACK work here (and has `on_ack` call it)
+    /// saves the pool a second dispatch per member and ACK (BENCHMARKS.md, per-ACK cost).
+    fn on_ack_cwnd(&mut self, now: Time, ack: &AckEvent) -> Bytes {
+        self.on_ack(now, ack);
+        self.cwnd()
+    }
     fn on_loss(&mut self, now: Time, loss: &LossEvent);
     /// Receiver-reported arrivals; called only when [`Self::wants_feedback`] is true.
     fn on_feedback(&mut self, _now: Time, _feedback: &Feedback<'_>) {}
@@ -188,6 +195,20 @@ pub trait CongestionControl: Send {
 
     /// Writes values from a policy into the controller.
     fn calibrate(&mut self, now: Time, c: &Calibration);
+    /// Writes a window alone, exactly as `calibrate` with only `cwnd` set, and returns the
+    /// window after the write (what `cwnd()` gives until the next event). PolyCC's write-back
+    /// calls it on every ACK whose fused window differs from a member's, so a controller may
+    /// give it a shorter path than the general calibration.
+    fn calibrate_cwnd(&mut self, now: Time, cwnd: Bytes) -> Bytes {
+        self.calibrate(
+            now,
+            &Calibration {
+                cwnd: Some(cwnd),
+                ..Calibration::default()
+            },
+        );
+        self.cwnd()
+    }
     /// State to hand to a successor controller.
     fn handover_state(&self) -> HandoverState {
         HandoverState {

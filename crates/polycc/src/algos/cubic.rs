@@ -193,6 +193,14 @@ impl Cubic {
         MIN_WINDOW_PACKETS * self.mss
     }
 
+    /// Takes a written window: the curve restarts from it; W_max is kept, so CUBIC still aims
+    /// back at the last saturation point.
+    fn restart_at(&mut self, cwnd: Bytes) {
+        self.cwnd = cwnd;
+        self.cwnd_frac = 0.0;
+        self.epoch = None;
+    }
+
     fn apply_clamp(&mut self) {
         if let Some(c) = self.clamp {
             self.cwnd = self.cwnd.min(c.max(self.min_window()));
@@ -479,13 +487,15 @@ impl CongestionControl for Cubic {
             self.hystart = None;
         }
         if let Some(w) = c.cwnd {
-            self.cwnd = w;
-            self.cwnd_frac = 0.0;
-            // The curve restarts from the written window; W_max is kept, so CUBIC still aims
-            // back at the last saturation point.
-            self.epoch = None;
+            self.restart_at(w);
         }
         self.apply_clamp();
+    }
+
+    fn calibrate_cwnd(&mut self, _now: Time, cwnd: Bytes) -> Bytes {
+        self.restart_at(cwnd);
+        self.apply_clamp();
+        self.cwnd
     }
 }
 

@@ -14,6 +14,8 @@ pub mod pcc;
 pub mod pibes;
 pub(crate) mod round;
 #[cfg(test)]
+mod shortcut_tests;
+#[cfg(test)]
 pub(crate) mod test_support;
 pub mod vegas;
 pub mod westwood;

@@ -488,6 +488,13 @@ impl CongestionControl for BbrV1 {
     }
 
     fn on_ack(&mut self, now: Time, ack: &AckEvent) {
+        self.on_ack_cwnd(now, ack);
+    }
+
+    // The ACK's whole work, one copy shared by both entry points: inlined into `on_ack` it would
+    // be compiled twice and its helpers no longer inlined (BENCHMARKS.md, per-ACK cost).
+    #[inline(never)]
+    fn on_ack_cwnd(&mut self, now: Time, ack: &AckEvent) -> Bytes {
         if ack.mss > 0 {
             self.mss = ack.mss;
         }
@@ -530,6 +537,7 @@ impl CongestionControl for BbrV1 {
         let (pacing_gain, cwnd_gain) = self.gains();
         self.set_pacing_rate(ack, pacing_gain);
         self.set_cwnd(ack, cwnd_gain);
+        self.cwnd
     }
 
     fn on_loss(&mut self, now: Time, loss: &LossEvent) {
@@ -625,6 +633,12 @@ impl CongestionControl for BbrV1 {
             self.pacing_rate = Rate(r.as_bps().max(1));
         }
         self.apply_caps();
+    }
+
+    fn calibrate_cwnd(&mut self, _now: Time, cwnd: Bytes) -> Bytes {
+        self.cwnd = cwnd;
+        self.apply_caps();
+        self.cwnd
     }
 
     fn handover_state(&self) -> HandoverState {

@@ -448,8 +448,7 @@ impl CongestionControl for Poly {
             Some(pick) => {
                 let mut fused: Option<Bytes> = None;
                 for m in &mut self.members {
-                    m.cc.on_ack(now, ack);
-                    let w = m.read_cwnd();
+                    let w = m.ack_and_read_cwnd(now, ack);
                     fused = Some(fused.map_or(w, |f| pick.of(f, w)));
                 }
                 self.pilot_cwnd = self.write_picked_window_hot(now, fused.unwrap_or(0));

@@ -11,6 +11,7 @@
 //!   fused window written to it becomes its rate through its own `calibrate` (PCC: cwnd / srtt).
 
 use crate::cc::{Calibration, CongestionControl};
+use crate::signals::AckEvent;
 use crate::units::{Bytes, Duration, Rate, Time};
 
 /// What the fusion function combines.
@@ -73,6 +74,13 @@ impl Member {
         self.own_cwnd
     }
 
+    /// The member takes an ACK; records and returns its window after it.
+    #[inline]
+    pub fn ack_and_read_cwnd(&mut self, now: Time, ack: &AckEvent) -> Bytes {
+        self.own_cwnd = self.cc.on_ack_cwnd(now, ack);
+        self.own_cwnd
+    }
+
     /// Records and returns the member's own rate, bit/s: its pacing rate, else its window over
     /// `srtt`.
     pub fn read_rate(&mut self, srtt: Duration) -> f64 {
@@ -124,12 +132,7 @@ impl Member {
     /// caller's loop stays small.
     #[inline(never)]
     fn calibrate_cwnd(&mut self, now: Time, cwnd: Bytes) -> Bytes {
-        let c = Calibration {
-            cwnd: Some(cwnd),
-            ..Calibration::default()
-        };
-        self.cc.calibrate(now, &c);
-        let after = self.cc.cwnd();
+        let after = self.cc.calibrate_cwnd(now, cwnd);
         self.last_write = Some((cwnd, after));
         after
     }
