@@ -380,10 +380,13 @@ fn four_pcc_flows_on_the_papers_timeline_share_more_fairly_than_cubic() {
 #[test]
 fn request_response_flows_keep_their_rate_near_what_they_use() {
     // The application-limited guard (polycc algos/pcc/app_limited.rs): 250 KB requested every
-    // second (2 Mbit/s) on 20 Mbit/s, 40 ms. Without it, Vivace and the Proteus variants
-    // drifted to a 21.8 Mbit/s mean pacing rate (35.8 at 30 s, above the link) and Allegro to
-    // 10.0 (11.7 at 30 s); with it 4.3 and 6.2, 2.8 at 30 s: each burst still ramps the rate
-    // (up to 19 and 23 Mbit/s) while it has data.
+    // second (2 Mbit/s) on 20 Mbit/s, 40 ms. Web traffic starts a fresh controller for each
+    // transfer, so the series is the rate each transfer's controller reaches and keeps while its
+    // data runs out and the flow idles until the next request. Without the guard, Vivace and
+    // the Proteus variants kept raising it in those app-limited tails, to a 21.8 Mbit/s mean
+    // pacing rate (35.8 at 30 s, above the link), and Allegro to 10.0 (11.7 at 30 s); with it
+    // 4.3 and 6.2, 2.8 at 30 s: each transfer still ramps the rate (up to 19 and 23 Mbit/s)
+    // while it has data. (A persistent request/response connection is not modelled yet.)
     for cca in [
         "pcc-allegro",
         "pcc-vivace",
