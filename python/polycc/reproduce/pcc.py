@@ -932,6 +932,25 @@ def _exp_scavenger(ctx: Context) -> Section:
             points[(p, j, "alone")] = {**base, "flows": [dict(alone_flows[0], cca=p)]}
             for s in SCAVENGERS:
                 points[(p, j, s)] = {**base, "flows.0.cca": p, "flows.1.cca": s}
+    # Why LEDBAT yields with jitter: LEDBAT alone, paced by the transport (as in every run here)
+    # and unpaced (ACK-clocked, as RFC 6817's pseudo-code sends).
+    for j in jitters:
+        for paced in (True, False):
+            points[("ledbat-alone", j, paced)] = {
+                "links.0.jitter.max": j,
+                "duration": duration,
+                "flows": [dict(alone_flows[0], id="scavenger", cca="ledbat", pacing=paced)],
+            }
+    for p in ("proteus-p", "pcc-vivace"):
+        if p in primaries:
+            for j in jitters:
+                points[("ledbat-unpaced", p, j)] = {
+                    "links.0.jitter.max": j,
+                    "duration": duration,
+                    "flows.0.cca": p,
+                    "flows.1.cca": "ledbat",
+                    "flows.1.pacing": False,
+                }
     points[("self", "2ms", "proteus-s")] = {
         "links.0.jitter.max": "2ms",
         "duration": duration,
@@ -1002,6 +1021,64 @@ def _exp_scavenger(ctx: Context) -> Section:
         < statistics.median(ratios[(p, j, "ledbat")] for j in jitters) - 0.02
     ]
     better = len(primaries) - len(missing)
+    ledbat_alone = {
+        (j, paced): float(res[("ledbat-alone", j, paced)][0]["flow.scavenger.goodput_mbps"])
+        for j in jitters
+        for paced in (True, False)
+    }
+
+    def ledbat_delay(k: Any) -> tuple[float, float, float]:
+        """LEDBAT's median queueing-delay estimate (current − base delay, ms), median window (KB)
+        and TARGET (ms) over the measured span of run `k`."""
+        ts = ctx.timeseries("scavenger", res[k][0])
+        sel = ts[(ts["flow"] == "scavenger") & (ts["t_s"] >= PROTEUS_MEASURE_FROM_S) & (ts["t_s"] < end_s)]
+        return (
+            float(sel["cc_queuing_delay_ms"].median()),
+            float(sel["cwnd_bytes"].median()) / 1e3,
+            float(sel["cc_target_ms"].median()),
+        )
+
+    pcc_primaries = [p for p in ("proteus-p", "pcc-vivace") if p in primaries]
+    ledbat_vs = {(p, j): ledbat_delay((p, j, "ledbat")) for p in pcc_primaries for j in jitters}
+
+    def span(xs: Sequence[float], f: Callable[[float], str]) -> str:
+        if not xs:
+            return "–"
+        lo, hi = f(min(xs)), f(max(xs))
+        return lo if lo == hi else f"{lo}–{hi}"
+
+    def gaps(j: str) -> float:
+        """Jitter span over LEDBAT's pacing gap (one packet at its median pacing rate), alone and
+        paced."""
+        row = res[("ledbat-alone", j, True)][0]
+        ts = ctx.timeseries("scavenger", row)
+        sel = ts[(ts["t_s"] >= PROTEUS_MEASURE_FROM_S) & (ts["t_s"] < end_s)]
+        packet_bits = (
+            8 * float(row["flow.scavenger.bytes_delivered"]) / float(row["flow.scavenger.packets_sent"])
+        )
+        gap_ms = packet_bits / (float(sel["pacing_rate_mbps"].median()) * 1e3)
+        return float(j[:-2]) / gap_ms
+
+    def ms(x: float) -> str:
+        return f"{fmt(x, 1)} ms"
+
+    def kb(x: float) -> str:
+        return f"{x:.0f} KB"
+
+    def mbps(x: float) -> str:
+        return f"{fmt(x, 1)} Mbit/s"
+
+    unpaced_ratio = {
+        (p, j): safe_div(primary(("ledbat-unpaced", p, j)), primary((p, j, "alone")))
+        for p in pcc_primaries
+        for j in jitters
+    }
+    quiet = [ledbat_vs[(p, "0ms")] for p in pcc_primaries if "0ms" in jitters]
+    loud = [ledbat_vs[(p, j)] for p in pcc_primaries for j in noisy]
+    loud_loss = max(
+        (float(res[(p, j, "ledbat")][0]["flow.scavenger.loss_rate"]) for p in pcc_primaries for j in noisy),
+        default=math.nan,
+    )
     self_rows = res[("self", "2ms", "proteus-s")][0]
     self_jain = jain(
         [float(self_rows["flow.primary.goodput_mbps"]), float(self_rows["flow.scavenger.goodput_mbps"])]
@@ -1047,6 +1124,32 @@ def _exp_scavenger(ctx: Context) -> Section:
                 both, mostly keeps probing around its rate instead of backing off. On the
                 paper's WiFi paths σ_RTT grows with the queue the primary builds, so the
                 higher-rate trial draws the larger penalty.
+                Why LEDBAT yields to Proteus-P and Vivace with jitter and not without (traced):
+                not through its delay signal. Without jitter its queueing-delay estimate
+                (current minus base one-way delay) has a median of {span([q for q, _, _ in quiet], ms)}
+                against them, its window {span([w for _, w, _ in quiet], kb)}: it grows
+                1 packet per RTT until it holds the queue, and the primaries back off from the
+                rising RTT. With jitter its estimate stays at {span([q for q, _, _ in loud], ms)}
+                (the jitter's spread, far below TARGET = {span([t for _, _, t in loud], ms)}, so it still
+                grows at full gain) yet its window stays at {span([w for _, w, _ in loud], kb)}, with a
+                loss rate of at most {pct(loud_loss)}. LEDBAT alone shows the cause: paced by the transport
+                (cwnd/srtt × 1.2, as in every run here) it gets {
+                    ", ".join(f"{mbps(ledbat_alone[(j, True)])} at {j}" for j in jitters)
+                } of jitter, unpaced (sending on each ACK, as RFC 6817's pseudo-code does) {
+                    ", ".join(f"{mbps(ledbat_alone[(j, False)])} at {j}" for j in jitters)
+                }. RFC 6817 §2.4.2 caps the window at the flight size before each ACK plus one
+                packet; paced, the sender refills one packet per pacing gap, so whenever the
+                jittered ACKs bring three within one gap the cap cuts the window by a packet.
+                The cut grows as the gap shrinks below the jitter, and the window settles where
+                the jitter spans {
+                    ", ".join(f"{fmt(gaps(j), 1)} gaps at {j}" for j in noisy)
+                } (LEDBAT alone), against the one packet per RTT it gains. This is most, not all, of the
+                change: against an unpaced LEDBAT, Proteus-P and Vivace keep {
+                    "; ".join(
+                        f"{p} " + ", ".join(f"{pct(unpaced_ratio[(p, j)])} at {j}" for j in jitters)
+                        for p in pcc_primaries
+                    )
+                } (paced: table), so jitter also helps them hold their own rate.
                 """
             ),
         ),
@@ -1079,8 +1182,8 @@ def _exp_scavenger(ctx: Context) -> Section:
                 Against the latency-aware primaries (Copa, Proteus-P, Vivace) Proteus-S takes a
                 large share here, where the paper has them keep far more than against LEDBAT.
                 LEDBAT, whose target is out of reach, takes nearly all of Proteus-P's and
-                Vivace's throughput without jitter but far less with 2 or 5 ms of it (table);
-                what changes with jitter between LEDBAT and them was not traced. Two
+                Vivace's throughput without jitter but far less with 2 or 5 ms of it (table):
+                paced, its flight-size cap keeps its window small under jitter (7b). Two
                 Proteus-S flows starting together share fairly (Jain's index 0.83 before every
                 PCC flow drew its own random seed and MI rates were measured over the packets'
                 send span).
