@@ -932,8 +932,8 @@ def _exp_scavenger(ctx: Context) -> Section:
             points[(p, j, "alone")] = {**base, "flows": [dict(alone_flows[0], cca=p)]}
             for s in SCAVENGERS:
                 points[(p, j, s)] = {**base, "flows.0.cca": p, "flows.1.cca": s}
-    # Why LEDBAT yields with jitter: LEDBAT alone, paced by the transport (as in every run here)
-    # and unpaced (ACK-clocked, as RFC 6817's pseudo-code sends).
+    # LEDBAT alone, paced by the transport (as in every run here) and unpaced (ACK-clocked, as
+    # RFC 6817's pseudo-code sends): jitter must not cost a paced LEDBAT its window (7b).
     for j in jitters:
         for paced in (True, False):
             points[("ledbat-alone", j, paced)] = {
@@ -941,16 +941,6 @@ def _exp_scavenger(ctx: Context) -> Section:
                 "duration": duration,
                 "flows": [dict(alone_flows[0], id="scavenger", cca="ledbat", pacing=paced)],
             }
-    for p in ("proteus-p", "pcc-vivace"):
-        if p in primaries:
-            for j in jitters:
-                points[("ledbat-unpaced", p, j)] = {
-                    "links.0.jitter.max": j,
-                    "duration": duration,
-                    "flows.0.cca": p,
-                    "flows.1.cca": "ledbat",
-                    "flows.1.pacing": False,
-                }
     points[("self", "2ms", "proteus-s")] = {
         "links.0.jitter.max": "2ms",
         "duration": duration,
@@ -1027,19 +1017,15 @@ def _exp_scavenger(ctx: Context) -> Section:
         for paced in (True, False)
     }
 
-    def ledbat_delay(k: Any) -> tuple[float, float, float]:
-        """LEDBAT's median queueing-delay estimate (current − base delay, ms), median window (KB)
-        and TARGET (ms) over the measured span of run `k`."""
+    def ledbat_delay(k: Any) -> float:
+        """LEDBAT's median queueing-delay estimate (current − base delay, ms) over the measured
+        span of run `k`."""
         ts = ctx.timeseries("scavenger", res[k][0])
         sel = ts[(ts["flow"] == "scavenger") & (ts["t_s"] >= PROTEUS_MEASURE_FROM_S) & (ts["t_s"] < end_s)]
-        return (
-            float(sel["cc_queuing_delay_ms"].median()),
-            float(sel["cwnd_bytes"].median()) / 1e3,
-            float(sel["cc_target_ms"].median()),
-        )
+        return float(sel["cc_queuing_delay_ms"].median())
 
     pcc_primaries = [p for p in ("proteus-p", "pcc-vivace") if p in primaries]
-    ledbat_vs = {(p, j): ledbat_delay((p, j, "ledbat")) for p in pcc_primaries for j in jitters}
+    ledbat_q = [ledbat_delay((p, j, "ledbat")) for p in latency_aware for j in jitters]
 
     def span(xs: Sequence[float], f: Callable[[float], str]) -> str:
         if not xs:
@@ -1047,38 +1033,12 @@ def _exp_scavenger(ctx: Context) -> Section:
         lo, hi = f(min(xs)), f(max(xs))
         return lo if lo == hi else f"{lo}–{hi}"
 
-    def gaps(j: str) -> float:
-        """Jitter span over LEDBAT's pacing gap (one packet at its median pacing rate), alone and
-        paced."""
-        row = res[("ledbat-alone", j, True)][0]
-        ts = ctx.timeseries("scavenger", row)
-        sel = ts[(ts["t_s"] >= PROTEUS_MEASURE_FROM_S) & (ts["t_s"] < end_s)]
-        packet_bits = (
-            8 * float(row["flow.scavenger.bytes_delivered"]) / float(row["flow.scavenger.packets_sent"])
-        )
-        gap_ms = packet_bits / (float(sel["pacing_rate_mbps"].median()) * 1e3)
-        return float(j[:-2]) / gap_ms
-
     def ms(x: float) -> str:
         return f"{fmt(x, 1)} ms"
-
-    def kb(x: float) -> str:
-        return f"{x:.0f} KB"
 
     def mbps(x: float) -> str:
         return f"{fmt(x, 1)} Mbit/s"
 
-    unpaced_ratio = {
-        (p, j): safe_div(primary(("ledbat-unpaced", p, j)), primary((p, j, "alone")))
-        for p in pcc_primaries
-        for j in jitters
-    }
-    quiet = [ledbat_vs[(p, "0ms")] for p in pcc_primaries if "0ms" in jitters]
-    loud = [ledbat_vs[(p, j)] for p in pcc_primaries for j in noisy]
-    loud_loss = max(
-        (float(res[(p, j, "ledbat")][0]["flow.scavenger.loss_rate"]) for p in pcc_primaries for j in noisy),
-        default=math.nan,
-    )
     self_rows = res[("self", "2ms", "proteus-s")][0]
     self_jain = jain(
         [float(self_rows["flow.primary.goodput_mbps"]), float(self_rows["flow.scavenger.goodput_mbps"])]
@@ -1106,50 +1066,23 @@ def _exp_scavenger(ctx: Context) -> Section:
                 f"""
                 Primaries keeping at least as much against Proteus-S as against LEDBAT, per jitter:
                 {", ".join(f"{wins_by_jitter[j]} of {len(primaries)} at {j}" for j in jitters)}; the
-                median over jitters misses for {", ".join(missing) or "none"}. Against a latency-aware
-                primary both flows keep the queue short, so what makes Proteus-S yield is its
-                RTT-deviation penalty d·x·σ_RTT, and it does not discriminate between the two
-                rates of a probing pair here. With jitter the penalty entered
-                {pct(statistics.fmean(pen_noisy)) if pen_noisy else "–"} of Proteus-S's sampled
-                MIs against Copa, Proteus-P and Vivace (table, last column), almost always
-                through the noise filter's first test ({
-                    pct(statistics.fmean(gate_noisy)) if gate_noisy else "–"
-                } of MIs had an RTT gradient above its regression error),
-                which looks at |gradient|: a trial above the link's share fills the queue and
-                one below drains it, both steeply enough. σ_RTT itself is mostly the jitter
-                (U[0, max] has σ = max/√12, 0.58 ms at 2 ms), the same at both rates. So a
-                trial's penalty, at 15 Mbit/s and 2 ms d·x·σ ≈ 0.0015 × 15 × 580 ≈ 13, lands on
-                either trial at random, against a difference of about 1 between the throughput
-                terms of r(1 ± 0.05): the two pairs rarely agree and Proteus-S, whose rule needs
-                both, mostly keeps probing around its rate instead of backing off. On the
-                paper's WiFi paths σ_RTT grows with the queue the primary builds, so the
-                higher-rate trial draws the larger penalty.
-                Why LEDBAT yields to Proteus-P and Vivace with jitter and not without (traced):
-                not through its delay signal. Without jitter its queueing-delay estimate
-                (current minus base one-way delay) has a median of {span([q for q, _, _ in quiet], ms)}
-                against them, its window {span([w for _, w, _ in quiet], kb)}: it grows
-                1 packet per RTT until it holds the queue, and the primaries back off from the
-                rising RTT. With jitter its estimate stays at {span([q for q, _, _ in loud], ms)}
-                (the jitter's spread, far below TARGET = {span([t for _, _, t in loud], ms)}, so it still
-                grows at full gain) yet its window stays at {span([w for _, w, _ in loud], kb)}, with a
-                loss rate of at most {pct(loud_loss)}. LEDBAT alone shows the cause: paced by the transport
-                (cwnd/srtt × 1.2, as in every run here) it gets {
-                    ", ".join(f"{mbps(ledbat_alone[(j, True)])} at {j}" for j in jitters)
-                } of jitter, unpaced (sending on each ACK, as RFC 6817's pseudo-code does) {
-                    ", ".join(f"{mbps(ledbat_alone[(j, False)])} at {j}" for j in jitters)
-                }. RFC 6817 §2.4.2 caps the window at the flight size before each ACK plus one
-                packet; paced, the sender refills one packet per pacing gap, so whenever the
-                jittered ACKs bring three within one gap the cap cuts the window by a packet.
-                The cut grows as the gap shrinks below the jitter, and the window settles where
-                the jitter spans {
-                    ", ".join(f"{fmt(gaps(j), 1)} gaps at {j}" for j in noisy)
-                } (LEDBAT alone), against the one packet per RTT it gains. This is most, not all, of the
-                change: against an unpaced LEDBAT, Proteus-P and Vivace keep {
+                median over jitters misses for {", ".join(missing) or "none"}. LEDBAT's 100 ms
+                TARGET lies beyond the 60 ms of queue this buffer holds (against Copa, Proteus-P
+                and Vivace its queueing-delay estimate has a median of {span(ledbat_q, ms)}), so
+                it never yields: it gains a packet per RTT until the buffer overflows, halves,
+                and climbs again, and the latency-aware primaries back off from the rising RTT.
+                They keep more of their rate when there is jitter ({
                     "; ".join(
-                        f"{p} " + ", ".join(f"{pct(unpaced_ratio[(p, j)])} at {j}" for j in jitters)
+                        f"{p} " + ", ".join(f"{pct(ratios[(p, j, 'ledbat')])} at {j}" for j in jitters)
                         for p in pcc_primaries
                     )
-                } (paced: table), so jitter also helps them hold their own rate.
+                }), which we have not traced further. Jitter does not cost LEDBAT itself: alone and
+                paced it gets {", ".join(f"{mbps(ledbat_alone[(j, True)])} at {j}" for j in jitters)},
+                unpaced {", ".join(f"{mbps(ledbat_alone[(j, False)])} at {j}" for j in jitters)}.
+                That needs RFC 6817 §2.5's reading of the flight-size cap ("flightsize in the
+                previous RTT" plus one packet), which we count as the largest flight of the last
+                round trip: the flight before each ACK, which a paced sender keeps below its
+                window whenever jittered ACKs arrive bunched, ratchets the window down.
                 """
             ),
         ),
@@ -1178,15 +1111,27 @@ def _exp_scavenger(ctx: Context) -> Section:
             "LEDBAT's 100 ms target is larger than the 60 ms of queue this buffer holds, so against "
             "loss-based primaries it never sees its target and competes as a primary would.",
             prose(
-                """
+                f"""
                 Against the latency-aware primaries (Copa, Proteus-P, Vivace) Proteus-S takes a
-                large share here, where the paper has them keep far more than against LEDBAT.
-                LEDBAT, whose target is out of reach, takes nearly all of Proteus-P's and
-                Vivace's throughput without jitter but far less with 2 or 5 ms of it (table):
-                paced, its flight-size cap keeps its window small under jitter (7b). Two
-                Proteus-S flows starting together share fairly (Jain's index 0.83 before every
-                PCC flow drew its own random seed and MI rates were measured over the packets'
-                send span).
+                larger share here than the paper's figure shows. Both flows keep the queue short,
+                so what makes Proteus-S yield is its RTT-deviation penalty d·x·σ_RTT, and here it
+                does not discriminate between the two rates of a probing pair. With jitter the
+                penalty entered {pct(statistics.fmean(pen_noisy)) if pen_noisy else "–"} of
+                Proteus-S's sampled MIs against them (table, last column), almost always through
+                the noise filter's first test ({
+                    pct(statistics.fmean(gate_noisy)) if gate_noisy else "–"
+                } of MIs had an RTT gradient above its regression error), which looks at
+                |gradient|: a trial above the link's share fills the queue and one below drains
+                it, both steeply enough. σ_RTT itself is mostly the jitter (U[0, max] has σ =
+                max/√12, 0.58 ms at 2 ms), the same at both rates. So a trial's penalty, at
+                15 Mbit/s and 2 ms d·x·σ ≈ 0.0015 × 15 × 580 ≈ 13, lands on either trial at
+                random, against a difference of about 1 between the throughput terms of
+                r(1 ± 0.05): the two pairs rarely agree and Proteus-S, whose rule needs both,
+                mostly keeps probing around its rate instead of backing off. On the paper's WiFi
+                paths σ_RTT grows with the queue the primary builds, so the higher-rate trial
+                draws the larger penalty. Two Proteus-S flows starting together share fairly
+                (7c; Jain's index 0.83 before every PCC flow drew its own random seed and MI
+                rates were measured over the packets' send span).
                 """
             ),
         ],

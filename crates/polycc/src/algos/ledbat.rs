@@ -9,7 +9,8 @@
 //!
 //! Per ACK (RFC 6817 §2.4.2):
 //! `cwnd += GAIN · (TARGET − queuing_delay)/TARGET · bytes_acked · MSS / cwnd`, then
-//! `cwnd ≤ flightsize + ALLOWED_INCREASE·MSS` and `cwnd ≥ MIN_CWND·MSS`. On loss, at most once
+//! `cwnd ≤ flightsize + ALLOWED_INCREASE·MSS` (flightsize: the largest of the last RTT, see
+//! `recent_flight`) and `cwnd ≥ MIN_CWND·MSS`. On loss, at most once
 //! per RTT: `cwnd = max(cwnd/2, MIN_CWND·MSS)`. By default there is no slow start, as in the
 //! RFC's pseudo-code and the Linux research module `tcp_ledbat.c` (`do_ss = 0`): the window starts
 //! at INIT_CWND and grows by at most GAIN packets per RTT, which takes minutes on a large BDP
@@ -18,6 +19,7 @@
 //! the bytes acknowledged (doubling per RTT) until the first loss or until the queueing delay
 //! passes 90 % of TARGET (libutp's exit rule; ns-3 exits on loss only), then LEDBAT proper.
 
+use crate::algos::recent_flight::RecentFlight;
 use crate::cc::{Calibration, CcContext, CongestionControl, Telemetry, MIN_WINDOW_PACKETS};
 use crate::registry::{check_range, parse_params, CcError, Params, Registry};
 use crate::signals::{AckEvent, Feedback, LossEvent, SentPacket};
@@ -239,6 +241,8 @@ pub struct Ledbat {
     mss: Bytes,
     /// Window in bytes, fractional so that sub-byte increments accumulate.
     cwnd: f64,
+    /// Largest flight of the last round trip: what ALLOWED_INCREASE is counted above.
+    flight: RecentFlight,
     delays: DelayEstimator,
     signal: Signal,
     /// Packets sent at or before this time belong to the last reduction's RTT: their losses do not
@@ -259,6 +263,7 @@ impl Ledbat {
             mss,
             cwnd: (INIT_CWND_PACKETS.max(MIN_WINDOW_PACKETS) * mss) as f64,
             delays: DelayEstimator::default(),
+            flight: RecentFlight::default(),
             signal: Signal::None,
             recovery_start: None,
             clamp: None,
@@ -290,6 +295,7 @@ impl CongestionControl for Ledbat {
     }
 
     fn on_sent(&mut self, _now: Time, sent: &SentPacket) {
+        self.flight.on_sent(sent.pn, sent.in_flight);
         self.mss = self.mss.max(sent.bytes.min(MAX_PACKET_BYTES));
     }
 
@@ -314,6 +320,7 @@ impl CongestionControl for Ledbat {
     }
 
     fn on_ack(&mut self, now: Time, ack: &AckEvent) {
+        self.flight.on_ack(ack.largest_acked, ack.prior_in_flight);
         if self.signal != Signal::OneWay {
             if let Some(s) = ack.min_rtt_sample {
                 self.signal = Signal::Rtt;
@@ -339,7 +346,7 @@ impl CongestionControl for Ledbat {
         }
         // cwnd is never below 2·mss, so the division is safe.
         self.cwnd += self.cfg.gain * off_target * ack.acked_bytes as f64 * mss / self.cwnd;
-        let max_allowed = ack.prior_in_flight as f64 + ALLOWED_INCREASE * mss;
+        let max_allowed = self.flight.max() as f64 + ALLOWED_INCREASE * mss;
         self.cwnd = self.cwnd.min(max_allowed);
         self.bound();
     }

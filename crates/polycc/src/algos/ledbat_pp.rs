@@ -14,6 +14,7 @@
 //! up to exactly one RTT's change.
 
 use crate::algos::ledbat::{signed_ns, DelayEstimator, ALLOWED_INCREASE};
+use crate::algos::recent_flight::RecentFlight;
 use crate::cc::{Calibration, CcContext, CongestionControl, Telemetry, MIN_WINDOW_PACKETS};
 use crate::registry::{check_range, parse_params, CcError, Params, Registry};
 use crate::signals::{AckEvent, LossEvent, SentPacket};
@@ -126,6 +127,8 @@ pub struct LedbatPp {
     cwnd: f64,
     ssthresh: Bytes,
     phase: Phase,
+    /// Largest flight of the last round trip: what ALLOWED_INCREASE is counted above.
+    flight: RecentFlight,
     delays: DelayEstimator,
     /// Smoothed RTT of the last ACK: the "RTT" of the slowdown timings.
     srtt: Option<Duration>,
@@ -147,6 +150,7 @@ impl LedbatPp {
             ssthresh: Bytes::MAX,
             phase: Phase::SlowStart,
             delays: DelayEstimator::default(),
+            flight: RecentFlight::default(),
             srtt: None,
             next_slowdown: None,
             slowdown_start: ctx.now,
@@ -230,10 +234,12 @@ impl CongestionControl for LedbatPp {
     }
 
     fn on_sent(&mut self, _now: Time, sent: &SentPacket) {
+        self.flight.on_sent(sent.pn, sent.in_flight);
         self.mss = self.mss.max(sent.bytes.min(MAX_PACKET_BYTES));
     }
 
     fn on_ack(&mut self, now: Time, ack: &AckEvent) {
+        self.flight.on_ack(ack.largest_acked, ack.prior_in_flight);
         if let Some(s) = ack.min_rtt_sample {
             self.delays.update(now, signed_ns(s));
         }
@@ -280,7 +286,7 @@ impl CongestionControl for LedbatPp {
         }
         if !matches!(self.phase, Phase::Freeze { .. }) {
             // RFC 6817 §2.4.2, kept by LEDBAT++: never more than one packet above the flight.
-            let max_allowed = ack.prior_in_flight as f64 + ALLOWED_INCREASE * self.mss as f64;
+            let max_allowed = self.flight.max() as f64 + ALLOWED_INCREASE * self.mss as f64;
             self.cwnd = self.cwnd.min(max_allowed);
         }
         self.bound();

@@ -12,6 +12,7 @@ pub mod ledbat_pp;
 pub mod newreno;
 pub mod pcc;
 pub mod pibes;
+pub(crate) mod recent_flight;
 pub(crate) mod round;
 #[cfg(test)]
 mod shortcut_tests;
