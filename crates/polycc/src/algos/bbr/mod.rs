@@ -7,7 +7,7 @@
 //! - [`model`]: what both share: BDP and quantization budget, the min-RTT filter and PROBE_RTT
 //!   clock, loss-recovery save / restore, the ACK-aggregation estimator, send records, the PRNG.
 //!
-//! Rounds are counted by packet number ([`crate::algos::round::RoundTracker`]), which is Linux's
+//! Rounds are counted by packet number (`algos/round.rs`), which is Linux's
 //! `next_rtt_delivered` expressed with QUIC packet numbers; a round advances only on ACKs that
 //! carry a valid delivery-rate sample, as in Linux.
 

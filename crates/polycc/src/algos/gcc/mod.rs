@@ -1,17 +1,17 @@
 //! WebRTC's Google Congestion Control (GCC), the rate controller of real-time media and the
 //! "WebRTC" baseline of PIBES's comparisons. Two estimates, the smaller wins:
 //!
-//! - delay-based: receiver timestamps are grouped by send time ([`inter_arrival`]), the trend of
-//!   the one-way delay variation is compared with an adaptive threshold ([`trendline`]), and an
-//!   AIMD controller moves the rate ([`aimd`], with [`link_capacity`] and [`received_rate`]);
-//! - loss-based ([`loss_based`]).
+//! - delay-based: receiver timestamps are grouped by send time (`inter_arrival`), the trend of
+//!   the one-way delay variation is compared with an adaptive threshold (`trendline`), and an
+//!   AIMD controller moves the rate (`aimd`, with `link_capacity` and `received_rate`);
+//! - loss-based (`loss_based`).
 //!
 //! Facts and constants: WebRTC's code as summarised in the project's CC dossier §8 (Chrome's
 //! behaviour where it and draft-ietf-rmcat-gcc-02 differ). Simplifications, stated: the rate is
 //! updated every 100 ms of feedback (WebRTC's transport-feedback interval) or at once on overuse;
 //! the acknowledged rate is the received rate over 500 ms (the draft's R_hat) rather than
 //! WebRTC's Bayesian estimator; no ALR detection, no congestion-window pushback. Probing is the
-//! start-up kind only ([`probe_controller`], [`probe_estimator`]): clusters at 3× and 6× the
+//! start-up kind only (`probe_controller`, `probe_estimator`): clusters at 3× and 6× the
 //! start rate, then at twice each result that keeps up, padded when the encoder has too little;
 //! a result replaces the delay-based estimate, as WebRTC's `AimdRateControl::SetEstimate`.
 //!

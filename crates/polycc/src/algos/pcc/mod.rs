@@ -1,12 +1,12 @@
 //! The PCC family (Performance-oriented Congestion Control) as sans-IO rate controllers.
 //!
 //! - `monitor.rs`: monitor intervals, the measurement engine (per-packet attribution through
-//!   [`CongestionControl::on_packet_acked`](crate::cc::CongestionControl::on_packet_acked) and
+//!   [`crate::cc::CongestionControl::on_packet_acked`] and
 //!   `on_packet_lost`, MI statistics, the ACK-burst reliability filter, extension and
 //!   re-alignment).
 //! - `utility.rs`: utility functions selected by name from a [`UtilityRegistry`] users can
 //!   extend.
-//! - `sender.rs`: the rate-based [`CongestionControl`](crate::cc::CongestionControl) shared by all
+//! - `sender.rs`: the rate-based [`crate::cc::CongestionControl`] shared by all
 //!   (pacing rate = the current MI's rate; a window of two RTTs of data that never limits it,
 //!   or one BDP at that rate once the host is seen not to pace).
 //! - `app_limited.rs`: the guard every controller runs under: an MI in which the sender was

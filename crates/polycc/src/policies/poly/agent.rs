@@ -14,7 +14,7 @@
 //! `on_sent` reaches every member but does not re-fuse: send events do not carry feedback, and
 //! the next ACK or loss re-fuses anyway. Re-fusing per send would double the agent's cost.
 //! For window fusion by `max` / `min` a loss or feedback event is fused with the ACK that
-//! follows it (one fusion per feedback, [`Poly::fuse_after_feedback`]).
+//! follows it (one fusion per feedback, `Poly::fuse_after_feedback`).
 //! With `fuse_every = "rtt"` ([`Every::Rtt`]) steps 2–4 run once per measurement window instead
 //! of per event.
 //!
@@ -99,7 +99,7 @@ pub struct Poly {
     /// `on_ack`'s single-pass hot path.
     fast_pick: Option<Pick>,
     /// A loss or feedback event was taken and its fusion waits for the ACK that follows it
-    /// ([`Poly::fuse_after_feedback`]).
+    /// (`Poly::fuse_after_feedback`).
     fuse_pending: bool,
     /// The pilot's window as `on_ack`'s hot path left it (read there or by its write-back),
     /// valid while `pilot_fresh`: a sender reads the window right after each ACK, and the pilot
@@ -378,7 +378,7 @@ impl Poly {
     }
 
     /// The window the pending fusion will give the pilot (read-only; see
-    /// [`Poly::fuse_after_feedback`]).
+    /// `Poly::fuse_after_feedback`).
     #[cold]
     #[inline(never)]
     fn pending_window(&self) -> Bytes {
