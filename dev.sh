@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Developer and CI entry point.
 #   ./dev.sh demo    set up .venv (once) and run the demo scenarios; prints the report path last
-#   ./dev.sh test    set up .venv, then Rust fmt/clippy/tests, ruff and pytest; non-zero on failure
+#   ./dev.sh test    set up .venv, then Rust fmt/clippy/doc/tests, ruff and pytest; non-zero on failure
 #   ./dev.sh setup   only create/refresh .venv (the Rust extension is built in release mode)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -85,6 +85,7 @@ cmd_test() {
     setup
     step "cargo fmt --check" cargo fmt --all --check
     step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
+    step "cargo doc" env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
     step "cargo test (release)" cargo test --workspace --release --exclude polycc-py --no-fail-fast
     step "ruff" "$VENV/bin/ruff" check python
     step "mypy" "$VENV/bin/mypy"
