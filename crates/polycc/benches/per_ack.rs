@@ -143,6 +143,7 @@ fn record(cc: &mut dyn CongestionControl) -> Trace {
             largest_acked: pn,
             largest_acked_sent_time: sent_time,
             min_rtt_sample: Some(sample),
+            max_rtt_sample: Some(sample),
             rtt: rtt.snapshot(),
             prior_in_flight,
             in_flight: in_flight_bytes,

@@ -53,6 +53,11 @@ pub struct AckEvent {
     /// Smallest RTT among the packets this ACK acknowledges (the freshest path-delay evidence;
     /// delay-based CCAs min-filter this).
     pub min_rtt_sample: Option<Duration>,
+    /// Largest RTT among the packets this ACK acknowledges, that of the earliest sent: the
+    /// sample Linux's RTT estimator takes per ACK (`seq_rtt_us` in `tcp_clean_rtx_queue`, from
+    /// the first newly acknowledged packet). It differs from `min_rtt_sample` when one ACK
+    /// covers several packets (delayed and stretch ACKs).
+    pub max_rtt_sample: Option<Duration>,
     /// RTT estimator state after this ACK was applied (RFC 9002 §5).
     pub rtt: RttSnapshot,
     /// Bytes in flight before the ACK arrived.

@@ -404,6 +404,7 @@ impl Sender {
         let mut acked_bytes = 0;
         let mut acked_packets = 0u32;
         let mut min_rtt_sample: Option<Duration> = None;
+        let mut max_rtt_sample: Option<Duration> = None;
         let mut largest_newly: Option<(u64, Time)> = None;
         let detail = self.cc.wants_packet_detail();
         let start_range = self.ack_range;
@@ -447,6 +448,7 @@ impl Sender {
                 acked_packets += 1;
                 let sample = now - d.sent_time;
                 min_rtt_sample = Some(min_rtt_sample.map_or(sample, |m| m.min(sample)));
+                max_rtt_sample = Some(max_rtt_sample.map_or(sample, |m| m.max(sample)));
                 if detail {
                     let o = PacketOutcome {
                         pn,
@@ -494,6 +496,7 @@ impl Sender {
             largest_acked: largest,
             largest_acked_sent_time: largest_sent_time,
             min_rtt_sample,
+            max_rtt_sample,
             rtt: self.rtt.snapshot(),
             prior_in_flight,
             in_flight: self.in_flight,
@@ -762,5 +765,79 @@ mod tests {
         // A stale copy of ACK A changes nothing.
         s.on_ack(t1, rx.runs(), 1, 6, Duration::ZERO, &[]);
         assert_eq!((s.spurious_losses, s.in_flight), (1, WIRE));
+    }
+
+    /// Keeps the RTT samples of every ACK it is given.
+    type Seen = std::sync::Arc<std::sync::Mutex<Vec<(Option<Duration>, Option<Duration>)>>>;
+    struct Samples(Seen);
+
+    impl CongestionControl for Samples {
+        fn name(&self) -> &str {
+            "samples"
+        }
+        fn on_ack(&mut self, _: Time, a: &AckEvent) {
+            let mut seen = self.0.lock().expect("not poisoned");
+            seen.push((a.min_rtt_sample, a.max_rtt_sample));
+        }
+        fn on_loss(&mut self, _: Time, _: &LossEvent) {}
+        fn calibrate(&mut self, _: Time, _: &polycc::cc::Calibration) {}
+        fn cwnd(&self) -> Bytes {
+            10 * WIRE
+        }
+    }
+
+    #[test]
+    fn an_ack_reports_the_rtts_of_its_latest_and_earliest_sent_packets() {
+        let seen = Seen::default();
+        let mut s = Sender::new(
+            Box::new(Samples(Seen::clone(&seen))),
+            WIRE - 52,
+            52,
+            Duration::from_millis(25),
+            false,
+            None,
+        );
+        let end = u64::MAX;
+        let last_payload = WIRE - 52;
+        s.start_transfer(
+            Transfer {
+                first: 0,
+                end,
+                last_payload,
+            },
+            None,
+        );
+        // Four packets 1 ms apart, then one (stretch) ACK for them all at 50 ms: the latest sent
+        // gives the smallest RTT (47 ms), the earliest the largest (50 ms, Linux's `seq_rtt_us`).
+        let t0 = Time::ZERO + Duration::from_millis(1000);
+        for i in 0..4 {
+            send(&mut s, t0 + Duration::from_millis(i), 1);
+        }
+        let mut rx = PnRanges::new();
+        for p in 0..4 {
+            rx.insert(p);
+        }
+        s.on_ack(
+            t0 + Duration::from_millis(50),
+            rx.runs(),
+            0,
+            3,
+            Duration::ZERO,
+            &[],
+        );
+        let ms = |x: u64| Some(Duration::from_millis(x));
+        assert_eq!(*seen.lock().unwrap(), vec![(ms(47), ms(50))]);
+        // An ACK for one packet: both are its RTT.
+        send(&mut s, t0 + Duration::from_millis(60), 1);
+        rx.insert(4);
+        s.on_ack(
+            t0 + Duration::from_millis(90),
+            rx.runs(),
+            0,
+            4,
+            Duration::ZERO,
+            &[],
+        );
+        assert_eq!(seen.lock().unwrap()[1], (ms(30), ms(30)));
     }
 }

@@ -25,6 +25,7 @@ pub(crate) fn ack(
         largest_acked: pn,
         largest_acked_sent_time: sent_time,
         min_rtt_sample: Some(sample),
+        max_rtt_sample: Some(sample),
         rtt,
         mss,
         ..AckEvent::default()

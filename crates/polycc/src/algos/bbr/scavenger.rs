@@ -8,12 +8,14 @@
 //! BBR can read (its `rttvar_us` is floored at the 200 ms minimum RTO, above any 20 ms
 //! threshold even for a flow alone, which the paper's BBR-S sharing fairly with itself rules
 //! out). [`LinuxMdev`] computes it from the per-ACK RTT samples exactly as Linux's
-//! `tcp_rtt_estimator` does: it is 4× the mean deviation (RFC 6298's RTTVAR, which the
-//! transport's RTT snapshot carries, is 1×), starts at 2× the first sample, and a sample below
-//! the smoothed RTT moves it only an eighth as much. The 40 ms is the minimum hold once in flight
-//! has fallen to the PROBE_RTT window; as in Linux the phase also lasts at least one round, and
-//! a deviation still above the threshold on leaving forces the next one. The paper calls its
-//! thresholds illustrative (footnote 7), so both are parameters.
+//! `tcp_rtt_estimator` does, each ACK's sample being the RTT of the earliest packet it newly
+//! acknowledges (the kernel's `seq_rtt_us`, so a delayed ACK's wait shows in it): it is 4× the
+//! mean deviation (RFC 6298's RTTVAR, which the transport's RTT snapshot carries, is 1×), starts
+//! at 2× the first sample, and a sample below the smoothed RTT moves it only an eighth as much.
+//! The 40 ms is the minimum hold once in flight has fallen to the PROBE_RTT window; as in Linux
+//! the phase also lasts at least one round, and a deviation still above the threshold on leaving
+//! forces the next one. The paper calls its thresholds illustrative (footnote 7), so both are
+//! parameters.
 
 use super::model::default_seed;
 use super::v1::{BbrV1, BbrV1Config, CWND_GAIN, HIGH_GAIN};

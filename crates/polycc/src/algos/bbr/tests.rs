@@ -67,6 +67,9 @@ struct Path {
     delivered: Bytes,
     /// Every other ACK's RTT sample is `rtt + 2·jitter`: a mean deviation of about `jitter`.
     jitter: Duration,
+    /// Every other ACK also covers an earlier packet the receiver held this long (a delayed
+    /// ACK): its largest RTT sample grows by `held`, its smallest does not.
+    held: Duration,
 }
 
 impl Path {
@@ -80,6 +83,7 @@ impl Path {
             in_flight: 15 * MSS,
             delivered: 0,
             jitter: Duration::ZERO,
+            held: Duration::ZERO,
         }
     }
 
@@ -90,15 +94,21 @@ impl Path {
     fn ack_event(&mut self) -> AckEvent {
         let pn = self.next_pn.saturating_sub(self.lag());
         self.delivered += MSS;
+        let sample = if pn % 2 == 1 {
+            self.rtt + self.jitter * 2
+        } else {
+            self.rtt
+        };
         AckEvent {
             acked_bytes: MSS,
             acked_packets: 1,
             largest_acked: pn,
             largest_acked_sent_time: self.now - self.path_rtt,
-            min_rtt_sample: Some(if pn % 2 == 1 {
-                self.rtt + self.jitter * 2
+            min_rtt_sample: Some(sample),
+            max_rtt_sample: Some(if pn % 2 == 1 {
+                sample + self.held
             } else {
-                self.rtt
+                sample
             }),
             rtt: snapshot(self.rtt),
             prior_in_flight: self.in_flight + MSS,
@@ -850,6 +860,28 @@ fn bbr_s_stays_aside_while_the_deviation_stays_high_and_plain_bbr_ignores_it() {
         "{forced} forced probe_rtts"
     );
     assert!(in_probe >= 950, "{in_probe} ms of 1000 in probe_rtt");
+}
+
+#[test]
+fn bbr_s_reads_the_rtt_of_the_earliest_packet_an_ack_covers() {
+    // Linux's estimator takes each ACK's sample from its earliest newly acked packet: a delayed
+    // ACK that held a packet 30 ms on every other ACK swings that sample by 30 ms (mdev above
+    // 20 ms), while the smallest sample, the one BBR's min_rtt filter takes, stays at 10 ms.
+    let mut cc = bbr_s();
+    let mut p = Path::new();
+    p.adopt(&mut cc);
+    p.run(&mut cc, 100);
+    p.held = Duration::from_millis(30);
+    p.in_flight = 4 * MSS;
+    let mut ms = 0;
+    while state(&cc) != "probe_rtt" {
+        p.step(&mut cc);
+        ms += 1;
+        assert!(ms < 10, "no probe_rtt after {ms} ms");
+    }
+    assert!(telemetry_value(&cc, "rtt_mdev_ms") > 20.0);
+    assert_eq!(telemetry_value(&cc, "forced_probe_rtts"), 1.0);
+    assert_eq!(telemetry_value(&cc, "min_rtt_ms"), 10.0);
 }
 
 #[test]

@@ -366,7 +366,8 @@ impl BbrV1 {
             self.enter_probe_rtt(PROBE_RTT_DURATION);
         }
         if let Some(rule) = self.cfg.scavenger {
-            if let Some(sample) = ack.min_rtt_sample {
+            // The kernel's estimator takes the RTT of the earliest newly acked packet.
+            if let Some(sample) = ack.max_rtt_sample {
                 self.rtt_dev.on_sample(sample);
             }
             if self.mode != Mode::ProbeRtt && rule.should_yield(&self.rtt_dev) {
