@@ -797,16 +797,12 @@ mod tests {
             false,
             None,
         );
-        let end = u64::MAX;
-        let last_payload = WIRE - 52;
-        s.start_transfer(
-            Transfer {
-                first: 0,
-                end,
-                last_payload,
-            },
-            None,
-        );
+        let t = Transfer {
+            first: 0,
+            end: u64::MAX,
+            last_payload: WIRE - 52,
+        };
+        s.start_transfer(t, None);
         // Four packets 1 ms apart, then one (stretch) ACK for them all at 50 ms: the latest sent
         // gives the smallest RTT (47 ms), the earliest the largest (50 ms, Linux's `seq_rtt_us`).
         let t0 = Time::ZERO + Duration::from_millis(1000);

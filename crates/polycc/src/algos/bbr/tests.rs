@@ -782,12 +782,29 @@ fn linux_mdev_is_four_mean_deviations_damped_on_falling_samples() {
     assert!(rule.should_yield(&d));
 }
 
-#[test]
-fn bbr_s_forces_a_40ms_probe_rtt_when_the_rtt_deviation_exceeds_20ms() {
+/// A BBR-S flow 100 ms into the test path, and the path.
+fn bbr_s_running() -> (BbrV1, Path) {
     let mut cc = bbr_s();
     let mut p = Path::new();
     p.adopt(&mut cc);
     p.run(&mut cc, 100);
+    (cc, p)
+}
+
+/// Steps the path until BBR-S is forced into PROBE_RTT, within 10 ms, by a deviation above 20 ms.
+fn step_until_forced_probe_rtt(cc: &mut BbrV1, p: &mut Path) {
+    let mut ms = 0;
+    while state(cc) != "probe_rtt" {
+        p.step(cc);
+        ms += 1;
+        assert!(ms < 10, "no probe_rtt after {ms} ms");
+    }
+    assert!(telemetry_value(cc, "rtt_mdev_ms") > 20.0);
+}
+
+#[test]
+fn bbr_s_forces_a_40ms_probe_rtt_when_the_rtt_deviation_exceeds_20ms() {
+    let (mut cc, mut p) = bbr_s_running();
     assert_eq!(state(&cc), "probe_bw");
     // Samples alternating 10 and 16 ms: mdev settles near 4 x 3 ms, below 20 ms.
     p.jitter = Duration::from_millis(3);
@@ -802,13 +819,7 @@ fn bbr_s_forces_a_40ms_probe_rtt_when_the_rtt_deviation_exceeds_20ms() {
     // packets.
     p.jitter = Duration::from_millis(10);
     p.in_flight = 4 * MSS;
-    let mut ms = 0;
-    while state(&cc) != "probe_rtt" {
-        p.step(&mut cc);
-        ms += 1;
-        assert!(ms < 10, "no probe_rtt after {ms} ms");
-    }
-    assert!(telemetry_value(&cc, "rtt_mdev_ms") > 20.0);
+    step_until_forced_probe_rtt(&mut cc, &mut p);
     assert_eq!(cc.cwnd(), 4 * MSS);
     assert_eq!(telemetry_value(&cc, "forced_probe_rtts"), 1.0);
 
@@ -867,19 +878,10 @@ fn bbr_s_reads_the_rtt_of_the_earliest_packet_an_ack_covers() {
     // Linux's estimator takes each ACK's sample from its earliest newly acked packet: a delayed
     // ACK that held a packet 30 ms on every other ACK swings that sample by 30 ms (mdev above
     // 20 ms), while the smallest sample, the one BBR's min_rtt filter takes, stays at 10 ms.
-    let mut cc = bbr_s();
-    let mut p = Path::new();
-    p.adopt(&mut cc);
-    p.run(&mut cc, 100);
+    let (mut cc, mut p) = bbr_s_running();
     p.held = Duration::from_millis(30);
     p.in_flight = 4 * MSS;
-    let mut ms = 0;
-    while state(&cc) != "probe_rtt" {
-        p.step(&mut cc);
-        ms += 1;
-        assert!(ms < 10, "no probe_rtt after {ms} ms");
-    }
-    assert!(telemetry_value(&cc, "rtt_mdev_ms") > 20.0);
+    step_until_forced_probe_rtt(&mut cc, &mut p);
     assert_eq!(telemetry_value(&cc, "forced_probe_rtts"), 1.0);
     assert_eq!(telemetry_value(&cc, "min_rtt_ms"), 10.0);
 }
