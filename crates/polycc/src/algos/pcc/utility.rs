@@ -171,10 +171,31 @@ pub struct Vivace;
 
 impl Vivace {
     fn value(m: &UtilityInput) -> f64 {
-        let x = m.send_rate_mbps.max(0.0);
-        x.powf(VIVACE_EXPONENT)
-            - VIVACE_LATENCY_COEF * x * m.rtt_gradient.max(0.0)
-            - VIVACE_LOSS_COEF * x * m.loss_rate
+        vivace_terms(m, m.rtt_gradient.max(0.0))
+    }
+}
+
+/// x^0.9 − 900·x·gradient − 11.35·x·L.
+fn vivace_terms(m: &UtilityInput, gradient: f64) -> f64 {
+    let x = m.send_rate_mbps.max(0.0);
+    x.powf(VIVACE_EXPONENT)
+        - VIVACE_LATENCY_COEF * x * gradient
+        - VIVACE_LOSS_COEF * x * m.loss_rate
+}
+
+/// Vivace as the NSDI'18 paper writes it (§3.1): x^0.9 − 900·x·dRTT/dT − 11.35·x·L, which
+/// rewards a falling RTT. Under RTT noise the clamp of `vivace` is not neutral: noise pushes a
+/// trial whose true gradient is negative above zero half the time, so the clamp penalises the
+/// lower-rate trial of a pair more than the sign does.
+#[derive(Clone, Copy, Debug)]
+pub struct VivaceSigned;
+
+impl Utility for VivaceSigned {
+    fn name(&self) -> &str {
+        "vivace-signed"
+    }
+    fn utility(&self, m: &UtilityInput) -> f64 {
+        vivace_terms(m, m.rtt_gradient)
     }
 }
 
@@ -241,7 +262,7 @@ impl UtilityRegistry {
     }
 
     /// The published utilities: `allegro`, `allegro-latency`, `loss-resilient`, `vivace`,
-    /// `proteus-scavenger`, `proteus-hybrid`.
+    /// `vivace-signed`, `proteus-scavenger`, `proteus-hybrid`.
     pub fn standard() -> Self {
         let mut r = UtilityRegistry::empty();
         r.register(
@@ -261,6 +282,11 @@ impl UtilityRegistry {
             "vivace",
             "Vivace x^0.9 − 900·x·max(0,dRTT/dT) − 11.35·x·L",
             |_| Ok(Box::new(Vivace)),
+        );
+        r.register(
+            "vivace-signed",
+            "Vivace as in its paper: x^0.9 − 900·x·dRTT/dT − 11.35·x·L (rewards a falling RTT)",
+            |_| Ok(Box::new(VivaceSigned)),
         );
         r.register(
             "proteus-scavenger",
@@ -412,6 +438,11 @@ mod tests {
         // Negative gradient is clamped: 63.0957 − 11.35 = 51.7457.
         m.rtt_gradient = -0.01;
         close(Vivace.utility(&m), 51.745_73, 1e-4);
+        // The paper's form rewards it: 51.7457 + 900·100·0.01 = 951.7457.
+        close(VivaceSigned.utility(&m), 951.745_73, 1e-4);
+        m.rtt_gradient = 0.001;
+        close(VivaceSigned.utility(&m), -38.254_27, 1e-4);
+        m.rtt_gradient = -0.01;
         // Scavenger: − 0.0015·100·200 = −30 → 21.7457.
         let s = ProteusScavenger { d: 0.0015 };
         close(s.utility(&m), 21.745_73, 1e-4);
