@@ -233,20 +233,32 @@ fn proteus_s_yields_to_cubic_and_shares_fairly_with_itself() {
 
     // A latecomer (2 s later) leaves its starting phase early against the incumbent's RTT noise
     // and then climbs by gradient steps: it has not converged within 30 s, but it is getting
-    // there (see the PCC report: convergence, not the equilibrium, is what differs).
-    let late = run(&format!(
-        "{base}\n[[flows]]\nid = \"s1\"\ncca = \"proteus-s\"\nrtt = \"40ms\"\n\
-         [[flows]]\nid = \"s2\"\ncca = \"proteus-s\"\nrtt = \"40ms\"\n\
-         start = \"2s\"\n"
-    ));
-    let early = mean_goodput_mbps(&late, "s2", 5.0, 10.0);
-    let (a, b) = (
-        mean_goodput_mbps(&late, "s1", 25.0, 30.0),
-        mean_goodput_mbps(&late, "s2", 25.0, 30.0),
+    // there (see the PCC report: convergence, not the equilibrium, is what differs). How far
+    // it gets by 25-30 s and how fast it starts vary with the flows' random trial orders
+    // (15 seeds: a share of 25-72 % at 25-30 s, 1.2-14 Mbit/s at 5-10 s), so five are averaged.
+    let (mut early, mut late, mut shares) = (0.0, 0.0, Vec::new());
+    for seed in 1..=5 {
+        let out = run(&format!(
+            "seed = {seed}\n{base}\n[[flows]]\nid = \"s1\"\ncca = \"proteus-s\"\nrtt = \"40ms\"\n\
+             [[flows]]\nid = \"s2\"\ncca = \"proteus-s\"\nrtt = \"40ms\"\n\
+             start = \"2s\"\n"
+        ));
+        let (a, b) = (
+            mean_goodput_mbps(&out, "s1", 25.0, 30.0),
+            mean_goodput_mbps(&out, "s2", 25.0, 30.0),
+        );
+        early += mean_goodput_mbps(&out, "s2", 5.0, 10.0) / 5.0;
+        late += b / 5.0;
+        shares.push(b / (a + b));
+    }
+    let mean_share = shares.iter().sum::<f64>() / 5.0;
+    eprintln!("latecomer: {early:.1} Mbit/s at 5-10 s, {late:.1} at 25-30 s, shares {shares:.2?}");
+    assert!(late >= 2.0 * early, "latecomer {early} -> {late}");
+    assert!(mean_share >= 0.35, "latecomer shares {shares:?}");
+    assert!(
+        shares.iter().all(|&x| x >= 0.25),
+        "latecomer shares {shares:?}"
     );
-    eprintln!("latecomer: {early:.1} Mbit/s at 5-10 s, {b:.1} vs incumbent {a:.1} at 25-30 s");
-    assert!(b >= 3.0 * early, "latecomer {early} -> {b}");
-    assert!(b >= 0.3 * (a + b), "latecomer share {b} of {}", a + b);
 }
 
 #[test]
@@ -384,9 +396,10 @@ fn request_response_flows_keep_their_rate_near_what_they_use() {
     // transfer, so the series is the rate each transfer's controller reaches and keeps while its
     // data runs out and the flow idles until the next request. Without the guard, Vivace and
     // the Proteus variants kept raising it in those app-limited tails, to a 21.8 Mbit/s mean
-    // pacing rate (35.8 at 30 s, above the link), and Allegro to 10.0 (11.7 at 30 s); with it
-    // 4.3 and 6.2, 2.8 at 30 s: each transfer still ramps the rate (up to 19 and 23 Mbit/s)
-    // while it has data. (A persistent request/response connection is not modelled yet.)
+    // pacing rate (35.8 at 30 s, above the link), and Allegro to 10.0 (11.7 at 30 s), measured
+    // before the first RTT sample re-aligned the first MI; with it 5.5 and 6.0, 2.9 and 2.8 at
+    // 30 s: each transfer still ramps the rate while it has data. (A persistent
+    // request/response connection is not modelled yet.)
     for cca in [
         "pcc-allegro",
         "pcc-vivace",
@@ -425,5 +438,46 @@ fn request_response_flows_keep_their_rate_near_what_they_use() {
         assert!(goodput > 1.9, "{cca} goodput {goodput}");
         assert!(mean < 8.0, "{cca} mean pacing rate {mean}");
         assert!(last < 5.0, "{cca} pacing rate at 30 s {last}");
+    }
+}
+
+#[test]
+fn short_requests_use_the_rescaled_rate_from_the_first_rtt_sample() {
+    // 25 KB requested every 100 ms (2 Mbit/s) on 20 Mbit/s, 40 ms, 1-BDP buffer, each request
+    // on a new connection: its 17 packets start at the initial rate, 10 packets per 100 ms
+    // (1.2 Mbit/s), until the first RTT sample rescales it to 10 packets per RTT (3 Mbit/s).
+    // When the first MI (1.7-2.2 × 100 ms) kept the unscaled rate, a transfer took 171-213 ms
+    // and the PCC variants delivered 0.94-1.17 Mbit/s. With the rate rescaled at the sample
+    // and the first measured MI starting there (as master), 4 packets go out in the first RTT,
+    // 13 at 3 Mbit/s (52 ms), and the last ACK takes an RTT: 135-140 ms, about 1.45 Mbit/s.
+    // No doubling comes in time: the first MI's result is due two RTTs after the sample.
+    // CUBIC's unpaced initial window takes 71 ms.
+    for cca in [
+        "pcc-allegro",
+        "pcc-vivace",
+        "proteus-p",
+        "proteus-s",
+        "proteus-h",
+        "cubic",
+    ] {
+        let out = run(&format!(
+            r#"
+            name = "pcc-short-requests"
+            duration = "20s"
+            [[links]]
+            id = "b"
+            rate = "20Mbps"
+            queue = {{ size = "1bdp" }}
+            [[flows]]
+            id = "a"
+            cca = "{cca}"
+            rtt = "40ms"
+            traffic = {{ kind = "web", size = "25KB", interval = "100ms", arrivals = "periodic" }}
+        "#
+        ));
+        let goodput = out.summary.flows[0].goodput_mbps;
+        eprintln!("{cca}: goodput {goodput:.2} of 2 Mbit/s");
+        let least = if cca == "cubic" { 1.95 } else { 1.4 };
+        assert!(goodput >= least, "{cca} goodput {goodput}");
     }
 }

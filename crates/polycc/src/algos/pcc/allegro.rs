@@ -331,7 +331,12 @@ impl RateControl for AllegroControl {
 
     fn scale_rate(&mut self, factor: f64) {
         self.rate = clamp_rate(self.rate.as_bps() as f64 * factor, Rate(1));
-        self.last_planned = clamp_rate(self.last_planned.as_bps() as f64 * factor, Rate(1));
+        self.last_planned = self.rate;
+        if matches!(self.state, State::Starting { .. }) {
+            // The doubling starts over from the rescaled rate (trait documentation).
+            self.new_epoch();
+            self.state = State::Starting { prev: None };
+        }
     }
 
     fn set_rate(&mut self, rate: Rate, _path: &PathView) {

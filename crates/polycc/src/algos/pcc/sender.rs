@@ -89,7 +89,10 @@ pub trait RateControl: Send + fmt::Debug {
     fn on_mi(&mut self, stats: &MiStats, path: &PathView) -> bool;
     /// The rate the controller is centred on.
     fn base_rate(&self) -> Rate;
-    /// Multiplies the rate (the first RTT sample's rescaling of the initial rate).
+    /// The first RTT sample's rescaling of the initial rate: multiplies the rate and, while
+    /// starting, discards the MI planned before the sample (its result is not judged) so that
+    /// the next MI measures the rescaled rate. PCC-Uspace master measures nothing before the
+    /// first RTT sample (`CreateUsefulInterval` is false until then).
     fn scale_rate(&mut self, factor: f64);
     /// Sets the rate from outside (a policy's calibration or a hand-over) and restarts the
     /// search around it, leaving any start-up phase.
@@ -280,13 +283,22 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
                 ack.acked_packets.into(),
             );
         }
+        let mut rescaled = false;
         if ack.rtt.has_sample {
             if !self.rtt.has_sample && ack.rtt.smoothed < INITIAL_RATE_RTT {
                 // Master's rescaling of the initial rate to the measured RTT.
                 let f = INITIAL_RATE_RTT.as_secs_f64() / ack.rtt.smoothed.as_secs_f64().max(1e-6);
                 self.ctl.scale_rate(f.min(1e4));
+                rescaled = true;
             }
             self.rtt = ack.rtt;
+        }
+        if rescaled && self.mq.current_plan().is_some() {
+            // The sending MI was planned at the unscaled rate for up to 2.2 × INITIAL_RATE_RTT
+            // (220 ms, five 40 ms RTTs). Master starts its first measured MI, at the rescaled
+            // rate, with the first packet after the first RTT sample (`CreateNewInterval`);
+            // here the MI is re-aligned (Allegro §3.1: a rate change closes the current MI).
+            self.start_mi(now, true);
         }
         self.process(now);
     }

@@ -476,6 +476,10 @@ impl RateControl for VivaceControl {
 
     fn scale_rate(&mut self, factor: f64) {
         self.rate = clamp_rate(self.rate.as_bps() as f64 * factor);
+        if matches!(self.state, State::Starting { .. }) {
+            // The doubling starts over from the rescaled rate (trait documentation).
+            self.enter_starting();
+        }
     }
 
     fn set_rate(&mut self, rate: Rate, _path: &PathView) {
