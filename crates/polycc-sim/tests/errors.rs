@@ -110,6 +110,18 @@ fn bad_traffic_kind_lists_the_kinds() {
     assert_mentions(&e, &["flows[0].traffic", "sized", "web", "cbr"]);
 }
 
+#[test]
+fn bad_web_connection_names_the_allowed_values() {
+    let e = error_of(&GOOD.replace(
+        "rtt = \"30ms\"",
+        "rtt = \"30ms\"\ntraffic = { kind = \"web\", size = \"25KB\", interval = \"100ms\", connection = \"keepalive\" }",
+    ));
+    assert_mentions(
+        &e,
+        &["flows[0].traffic", "keepalive", "per_request", "persistent"],
+    );
+}
+
 /// Reverse data over links without `reverse_rate` meets no capacity limit: rejected, not run
 /// until memory runs out.
 #[test]

@@ -555,13 +555,20 @@ impl<'a> Simulator<'a> {
     }
 
     /// Starts the next queued transfer of a sized or web flow, on a fresh connection state for
-    /// every transfer after the first.
+    /// every transfer after the first unless the web flow's connection is persistent.
     fn begin_next_transfer(&mut self, f: u32, first: bool) -> Result<(), SimError> {
         let fl = &self.flows[f as usize];
         let Some(&idx) = fl.app.queued.front() else {
             return Ok(());
         };
-        let cc = if first {
+        let persistent = matches!(
+            fl.app.traffic,
+            Traffic::Web {
+                persistent: true,
+                ..
+            }
+        );
+        let cc = if first || persistent {
             None
         } else {
             Some(self.new_cc(&fl.model, f as usize, idx as u64, fl.intent.as_ref())?)

@@ -87,7 +87,7 @@ fn untagged_hint(msg: String) -> String {
         let what = if msg.contains("CcSpec") {
             "expected a CCA name (\"cubic\") or a table with `name` (e.g. { name = \"cubic\", beta = 0.7 })"
         } else if msg.contains("TrafficSpec") {
-            "expected \"bulk\" or a table with kind = bulk | sized | web | cbr | poisson | video and its keys (sized: size; web: size, interval, arrivals; cbr/poisson: rate; video: fps, min_rate, max_rate, packet, fec, retransmit, frame_noise)"
+            "expected \"bulk\" or a table with kind = bulk | sized | web | cbr | poisson | video and its keys (sized: size; web: size, interval, arrivals, connection; cbr/poisson: rate; video: fps, min_rate, max_rate, packet, fec, retransmit, frame_noise)"
         } else if msg.contains("AckPolicy") {
             "expected \"every\", \"delayed\" or { every = 2, max_delay = \"25ms\" }"
         } else if msg.contains("TraceSpec") {
@@ -163,6 +163,10 @@ pub enum Traffic {
         bytes: u64,
         interval: Duration,
         poisson: bool,
+        /// One connection (congestion controller, RTT estimator) serves every request, one
+        /// after another, as HTTP/1.1 keep-alive without pipelining; otherwise each request
+        /// opens a new one.
+        persistent: bool,
     },
     Cbr {
         rate: Rate,
@@ -743,6 +747,10 @@ fn dir_model(
     })
 }
 
+/// Web traffic's `connection` values.
+const WEB_PER_REQUEST: &str = "per_request";
+const WEB_PERSISTENT: &str = "persistent";
+
 fn resolve_traffic(t: &TrafficSpec, full_packet: u64, mss: u64) -> Result<Traffic, String> {
     let size_bytes = |s: &quantity::SizeQ| -> Result<u64, String> {
         match s.value {
@@ -760,11 +768,25 @@ fn resolve_traffic(t: &TrafficSpec, full_packet: u64, mss: u64) -> Result<Traffi
         }
         TrafficSpec::Table(TrafficTable::Bulk) => Traffic::Bulk,
         TrafficSpec::Table(TrafficTable::Sized { size }) => Traffic::Sized { bytes: size_bytes(size)? },
-        TrafficSpec::Table(TrafficTable::Web { size, interval, arrivals }) => {
+        TrafficSpec::Table(TrafficTable::Web { size, interval, arrivals, connection }) => {
             if interval.value.is_zero() {
                 return Err("web interval must be positive".into());
             }
-            Traffic::Web { bytes: size_bytes(size)?, interval: interval.value, poisson: *arrivals == Arrivals::Poisson }
+            let persistent = match connection.as_deref() {
+                None | Some(WEB_PER_REQUEST) => false,
+                Some(WEB_PERSISTENT) => true,
+                Some(c) => {
+                    return Err(format!(
+                        "connection = {c:?} is not allowed; use \"{WEB_PER_REQUEST}\" (a new connection per request, the default) or \"{WEB_PERSISTENT}\" (one connection for all requests)"
+                    ))
+                }
+            };
+            Traffic::Web {
+                bytes: size_bytes(size)?,
+                interval: interval.value,
+                poisson: *arrivals == Arrivals::Poisson,
+                persistent,
+            }
         }
         TrafficSpec::Table(TrafficTable::Cbr { rate }) | TrafficSpec::Table(TrafficTable::Poisson { rate })
             if rate.value.as_bps() == 0 =>

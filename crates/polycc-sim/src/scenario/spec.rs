@@ -416,12 +416,16 @@ pub enum TrafficTable {
     Sized {
         size: SizeQ,
     },
-    /// Repeated transfers of `size` (web-like), one every `interval` on average.
+    /// Repeated transfers of `size` (web-like), one every `interval` on average, each on a new
+    /// connection or all on one (`connection`: "per_request" or "persistent").
     Web {
         size: SizeQ,
         interval: DurationQ,
         #[serde(default = "default_arrivals")]
         arrivals: Arrivals,
+        /// Checked when the scenario is resolved, so that a bad value is named in the error.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        connection: Option<String>,
     },
     /// Unresponsive constant bit rate (no congestion control, no retransmission).
     Cbr {

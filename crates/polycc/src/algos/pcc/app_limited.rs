@@ -12,14 +12,15 @@
 //! [`VALIDATED_FILL`] of its rate (its sending rate, over the time its packets took, see
 //! `monitor.rs`) while the sender's own window never filled, or when the transport flagged
 //! one of its packets as sent while application-limited. After a non-validated MI the
-//! controller's rate may fall (loss and latency still count) but not rise above the rate it
-//! had before that MI, and it is capped at [`DELIVERED_GAIN`]× the MI's delivered rate
-//! (RFC 7661's factor of two: a validated window is at most twice what the flow used), never
-//! below the rate of an initial window per smoothed RTT (RFC 9002 §7.2's initial window, the
-//! restart window Linux returns to after idle, `tcp_cwnd_restart`), so that an idle
-//! application does not drive the rate to nothing. The controller restarts its search at the
-//! capped rate (`RateControl::set_rate`). A sender with enough data fills every MI (a paced one sends its rate to within one
-//! packet per MI, an unpaced one more): the guard never acts on it.
+//! controller's rate may not rise above the rate it had before that MI, and it is capped at
+//! [`DELIVERED_GAIN`]× the MI's delivered rate (RFC 7661's factor of two: a validated window
+//! is at most twice what the flow used), never below the rate of an initial window per smoothed
+//! RTT (RFC 9002 §7.2's initial window, the restart window Linux returns to after idle,
+//! `tcp_cwnd_restart`), so that an idle application does not drive the rate to nothing. Nor
+//! may such an MI take the rate below that initial-window rate unless it lost packets
+//! (`rate_floor`). The controller restarts its search at the bound (`RateControl::set_rate`).
+//! A sender with enough data fills every MI (a paced one sends its rate to within one packet
+//! per MI, an unpaced one more): the guard never acts on it.
 
 use crate::algos::pcc::monitor::{MiStats, MIN_PACKETS_PER_MI};
 use crate::units::{Bytes, Rate};
@@ -47,6 +48,21 @@ pub fn not_validated(s: &MiStats, mss: Bytes) -> bool {
 pub fn rate_limit(s: &MiStats, before: Rate, floor: Rate) -> Rate {
     let cap = Rate::from_bps_f64(DELIVERED_GAIN * s.throughput_bps).max(floor);
     before.min(cap)
+}
+
+/// The lowest rate the controller may have after judging non-validated MI `s`: without loss in
+/// the MI, `floor` (or `before`, if already lower); with loss, none. An MI with idle time says
+/// as little about a lower rate as about a higher one (both trials of a pair send the same
+/// bytes), and a guard that let such verdicts lower the rate but never raise it would ratchet
+/// the rate of a request/response connection down to the controller's minimum. TCP keeps its
+/// window through application-limited periods and restarts from the initial window after idle
+/// (RFC 5681 §4.1, RFC 7661 §4.3); loss lowers both.
+pub fn rate_floor(s: &MiStats, before: Rate, floor: Rate) -> Rate {
+    if s.packets_lost > 0 {
+        Rate(0)
+    } else {
+        before.min(floor)
+    }
 }
 
 #[cfg(test)]
@@ -109,5 +125,27 @@ mod tests {
             rate_limit(&mi(20, 0.0, 0.0), Rate::from_mbps(20), floor),
             floor
         );
+    }
+
+    #[test]
+    fn only_loss_takes_the_rate_below_the_floor() {
+        let floor = Rate::from_mbps(3);
+        let s = mi(4, 1.0, 1.0);
+        assert_eq!(rate_floor(&s, Rate::from_mbps(4), floor), floor);
+        // Already below the floor: it may stay there, not fall further.
+        assert_eq!(
+            rate_floor(&s, Rate::from_mbps(2), floor),
+            Rate::from_mbps(2)
+        );
+        let lossy = MiStats {
+            packets_lost: 1,
+            ..s
+        };
+        assert_eq!(rate_floor(&lossy, Rate::from_mbps(4), floor), Rate(0));
+        // The bounds never cross: the limit is at least min(before, floor) too.
+        for before in [1, 3, 4, 20] {
+            let b = Rate::from_mbps(before);
+            assert!(rate_floor(&s, b, floor) <= rate_limit(&s, b, floor));
+        }
     }
 }

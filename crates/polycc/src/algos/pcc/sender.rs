@@ -19,15 +19,16 @@
 //! rate, as pacing would.
 //!
 //! Each completed MI also passes the application-limited guard (`app_limited.rs`): after an MI
-//! in which the sender had less data than its rate, the controller's rate may fall but not rise,
-//! and is capped at twice the MI's delivered rate (the controller restarts its search there).
+//! in which the sender had less data than its rate, the controller's rate may not rise, is capped
+//! at twice the MI's delivered rate, and falls below an initial window per RTT only on loss (the
+//! controller restarts its search at the bound).
 //!
 //! Per-packet outcomes (`on_packet_acked` / `on_packet_lost`) attribute packets to MIs. A
 //! transport that never sends them still works: the largest acknowledged (lost) packet of each
 //! event is attributed, and the event's other packets are taken to be the pending ones just
 //! below it (see [`MonitorQueue::on_acked_aggregate`]).
 
-use crate::algos::pcc::app_limited::{not_validated, rate_limit};
+use crate::algos::pcc::app_limited::{not_validated, rate_floor, rate_limit};
 use crate::algos::pcc::monitor::{
     MiPlan, MiStats, MonitorConfig, MonitorQueue, MIN_PACKETS_PER_MI,
 };
@@ -209,14 +210,17 @@ impl<C: RateControl> PccSender<C> {
                 let before = self.ctl.base_rate();
                 realign |= self.ctl.on_mi(&s, &path);
                 if not_validated(&s, self.mss) {
-                    // app_limited.rs: an application-limited MI never raises the rate.
+                    // app_limited.rs: an application-limited MI never raises the rate, and
+                    // lowers it below an initial window per RTT only on loss.
                     let floor = Rate::from_bytes_over(
                         self.initial_cwnd.max(MIN_WINDOW_PACKETS * self.mss),
                         path.srtt(),
                     );
-                    let limit = rate_limit(&s, before, floor);
-                    if self.ctl.base_rate() > limit {
-                        self.ctl.set_rate(limit, &path);
+                    let (low, high) =
+                        (rate_floor(&s, before, floor), rate_limit(&s, before, floor));
+                    let rate = self.ctl.base_rate();
+                    if rate > high || rate < low {
+                        self.ctl.set_rate(rate.clamp(low, high), &path);
                         realign = true;
                     }
                 }
