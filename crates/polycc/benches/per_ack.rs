@@ -20,7 +20,8 @@
 //!
 //! Instruction counts (steadier than time on a shared machine): with `PER_ACK_COUNT=WHAT:N:ACKS`
 //! the binary skips criterion and replays ACKS ACKs of the `poly_pool` case (WHAT = `poly` or
-//! `members`, N members) once, so that `perf stat -e instructions` of two runs with different
+//! `members`, N members) once (`PER_ACK_COUNT=cca:NAME:ACKS`: one controller of the `per_ack`
+//! group), so that `perf stat -e instructions` of two runs with different
 //! ACKS gives the instructions per ACK as the difference over the difference (set-up cancels):
 //! `PER_ACK_COUNT=poly:4:200000 perf stat -e instructions target/release/deps/per_ack-* --bench`
 //! (or `valgrind --tool=callgrind` where the PMU is not available; BENCHMARKS.md).
@@ -342,19 +343,17 @@ fn build_members(
         .collect()
 }
 
-/// `PER_ACK_COUNT` mode (module comment): replays `acks` ACKs of pool size `n` through `poly`
-/// (`members = false`) or its members alone.
-fn count(members: bool, n: usize, acks: usize) {
-    let registry = Registry::standard();
+/// `PER_ACK_COUNT` mode (module comment): replays `acks` ACKs of the trace `spec` records,
+/// through `spec` itself or, with `members = Some(n)`, through the first n members of [`POOL`]
+/// built alone.
+fn count(registry: &Registry, spec: &CcSpec, members: Option<usize>, acks: usize) {
     let ctx = CcContext::new(MSS);
-    let spec = poly_spec(n);
-    let build_poly = || registry.build(&spec, &ctx).expect("poly builds");
-    let trace = record(build_poly().as_mut());
+    let build = || registry.build(spec, &ctx).expect("controller builds");
+    let trace = record(build().as_mut());
     let lap = Lap::of(&trace.steady);
-    let mut ccs = if members {
-        build_members(&registry, &ctx, n)
-    } else {
-        vec![build_poly()]
+    let mut ccs = match members {
+        Some(n) => build_members(registry, &ctx, n),
+        None => vec![build()],
     };
     for ev in &trace.warmup {
         for cc in ccs.iter_mut() {
@@ -400,6 +399,7 @@ criterion_group!(benches, per_ack, poly_pool);
 
 fn main() {
     if let Ok(what) = std::env::var("PER_ACK_COUNT") {
+        let registry = Registry::standard();
         let parts: Vec<&str> = what.split(':').collect();
         let parsed = match parts.as_slice() {
             [w @ ("poly" | "members"), n, acks] => n
@@ -407,14 +407,23 @@ fn main() {
                 .ok()
                 .filter(|n| (1..=POOL.len()).contains(n))
                 .zip(acks.parse::<usize>().ok())
-                .map(|(n, acks)| (*w == "members", n, acks)),
+                .map(|(n, acks)| (poly_spec(n), (*w == "members").then_some(n), acks)),
+            ["cca", name, acks] => registry
+                .names()
+                .contains(name)
+                .then(|| acks.parse::<usize>().ok())
+                .flatten()
+                .map(|acks| (CcSpec::named(name), None, acks)),
             _ => None,
         };
-        let Some((members, n, acks)) = parsed else {
-            eprintln!("PER_ACK_COUNT={what:?}: expected poly|members:N:ACKS with N in 1..=8");
+        let Some((spec, members, acks)) = parsed else {
+            eprintln!(
+                "PER_ACK_COUNT={what:?}: expected poly|members:N:ACKS with N in 1..=8, or \
+                 cca:NAME:ACKS with NAME a registered controller"
+            );
             std::process::exit(2);
         };
-        count(members, n, acks);
+        count(&registry, &spec, members, acks);
         return;
     }
     benches();

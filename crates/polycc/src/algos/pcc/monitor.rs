@@ -213,6 +213,12 @@ impl Interval {
         if pn < first || pn > last {
             return None;
         }
+        // Packet numbers rise by one per send, so the index is usually pn − first; numbers
+        // skipped (sends outside any MI) fall back to a search.
+        let guess = (pn - first) as usize;
+        if self.packets.get(guess).is_some_and(|p| p.0 == pn) {
+            return Some(guess);
+        }
         self.packets.binary_search_by_key(&pn, |p| p.0).ok()
     }
 
@@ -362,7 +368,13 @@ pub struct MonitorQueue {
     intervals: VecDeque<Interval>,
     filter: AckBurstFilter,
     done: VecDeque<MiStats>,
+    /// Emptied packet and sample buffers of completed MIs, reused by the next ones so that a
+    /// steady flow allocates nothing per packet.
+    spare: Vec<MiBuffers>,
 }
+
+/// An MI's packet list and RTT samples.
+type MiBuffers = (Vec<(u64, Fate)>, Vec<Sample>);
 
 impl MonitorQueue {
     pub fn new(cfg: MonitorConfig) -> Self {
@@ -371,6 +383,7 @@ impl MonitorQueue {
             intervals: VecDeque::new(),
             filter: AckBurstFilter::default(),
             done: VecDeque::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -419,6 +432,7 @@ impl MonitorQueue {
     /// Closes the current MI (if any) at `now` and starts a new one lasting `length`.
     pub fn begin(&mut self, now: Time, plan: MiPlan, length: Duration) {
         self.close(now, false);
+        let (packets, samples) = self.spare.pop().unwrap_or_default();
         self.intervals.push_back(Interval {
             plan,
             start: now,
@@ -428,7 +442,7 @@ impl MonitorQueue {
             realigned: false,
             app_limited_flag: false,
             window_limited: false,
-            packets: Vec::new(),
+            packets,
             first_sent: None,
             last_sent: now,
             resolved: 0,
@@ -437,7 +451,7 @@ impl MonitorQueue {
             bytes_lost: 0,
             packets_acked: 0,
             packets_lost: 0,
-            samples: Vec::new(),
+            samples,
             live_samples: 0,
             live_reliable: 0,
         });
@@ -572,6 +586,9 @@ impl MonitorQueue {
                 }
             }
             self.done.push_back(mi.stats());
+            mi.packets.clear();
+            mi.samples.clear();
+            self.spare.push((mi.packets, mi.samples));
         }
     }
 

@@ -50,8 +50,9 @@ const CWND_HEADROOM_PACKETS: u64 = 4;
 /// (the measured sending time is at least the MI less one packet time); an unpaced one behind
 /// the two-RTT window sends up to 2× (module documentation).
 pub const UNPACED_SEND_RATIO: f64 = 1.5;
-/// The golden ratio's fractional part: consecutive multiples spread evenly over [0, 1).
-const WEYL_STEP: f64 = 0.618_033_988_749_895;
+/// The golden ratio's fractional part in 32-bit fixed point (0.618 033 988 7 × 2^32):
+/// consecutive multiples, modulo 2^32, spread evenly over [0, 1).
+const WEYL_STEP_Q32: u32 = 0x9E37_79B9;
 
 /// What a rate controller knows of the path when it plans or judges an MI.
 #[derive(Clone, Copy, Debug)]
@@ -343,9 +344,15 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
             // whole packets: the fraction of one adds a packet after that fraction of sends
             // (a Weyl sequence over the packets sent), so that a window of a few packets
             // still tells r(1 + ε) from r(1 − ε) on average.
-            let bdp = self.rate.bytes_in(self.rtt.min) as f64 / self.mss as f64;
-            let dither = (self.packets_sent as f64 * WEYL_STEP).fract();
-            (bdp.floor() + f64::from(dither < bdp.fract())) * self.mss as f64
+            // Integer arithmetic throughout: this runs several times per ACK, and floor /
+            // fract are library calls on the baseline x86-64 target.
+            let bdp = self.rate.bytes_in(self.rtt.min);
+            let (whole, rem) = (bdp / self.mss, bdp % self.mss);
+            let dither = u64::from((self.packets_sent as u32).wrapping_mul(WEYL_STEP_Q32));
+            // dither / 2^32 < rem / mss, without division (u128: any mss fits).
+            let extra =
+                u64::from(u128::from(dither) * u128::from(self.mss) < u128::from(rem) << 32);
+            ((whole + extra) * self.mss) as f64
         };
         let headroom = if self.host_paces {
             CWND_HEADROOM_PACKETS * self.mss
