@@ -15,6 +15,7 @@ mod reordering;
 mod segset;
 mod send_jitter;
 mod sender;
+pub use sender::DEFAULT_RWND;
 mod video;
 
 use crate::output::RunOutput;

@@ -27,6 +27,12 @@ const PACING_SS_RATIO: f64 = 2.0;
 const PACING_CA_RATIO: f64 = 1.2;
 /// Marks a packet that carries no application segment.
 pub const NO_SEGMENT: u64 = u64::MAX;
+/// Receive window of a flow that gives none: every real receiver advertises a finite one, and
+/// without it a controller that runs away (a window or rate growing without bound) would take
+/// the run's time and memory with it. 64 MiB is far above the largest BDP plus buffer of the
+/// shipped scenarios (the satellite path: 4.2 MB + 1 MB) and above Linux's default
+/// `tcp_rmem` maximum (6 MiB), so it bounds nothing a sane controller does.
+pub const DEFAULT_RWND: u64 = 64 << 20;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -156,7 +162,7 @@ impl Sender {
             header,
             max_ack_delay,
             pacing_fallback,
-            rwnd: rwnd.unwrap_or(u64::MAX),
+            rwnd: rwnd.unwrap_or(DEFAULT_RWND),
             sent: VecDeque::new(),
             base_pn: 0,
             next_pn: 0,

@@ -269,7 +269,8 @@ pub struct FlowSpec {
     #[serde(default = "default_true")]
     pub pacing: bool,
     /// Receive window: the most data in flight the receiver allows, whatever the controller's
-    /// window (Linux's and ns-3's senders are bounded by it too). Unlimited when absent.
+    /// window (Linux's and ns-3's senders are bounded by it too). 64 MiB when absent
+    /// (`engine::DEFAULT_RWND`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rwnd: Option<SizeQ>,
     /// Number of identical flows this entry stands for; ids get "-1", "-2", ... suffixes.

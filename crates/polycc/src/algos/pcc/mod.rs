@@ -55,6 +55,15 @@ pub const PROTEUS_H_SUMMARY: &str =
     "PCC Proteus-H (SIGCOMM'20): primary below threshold_mbps, scavenger above";
 
 /// Registers this module's controllers.
+/// Registry names of the PCC family.
+pub const NAMES: [&str; 5] = [
+    "pcc-allegro",
+    "pcc-vivace",
+    "proteus-p",
+    "proteus-s",
+    "proteus-h",
+];
+
 pub fn register(r: &mut Registry) {
     r.register("pcc-allegro", ALLEGRO_SUMMARY, build_allegro);
     r.register("pcc-vivace", VIVACE_SUMMARY, build_vivace);

@@ -194,6 +194,27 @@ impl<C: RateControl> PccSender<C> {
         self.in_flight.saturating_add(self.mss) > self.cwnd()
     }
 
+    /// The rate whose window (`cwnd()`) is `w`: a window written from outside (a PolyCC
+    /// fusion, a calibration) must map back to the rate that gives it, or a pool that writes
+    /// back the largest window would multiply the rate by the window's RTT factor at every
+    /// fusion (with `cwnd / srtt` it doubled per fusion and ran away).
+    fn rate_for_window(&self, w: Bytes) -> Rate {
+        let w = w.max(MIN_WINDOW_PACKETS * self.mss);
+        if !self.rtt.has_sample {
+            Rate::from_bps_f64(
+                Rate::from_bytes_over(w, INITIAL_RATE_RTT).as_bps() as f64 / CWND_RTTS,
+            )
+        } else if self.host_paces {
+            let rtt = self.rtt.smoothed.max(self.rtt.latest);
+            let data = w
+                .saturating_sub(CWND_HEADROOM_PACKETS * self.mss)
+                .max(self.mss);
+            Rate::from_bps_f64(Rate::from_bytes_over(data, rtt).as_bps() as f64 / CWND_RTTS)
+        } else {
+            Rate::from_bytes_over(w, self.rtt.min)
+        }
+    }
+
     /// Hands completed MIs to the controller and opens the next MI when due.
     fn process(&mut self, now: Time) {
         // Opening an MI can complete an empty predecessor; a few passes settle it.
@@ -395,11 +416,10 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
         if let Some(clamp) = c.cwnd_clamp {
             self.clamp = clamp;
         }
-        let srtt = self.path(now).srtt();
-        let rate = c.pacing_rate.filter(|r| r.as_bps() > 0).or_else(|| {
-            c.cwnd
-                .map(|w| Rate::from_bytes_over(w.max(MIN_WINDOW_PACKETS * self.mss), srtt))
-        });
+        let rate = c
+            .pacing_rate
+            .filter(|r| r.as_bps() > 0)
+            .or_else(|| c.cwnd.map(|w| self.rate_for_window(w)));
         if let Some(r) = rate {
             self.restart_at(now, r);
         }

@@ -589,6 +589,14 @@ fn parameters_are_validated_with_clear_errors() {
             "rules[0].pilot = \"vegas\" is not in the pool (bbr, cubic)",
         ),
         (json!({"pilots": "bbr"}), "unknown field `pilots`"),
+        (
+            json!({"copilots": ["pcc-vivace"]}),
+            "copilots[0]: pcc-vivace cannot share a pool",
+        ),
+        (
+            json!({"pilot": {"name": "proteus-s", "d": 0.001}}),
+            "pilot: proteus-s cannot share a pool",
+        ),
     ];
     for (params, want) in cases {
         let e = build_err(params.clone());
@@ -895,4 +903,13 @@ fn the_window_read_after_an_event_is_the_pilots_own() {
             assert_eq!(p.pacing_rate(), p.members()[0].cc.pacing_rate());
         }
     }
+}
+
+#[test]
+fn a_pcc_controller_runs_as_a_pool_of_one() {
+    let serde_json::Value::Object(p) = json!({"pilot": "pcc-vivace", "copilots": []}) else {
+        unreachable!()
+    };
+    let poly = build(&p, &CcContext::new(MSS), &registry()).expect("a pool of one PCC pilot");
+    assert_eq!(poly.name(), "poly");
 }
