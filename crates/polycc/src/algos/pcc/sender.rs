@@ -194,25 +194,34 @@ impl<C: RateControl> PccSender<C> {
         self.in_flight.saturating_add(self.mss) > self.cwnd()
     }
 
+    /// What the window is made of: `cwnd()` ≈ rate · `rtt` · `rtts` + `headroom` (module
+    /// documentation). Shared by the window and its inverse, [`Self::rate_for_window`].
+    fn window_basis(&self) -> (Duration, f64, Bytes) {
+        let headroom = if self.host_paces {
+            CWND_HEADROOM_PACKETS * self.mss
+        } else {
+            0
+        };
+        if !self.rtt.has_sample {
+            (INITIAL_RATE_RTT, CWND_RTTS, headroom)
+        } else if self.host_paces {
+            (self.rtt.smoothed.max(self.rtt.latest), CWND_RTTS, headroom)
+        } else {
+            (self.rtt.min, 1.0, headroom)
+        }
+    }
+
     /// The rate whose window (`cwnd()`) is `w`: a window written from outside (a PolyCC
     /// fusion, a calibration) must map back to the rate that gives it, or a pool that writes
     /// back the largest window would multiply the rate by the window's RTT factor at every
     /// fusion (with `cwnd / srtt` it doubled per fusion and ran away).
     fn rate_for_window(&self, w: Bytes) -> Rate {
-        let w = w.max(MIN_WINDOW_PACKETS * self.mss);
-        if !self.rtt.has_sample {
-            Rate::from_bps_f64(
-                Rate::from_bytes_over(w, INITIAL_RATE_RTT).as_bps() as f64 / CWND_RTTS,
-            )
-        } else if self.host_paces {
-            let rtt = self.rtt.smoothed.max(self.rtt.latest);
-            let data = w
-                .saturating_sub(CWND_HEADROOM_PACKETS * self.mss)
-                .max(self.mss);
-            Rate::from_bps_f64(Rate::from_bytes_over(data, rtt).as_bps() as f64 / CWND_RTTS)
-        } else {
-            Rate::from_bytes_over(w, self.rtt.min)
-        }
+        let (rtt, rtts, headroom) = self.window_basis();
+        let data = w
+            .max(MIN_WINDOW_PACKETS * self.mss)
+            .saturating_sub(headroom)
+            .max(self.mss);
+        Rate::from_bps_f64(Rate::from_bytes_over(data, rtt).as_bps() as f64 / rtts)
     }
 
     /// Hands completed MIs to the controller and opens the next MI when due.
@@ -355,11 +364,9 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
 
     fn cwnd(&self) -> Bytes {
         let min = MIN_WINDOW_PACKETS * self.mss;
-        let w = if !self.rtt.has_sample {
-            self.rate.bytes_in(INITIAL_RATE_RTT) as f64 * CWND_RTTS
-        } else if self.host_paces {
-            let rtt = self.rtt.smoothed.max(self.rtt.latest);
-            self.rate.bytes_in(rtt) as f64 * CWND_RTTS
+        let (rtt, rtts, headroom) = self.window_basis();
+        let w = if self.host_paces || !self.rtt.has_sample {
+            self.rate.bytes_in(rtt) as f64 * rtts
         } else {
             // One min-RTT of data: the rate's bandwidth-delay product (module documentation),
             // whole packets: the fraction of one adds a packet after that fraction of sends
@@ -367,18 +374,13 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
             // still tells r(1 + ε) from r(1 − ε) on average.
             // Integer arithmetic throughout: this runs several times per ACK, and floor /
             // fract are library calls on the baseline x86-64 target.
-            let bdp = self.rate.bytes_in(self.rtt.min);
+            let bdp = self.rate.bytes_in(rtt);
             let (whole, rem) = (bdp / self.mss, bdp % self.mss);
             let dither = u64::from((self.packets_sent as u32).wrapping_mul(WEYL_STEP_Q32));
             // dither / 2^32 < rem / mss, without division (u128: any mss fits).
             let extra =
                 u64::from(u128::from(dither) * u128::from(self.mss) < u128::from(rem) << 32);
             ((whole + extra) * self.mss) as f64
-        };
-        let headroom = if self.host_paces {
-            CWND_HEADROOM_PACKETS * self.mss
-        } else {
-            0
         };
         let mut w = (w.min(u64::MAX as f64 / 2.0) as Bytes).saturating_add(headroom);
         if !self.rtt.has_sample {
