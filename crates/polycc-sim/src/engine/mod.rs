@@ -11,7 +11,6 @@ mod pipe;
 mod pn_ranges;
 mod receiver;
 mod recorder;
-mod reordering;
 mod segset;
 mod send_jitter;
 mod sender;
@@ -181,7 +180,7 @@ impl<'a> Simulator<'a> {
         fl.intent = Some(intent);
         fl.target_log.push((now, intent.target_rate()));
         if let Some(s) = fl.sender.as_mut() {
-            s.cc.set_intent(now, &intent);
+            s.cc_mut().set_intent(now, &intent);
         }
         self.try_send(flow);
     }
@@ -322,7 +321,7 @@ impl<'a> Simulator<'a> {
             Traffic::Video(v) => Some(VideoSource::new(*v)),
             _ => None,
         };
-        let keep_log = sender.as_ref().is_some_and(|s| s.cc.wants_feedback());
+        let keep_log = sender.as_ref().is_some_and(|s| s.cc().wants_feedback());
         Ok(Flow {
             model: fm.clone(),
             sender,
@@ -415,9 +414,10 @@ impl<'a> Simulator<'a> {
                 }
             }
             Ev::LossTimer(f) => {
-                if let Some(s) = self.flows[f as usize].sender.as_mut() {
+                let fl = &mut self.flows[f as usize];
+                if let Some(s) = fl.sender.as_mut() {
                     if s.loss_timer.fire(now, &mut self.q, ev) {
-                        s.on_loss_timer(now);
+                        s.on_loss_timer(now, &mut fl.stats);
                         self.try_send(f);
                     }
                 }
@@ -425,7 +425,7 @@ impl<'a> Simulator<'a> {
             Ev::CcTimer(f) => {
                 if let Some(s) = self.flows[f as usize].sender.as_mut() {
                     if s.cc_timer.fire(now, &mut self.q, ev) {
-                        s.cc.on_timer(now);
+                        s.cc_mut().on_timer(now);
                         self.try_send(f);
                     }
                 }
@@ -495,9 +495,9 @@ impl<'a> Simulator<'a> {
         let (Some(s), Some(v)) = (fl.sender.as_mut(), fl.video.as_mut()) else {
             return;
         };
-        let competing = s.cc.telemetry().get("competing").map(|c| c > 0.5);
-        let frame = v.encode(now, s.cc.target_bitrate(), competing, &mut self.rng);
-        s.cc.on_frame(
+        let competing = s.cc().telemetry().get("competing").map(|c| c > 0.5);
+        let frame = v.encode(now, s.cc().target_bitrate(), competing, &mut self.rng);
+        s.cc_mut().on_frame(
             now,
             &polycc::FrameInfo {
                 index: v.frames.len() as u64 - 1,
@@ -606,7 +606,7 @@ impl<'a> Simulator<'a> {
         loop {
             let fl = &mut self.flows[f as usize];
             let Some(s) = fl.sender.as_mut() else { return };
-            match s.poll_send(now) {
+            match s.poll_send(now, &mut fl.stats) {
                 Poll::Send { pn, seg, wire } => {
                     if let Some(v) = fl.video.as_mut() {
                         v.on_sent(seg, now);
@@ -646,7 +646,7 @@ impl<'a> Simulator<'a> {
                 .arm(d.max(self.now), &mut self.q, Ev::LossTimer(f)),
             None => s.loss_timer.cancel(),
         }
-        match s.cc.next_timer() {
+        match s.cc().next_timer() {
             Some(t) => s.cc_timer.arm(t.max(self.now), &mut self.q, Ev::CcTimer(f)),
             None => s.cc_timer.cancel(),
         }
@@ -899,7 +899,10 @@ impl<'a> Simulator<'a> {
         let f = p.flow;
         let fl = &mut self.flows[f as usize];
         let Flow {
-            sender, receiver, ..
+            sender,
+            receiver,
+            stats,
+            ..
         } = fl;
         let Some(s) = sender.as_mut() else { return };
         let log: &[polycc::Arrival] = if receiver.keep_log {
@@ -917,6 +920,7 @@ impl<'a> Simulator<'a> {
             p.pn,
             Duration(p.ack_delay_ns as u64),
             log,
+            stats,
         );
         if receiver.keep_log {
             s.log_consumed = s.log_consumed.max(p.log_pos);

@@ -33,7 +33,16 @@ pub struct FlowStats {
     pub packets_sent: u64,
     pub acks_sent: u64,
     pub dropped_in_network: u64,
-    // RTT of unresponsive flows (reliable flows keep theirs in the sender).
+    /// What the transport reported (reliable flows only).
+    pub retransmits: u64,
+    pub lost_packets: u64,
+    /// Packets acknowledged after they were declared lost (counted in `lost_packets` too).
+    pub spurious_losses: u64,
+    /// Probe timeouts that fired (RFC 9002 §6.2; TCP's tail-loss probe and RTO in one timer).
+    pub probe_timeouts: u64,
+    /// Persistent-congestion declarations (RFC 9002 §7.6; the window collapses, as on an RTO).
+    pub persistent_congestions: u64,
+    /// RTT samples: the transport's for reliable flows, a probe's view for unresponsive ones.
     pub rtt_hist: DelayHistogram,
     pub rtt_sum_ns: u128,
     pub rtt_count: u64,
@@ -54,6 +63,11 @@ impl FlowStats {
             packets_sent: 0,
             acks_sent: 0,
             dropped_in_network: 0,
+            retransmits: 0,
+            lost_packets: 0,
+            spurious_losses: 0,
+            probe_timeouts: 0,
+            persistent_congestions: 0,
             rtt_hist: DelayHistogram::new(),
             rtt_sum_ns: 0,
             rtt_count: 0,
@@ -81,6 +95,15 @@ impl FlowStats {
         self.rtt_count += 1;
         self.bin_rtt_sum_ns += d.0 as u128;
         self.bin_rtt_count += 1;
+    }
+
+    /// The mean RTT of the samples since the last call, in ms.
+    pub fn take_bin_rtt(&mut self) -> Option<f64> {
+        let r = (self.bin_rtt_count > 0)
+            .then(|| self.bin_rtt_sum_ns as f64 / self.bin_rtt_count as f64 / 1e6);
+        self.bin_rtt_sum_ns = 0;
+        self.bin_rtt_count = 0;
+        r
     }
 }
 
@@ -374,11 +397,11 @@ impl Recorder {
             }
             fl.stats.bin_rx_payload = 0;
             fl.stats.bin_rx_wire = 0;
+            tb.set("rtt_ms", fl.stats.take_bin_rtt());
             match fl.sender.as_mut() {
                 Some(s) => {
-                    tb.set("rtt_ms", s.take_bin_rtt());
                     tb.set("cwnd_bytes", active.then_some(s.cwnd() as f64));
-                    tb.set("inflight_bytes", Some(s.in_flight as f64));
+                    tb.set("inflight_bytes", Some(s.in_flight() as f64));
                     tb.set(
                         "pacing_rate_mbps",
                         if active {
@@ -387,7 +410,7 @@ impl Recorder {
                             None
                         },
                     );
-                    let tel = s.cc.telemetry();
+                    let tel = s.cc().telemetry();
                     tb.set_str(1, if active { tel.state } else { "" });
                     for (k, v) in tel.entries() {
                         let v = if active && v.is_finite() {
@@ -399,12 +422,6 @@ impl Recorder {
                     }
                 }
                 None => {
-                    let st = &mut fl.stats;
-                    let rtt = (st.bin_rtt_count > 0)
-                        .then(|| st.bin_rtt_sum_ns as f64 / st.bin_rtt_count as f64 / 1e6);
-                    st.bin_rtt_sum_ns = 0;
-                    st.bin_rtt_count = 0;
-                    tb.set("rtt_ms", rtt);
                     tb.set("cwnd_bytes", None);
                     tb.set("inflight_bytes", None);
                     tb.set("pacing_rate_mbps", None);
@@ -461,27 +478,13 @@ impl Recorder {
             let start = fl.started.unwrap_or(end);
             let stop = fl.ended.unwrap_or(end).min(end);
             let active = stop - start;
-            let (rtt, sent, retx, lost, timeouts, cca) = match &fl.sender {
-                Some(s) => (
-                    percentiles(&s.rtt_hist, s.rtt_sum_ns, s.rtt_count),
-                    s.packets_sent,
-                    s.retransmits,
-                    s.lost_packets,
-                    (
-                        s.probe_timeouts,
-                        s.persistent_congestions,
-                        s.spurious_losses,
-                    ),
-                    fl.model.cca.name().to_string(),
-                ),
-                None => (
-                    percentiles(&fl.stats.rtt_hist, fl.stats.rtt_sum_ns, fl.stats.rtt_count),
-                    fl.stats.packets_sent,
-                    0,
-                    fl.stats.packets_sent.saturating_sub(fl.stats.arrivals),
-                    (0, 0, 0),
-                    "none".to_string(),
-                ),
+            let st = &fl.stats;
+            let rtt = percentiles(&st.rtt_hist, st.rtt_sum_ns, st.rtt_count);
+            let sent = st.packets_sent;
+            // An unresponsive source learns of no loss: what did not arrive was lost.
+            let (lost, cca) = match &fl.sender {
+                Some(_) => (st.lost_packets, fl.model.cca.name().to_string()),
+                None => (sent.saturating_sub(st.arrivals), "none".to_string()),
             };
             let done: Vec<f64> = fl
                 .app
@@ -508,10 +511,10 @@ impl Recorder {
                 } else {
                     lost as f64 / sent as f64
                 },
-                retransmits: retx,
-                spurious_losses: timeouts.2,
-                probe_timeouts: timeouts.0,
-                persistent_congestions: timeouts.1,
+                retransmits: st.retransmits,
+                spurious_losses: st.spurious_losses,
+                probe_timeouts: st.probe_timeouts,
+                persistent_congestions: st.persistent_congestions,
                 packets_sent: sent,
                 acks_sent: fl.stats.acks_sent,
                 bytes_delivered: fl.stats.rx_unique_payload,

@@ -1,30 +1,21 @@
-//! The sending end of a reliable flow: packet numbers, the ACK and loss-detection logic of
-//! RFC 9002 §6 (packet threshold 3, time threshold 9/8 RTT, probe timeout), retransmission of
-//! lost segments in new packets, pacing, delivery-rate samples, and the controller it drives.
-//! Packets acknowledged after being declared lost are spurious losses: they show reordering,
-//! and loss detection then follows RACK's time rule instead (`reordering`).
+//! A simulated flow's sending end: the application's segments (what to send next, what to
+//! resend, which are delivered), host send-time noise and the engine's timers, around the
+//! sans-IO transport sender of `polycc-transport`, which keeps the packet ledger, loss
+//! detection, RTT and delivery-rate estimation and pacing, and drives the controller. Packet
+//! payloads are segment indices ([`NO_SEGMENT`] for padding).
 
-use super::delay_histogram::DelayHistogram;
 use super::events::Timer;
 use super::pn_ranges::PnRanges;
-use super::reordering::Reordering;
+use super::recorder::FlowStats;
 use super::segset::SegSet;
 use super::send_jitter::SendJitter;
-use polycc::estimators::delivery_rate::{DeliveryRateEstimator, PacketDeliveryState};
-use polycc::estimators::rtt::{RttEstimator, GRANULARITY};
-use polycc::signals::{AckEvent, Arrival, Feedback, LossEvent, PacketOutcome, SentPacket};
+use polycc::signals::Arrival;
 use polycc::units::{Bytes, Duration, Rate, Time};
 use polycc::CongestionControl;
+use polycc_transport::{AckInfo, Config, Outgoing, PacketEvent, SendPermit, Timeout};
 use std::collections::VecDeque;
+use std::ops::RangeInclusive;
 
-/// RFC 9002 §7.6.1 kPersistentCongestionThreshold.
-const PERSISTENT_CONGESTION_THRESHOLD: u64 = 3;
-/// RFC 9002 §6.2.4: probe packets sent when the PTO fires.
-const PTO_PROBES: u32 = 2;
-/// Linux `tcp_update_pacing_rate`: pacing at 200 % of cwnd/srtt in slow start and 120 % after
-/// (sysctl tcp_pacing_ss_ratio / tcp_pacing_ca_ratio), when the controller sets no rate.
-const PACING_SS_RATIO: f64 = 2.0;
-const PACING_CA_RATIO: f64 = 1.2;
 /// Marks a packet that carries no application segment.
 pub const NO_SEGMENT: u64 = u64::MAX;
 /// Receive window of a flow that gives none: every real receiver advertises a finite one, and
@@ -33,34 +24,6 @@ pub const NO_SEGMENT: u64 = u64::MAX;
 /// shipped scenarios (the satellite path: 4.2 MB + 1 MB) and above Linux's default
 /// `tcp_rmem` maximum (6 MiB), so it bounds nothing a sane controller does.
 pub const DEFAULT_RWND: u64 = 64 << 20;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    InFlight,
-    Acked,
-    Lost,
-}
-
-/// A packet declared lost, remembered so that a late ACK of it is recognised as spurious.
-#[derive(Clone, Copy, Debug)]
-struct LostRecord {
-    pn: u64,
-    seg: u64,
-    /// When the record is dropped: `LOST_RECORD_PTOS` PTOs after the loss was declared.
-    expires: Time,
-}
-
-/// Lost packets are remembered for this many PTOs after being declared lost (ours): a PTO bounds
-/// the RTT with its variation, so an ACK of a packet still in the network arrives well within.
-const LOST_RECORD_PTOS: u64 = 3;
-
-#[derive(Clone, Copy, Debug)]
-struct SentMeta {
-    seg: u64,
-    bytes: u32,
-    state: State,
-    delivery: PacketDeliveryState,
-}
 
 /// The application data the sender currently has: segments [first, end), the last of which
 /// carries `last_payload` bytes; `end == u64::MAX` for an endless (bulk) source.
@@ -84,65 +47,64 @@ pub enum Poll {
 }
 
 pub struct Sender {
-    pub cc: Box<dyn CongestionControl>,
-    pub rtt: RttEstimator,
-    rate_est: DeliveryRateEstimator,
+    transport: polycc_transport::Sender<u64>,
     /// Payload bytes of a full segment; controllers count in whole packets on the wire
     /// (`mss + header`), the unit of `in_flight`, as QUIC's max_datagram_size does.
     mss: u64,
     header: u64,
-    max_ack_delay: Duration,
-    pacing_fallback: bool,
-    rwnd: u64,
-    sent: VecDeque<SentMeta>,
-    base_pn: u64,
-    next_pn: u64,
-    largest_acked: Option<u64>,
-    pub in_flight: u64,
     // Cursor into the receiver's arrival runs (`PnRanges`): runs before `ack_range` are fully
     // processed, and in `ack_range` packet numbers below `ack_next_pn` are.
     ack_range: usize,
     ack_next_pn: u64,
+    /// The ranges of the ACK being processed (kept to reuse its allocation).
+    ack_ranges: Vec<RangeInclusive<u64>>,
     pub log_consumed: u64,
     transfer: Option<Transfer>,
     next_seg: u64,
     retx: VecDeque<u64>,
-    /// Packets declared lost in the last `LOST_RECORD_PTOS` PTOs, by packet number.
-    lost: VecDeque<LostRecord>,
-    reordering: Reordering,
     pub acked_segs: SegSet,
     pub stopped: bool,
-    next_send: Time,
-    pub wake: Timer,
-    pub loss_timer: Timer,
-    loss_time: Option<Time>,
-    pto_count: u32,
-    probes: u32,
-    last_ack_eliciting: Time,
-    first_rtt_sample: Option<Time>,
-    app_limited: bool,
     /// Lost segments are resent (false for real-time media without retransmission).
     pub retransmit: bool,
+    pub wake: Timer,
+    pub loss_timer: Timer,
     pub cc_timer: Timer,
     /// Host send-time noise: released packets wait here before they leave (None: they leave at
     /// once).
     jitter: Option<SendJitter>,
-    // Counters.
-    pub packets_sent: u64,
-    pub bytes_sent: u64,
-    pub retransmits: u64,
-    pub lost_packets: u64,
-    /// Packets acknowledged after they were declared lost (counted in `lost_packets` too).
-    pub spurious_losses: u64,
-    /// Probe timeouts that fired (RFC 9002 §6.2; TCP's tail-loss probe and RTO in one timer).
-    pub probe_timeouts: u64,
-    /// Persistent-congestion declarations (RFC 9002 §7.6; the window collapses, as on an RTO).
-    pub persistent_congestions: u64,
-    pub rtt_hist: DelayHistogram,
-    pub rtt_sum_ns: u128,
-    pub rtt_count: u64,
-    pub bin_rtt_sum_ns: u128,
-    pub bin_rtt_count: u64,
+}
+
+/// The segment bookkeeping a packet's fate changes: a delivered segment is never resent, a lost
+/// one is queued for retransmission unless delivered.
+struct Segments<'a> {
+    acked: &'a mut SegSet,
+    retx: &'a mut VecDeque<u64>,
+    retransmit: bool,
+    stats: &'a mut FlowStats,
+}
+
+impl Segments<'_> {
+    fn on_event(&mut self, ev: PacketEvent<u64>) {
+        match ev {
+            PacketEvent::Acked { payload: seg, .. } => {
+                if seg != NO_SEGMENT {
+                    self.acked.insert(seg);
+                }
+            }
+            PacketEvent::SpuriousLoss { payload: seg, .. } => {
+                self.stats.spurious_losses += 1;
+                if seg != NO_SEGMENT {
+                    self.acked.insert(seg);
+                }
+            }
+            PacketEvent::Lost { payload: seg, .. } => {
+                self.stats.lost_packets += 1;
+                if self.retransmit && seg != NO_SEGMENT && !self.acked.contains(seg) {
+                    self.retx.push_back(seg);
+                }
+            }
+        }
+    }
 }
 
 impl Sender {
@@ -154,55 +116,53 @@ impl Sender {
         pacing_fallback: bool,
         rwnd: Option<u64>,
     ) -> Self {
-        Sender {
-            cc,
-            rtt: RttEstimator::new(),
-            rate_est: DeliveryRateEstimator::new(),
-            mss,
-            header,
+        let config = Config {
+            max_datagram: mss + header,
             max_ack_delay,
             pacing_fallback,
             rwnd: rwnd.unwrap_or(DEFAULT_RWND),
-            sent: VecDeque::new(),
-            base_pn: 0,
-            next_pn: 0,
-            largest_acked: None,
-            in_flight: 0,
+        };
+        Sender {
+            transport: polycc_transport::Sender::new(cc, config),
+            mss,
+            header,
             ack_range: 0,
             ack_next_pn: 0,
+            ack_ranges: Vec::new(),
             log_consumed: 0,
             transfer: None,
             next_seg: 0,
             retx: VecDeque::new(),
-            lost: VecDeque::new(),
-            reordering: Reordering::new(),
             acked_segs: SegSet::new(),
             stopped: false,
-            next_send: Time::ZERO,
+            retransmit: true,
             wake: Timer::default(),
             loss_timer: Timer::default(),
-            loss_time: None,
-            pto_count: 0,
-            probes: 0,
-            last_ack_eliciting: Time::ZERO,
-            first_rtt_sample: None,
-            app_limited: false,
-            retransmit: true,
             cc_timer: Timer::default(),
             jitter: None,
-            packets_sent: 0,
-            bytes_sent: 0,
-            retransmits: 0,
-            lost_packets: 0,
-            spurious_losses: 0,
-            probe_timeouts: 0,
-            persistent_congestions: 0,
-            rtt_hist: DelayHistogram::new(),
-            rtt_sum_ns: 0,
-            rtt_count: 0,
-            bin_rtt_sum_ns: 0,
-            bin_rtt_count: 0,
         }
+    }
+
+    /// The controller.
+    pub fn cc(&self) -> &dyn CongestionControl {
+        self.transport.controller()
+    }
+
+    pub fn cc_mut(&mut self) -> &mut dyn CongestionControl {
+        self.transport.controller_mut()
+    }
+
+    pub fn in_flight(&self) -> Bytes {
+        self.transport.in_flight()
+    }
+
+    pub fn cwnd(&self) -> Bytes {
+        self.cc().cwnd()
+    }
+
+    /// The pacing rate in force (the controller's, else the transport's fallback).
+    pub fn pacing_rate(&self) -> Option<Rate> {
+        self.transport.pacing_rate()
     }
 
     /// Delays every packet this sender releases by the host's send-time noise.
@@ -210,14 +170,11 @@ impl Sender {
         self.jitter = Some(jitter);
     }
 
-    /// Starts a new transfer on a fresh connection state (controller, RTT estimator).
+    /// Starts a new transfer, on a fresh connection state (controller, path estimates) when a
+    /// controller is given.
     pub fn start_transfer(&mut self, t: Transfer, cc: Option<Box<dyn CongestionControl>>) {
         if let Some(cc) = cc {
-            self.cc = cc;
-            self.rtt = RttEstimator::new();
-            self.rate_est = DeliveryRateEstimator::new();
-            self.reordering = Reordering::new();
-            self.first_rtt_sample = None;
+            self.transport.new_path(cc);
         }
         self.next_seg = self.next_seg.max(t.first);
         self.transfer = Some(t);
@@ -264,22 +221,6 @@ impl Sender {
         }
     }
 
-    /// The pacing rate in force: the controller's, else cwnd/srtt scaled as Linux does.
-    pub fn pacing_rate(&self) -> Option<Rate> {
-        if let Some(r) = self.cc.pacing_rate() {
-            return Some(r);
-        }
-        if !self.pacing_fallback || !self.rtt.has_sample() {
-            return None;
-        }
-        let ratio = if self.cc.in_slow_start() {
-            PACING_SS_RATIO
-        } else {
-            PACING_CA_RATIO
-        };
-        Some(Rate::from_bytes_over(self.cc.cwnd(), self.rtt.smoothed()).mul_f64(ratio))
-    }
-
     fn next_segment(&mut self) -> Option<(u64, bool)> {
         while let Some(&s) = self.retx.front() {
             if self.acked_segs.contains(s) {
@@ -295,12 +236,12 @@ impl Sender {
     /// Decides whether a packet can leave now; on `Send`, the packet is recorded as sent. With
     /// send-time noise, packets are released to the host's queue on the sender's schedule and
     /// `Send` returns them as they come due.
-    pub fn poll_send(&mut self, now: Time) -> Poll {
+    pub fn poll_send(&mut self, now: Time, stats: &mut FlowStats) -> Poll {
         if self.jitter.is_none() {
-            return self.release(now);
+            return self.release(now, stats);
         }
         let sender = loop {
-            match self.release(now) {
+            match self.release(now, stats) {
                 Poll::Send { pn, seg, wire } => {
                     if let Some(j) = self.jitter.as_mut() {
                         j.hold(now, pn, seg, wire);
@@ -327,16 +268,13 @@ impl Sender {
     }
 
     /// The sender's own decision (window, pacing) on the next packet at `now`.
-    fn release(&mut self, now: Time) -> Poll {
+    fn release(&mut self, now: Time, stats: &mut FlowStats) -> Poll {
         let (seg, retransmission) = match self.next_segment() {
             Some(next) => next,
             // The controller probes: padding fills what the application leaves.
-            None if self.cc.wants_padding() => (NO_SEGMENT, false),
+            None if self.cc().wants_padding() => (NO_SEGMENT, false),
             None => {
-                if !self.app_limited {
-                    self.app_limited = true;
-                    self.rate_est.on_app_limited(self.in_flight);
-                }
+                self.transport.on_app_limited();
                 return Poll::Idle;
             }
         };
@@ -345,57 +283,35 @@ impl Sender {
         } else {
             self.payload_of(seg)
         } + self.header;
-        if self.probes == 0 && self.in_flight + wire > self.cc.cwnd().min(self.rwnd) {
-            return Poll::Blocked;
-        }
-        if now < self.next_send {
-            return Poll::Wait(self.next_send);
+        match self.transport.poll_send(now, wire) {
+            SendPermit::Now => {}
+            SendPermit::At(t) => return Poll::Wait(t),
+            SendPermit::Blocked => return Poll::Blocked,
         }
         if retransmission {
             self.retx.pop_front();
-            self.retransmits += 1;
+            stats.retransmits += 1;
         } else if seg != NO_SEGMENT {
             self.next_seg += 1;
         }
-        self.app_limited = false;
-        self.probes = self.probes.saturating_sub(1);
-        let pn = self.next_pn;
-        self.next_pn += 1;
-        let delivery = self.rate_est.on_sent(now, self.in_flight);
-        self.sent.push_back(SentMeta {
-            seg,
-            bytes: wire as u32,
-            state: State::InFlight,
-            delivery,
-        });
-        self.in_flight += wire;
-        self.packets_sent += 1;
-        self.bytes_sent += wire;
-        self.last_ack_eliciting = now;
-        if let Some(rate) = self.pacing_rate() {
-            self.next_send = self.next_send.max(now) + rate.time_to_send(wire);
-        }
-        self.cc.on_sent(
-            now,
-            &SentPacket {
-                pn,
-                bytes: wire,
-                in_flight: self.in_flight,
-                is_retransmission: retransmission,
-                app_limited: delivery.is_app_limited,
-            },
-        );
+        let pn = self.transport.next_pn();
+        let sent = Outgoing {
+            pn,
+            bytes: wire,
+            ack_eliciting: true,
+            retransmission,
+            payload: seg,
+        };
+        self.transport
+            .on_packet_sent(now, sent)
+            .expect("the simulator numbers its packets in order and sends no packet over 4 GiB");
+        stats.packets_sent += 1;
         Poll::Send { pn, seg, wire }
     }
 
-    fn meta(&mut self, pn: u64) -> Option<&mut SentMeta> {
-        let idx = pn.checked_sub(self.base_pn)? as usize;
-        self.sent.get_mut(idx)
-    }
-
     /// Processes an ACK covering the receiver's arrival runs up to `range_idx`, the last cut at
-    /// `largest` (`PnRanges`). Arrivals in `log` (receiver timestamps) go to the controller when
-    /// it asks for feedback.
+    /// `largest` (`PnRanges`): only what earlier ACKs did not cover is handed to the transport.
+    /// Arrivals in `log` (receiver timestamps) go to the controller when it asks for feedback.
     #[allow(clippy::too_many_arguments)]
     pub fn on_ack(
         &mut self,
@@ -405,14 +321,8 @@ impl Sender {
         largest: u64,
         ack_delay: Duration,
         log: &[Arrival],
+        stats: &mut FlowStats,
     ) {
-        let prior_in_flight = self.in_flight;
-        let mut acked_bytes = 0;
-        let mut acked_packets = 0u32;
-        let mut min_rtt_sample: Option<Duration> = None;
-        let mut max_rtt_sample: Option<Duration> = None;
-        let mut largest_newly: Option<(u64, Time)> = None;
-        let detail = self.cc.wants_packet_detail();
         let start_range = self.ack_range;
         let Some(last_end) = PnRanges::covered_end(runs, range_idx, largest) else {
             return;
@@ -420,6 +330,7 @@ impl Sender {
         if range_idx < start_range || (range_idx == start_range && last_end < self.ack_next_pn) {
             return; // nothing beyond what earlier ACKs covered
         }
+        self.ack_ranges.clear();
         for (idx, &(s, e)) in runs
             .iter()
             .enumerate()
@@ -432,274 +343,72 @@ impl Sender {
             } else {
                 s
             };
-            if s > e {
-                continue;
-            }
-            for pn in s..=e {
-                let Some(m) = self.meta(pn) else {
-                    self.acked_after_loss(pn);
-                    continue;
-                };
-                if m.state != State::InFlight {
-                    if m.state == State::Lost {
-                        self.acked_after_loss(pn);
-                    }
-                    continue;
-                }
-                m.state = State::Acked;
-                let (bytes, seg, d) = (m.bytes as u64, m.seg, m.delivery);
-                self.in_flight -= bytes;
-                self.rate_est.on_packet_acked(now, &d, bytes);
-                acked_bytes += bytes;
-                acked_packets += 1;
-                let sample = now - d.sent_time;
-                min_rtt_sample = Some(min_rtt_sample.map_or(sample, |m| m.min(sample)));
-                max_rtt_sample = Some(max_rtt_sample.map_or(sample, |m| m.max(sample)));
-                if detail {
-                    let o = PacketOutcome {
-                        pn,
-                        bytes,
-                        sent_time: d.sent_time,
-                        rtt: Some(sample),
-                    };
-                    self.cc.on_packet_acked(now, &o);
-                }
-                if seg != NO_SEGMENT {
-                    self.acked_segs.insert(seg);
-                }
-                if pn == largest {
-                    largest_newly = Some((pn, d.sent_time));
-                }
+            if s <= e {
+                self.ack_ranges.push(s..=e);
             }
         }
         self.ack_range = range_idx;
         self.ack_next_pn = last_end + 1;
-        if acked_packets == 0 {
-            return;
-        }
-        self.largest_acked = Some(self.largest_acked.map_or(largest, |l| l.max(largest)));
-        let mut largest_sent_time = Time::ZERO;
-        if let Some((_, sent)) = largest_newly {
-            let sample = now - sent;
-            self.rtt
-                .update(now, sample, ack_delay.min(self.max_ack_delay));
-            self.first_rtt_sample.get_or_insert(now);
-            let us = (sample.0 / 1000).max(1);
-            self.rtt_hist.record(us);
-            self.rtt_sum_ns += sample.0 as u128;
-            self.rtt_count += 1;
-            self.bin_rtt_sum_ns += sample.0 as u128;
-            self.bin_rtt_count += 1;
-            largest_sent_time = sent;
-        }
-        let rate_sample = self.rate_est.finish_ack(self.rtt.min());
-        if !log.is_empty() && self.cc.wants_feedback() {
-            self.cc.on_feedback(now, &Feedback { arrivals: log });
-        }
-        let mut ev = AckEvent {
-            acked_bytes,
-            acked_packets,
-            largest_acked: largest,
-            largest_acked_sent_time: largest_sent_time,
-            min_rtt_sample,
-            max_rtt_sample,
-            rtt: self.rtt.snapshot(),
-            prior_in_flight,
-            in_flight: self.in_flight,
-            delivered: self.rate_est.delivered(),
-            rate_sample,
-            app_limited: self.app_limited,
-            mss: self.mss + self.header,
+        let info = AckInfo {
+            largest,
+            ack_delay,
+            ecn: None,
+            arrivals: log,
         };
-        // RFC 9002 Appendix A.7: losses are detected and reported before the ACKed packets, so a
-        // loss from before the recovery start is judged while that recovery is still in force.
-        self.detect_lost(now);
-        ev.in_flight = self.in_flight;
-        self.cc.on_ack(now, &ev);
-        self.pto_count = 0;
-        self.retire();
-    }
-
-    /// Packet `pn`, declared lost, is acknowledged: a spurious loss. Its segment counts as
-    /// delivered, so a retransmission still queued is dropped (`next_segment`); its bytes
-    /// already left `in_flight` and it is not a delivery-rate sample; the controller is not told
-    /// (no undo).
-    #[cold]
-    #[inline(never)]
-    fn acked_after_loss(&mut self, pn: u64) {
-        let Ok(i) = self.lost.binary_search_by_key(&pn, |r| r.pn) else {
-            return; // forgotten (older than `LOST_RECORD_PTOS`)
+        let mut segs = Segments {
+            acked: &mut self.acked_segs,
+            retx: &mut self.retx,
+            retransmit: self.retransmit,
+            stats,
         };
-        let Some(r) = self.lost.remove(i) else { return };
-        self.spurious_losses += 1;
-        if let Some(m) = self.meta(pn) {
-            m.state = State::Acked; // not lost after all (persistent congestion looks at this)
+        let out = self
+            .transport
+            .on_ack_received(now, &self.ack_ranges, info, &mut |ev| segs.on_event(ev))
+            .expect("a simulated receiver acknowledges only packets that were sent");
+        if let Some(rtt) = out.rtt_sample {
+            segs.stats.record_rtt(rtt);
         }
-        if r.seg != NO_SEGMENT {
-            self.acked_segs.insert(r.seg);
-        }
-        // A loss is declared only below the largest acknowledged packet, so a spurious one
-        // always means reordering: on the data path, or of ACKs beyond the time threshold.
-        let done = self.largest_acked.unwrap_or(0);
-        self.reordering.on_reordered(done, self.next_pn);
-    }
-
-    /// RFC 9002 §6.1: declares packets lost by packet or time threshold (RACK's time rule once
-    /// reordering was seen, `reordering`) and tells the controller.
-    pub fn detect_lost(&mut self, now: Time) {
-        self.loss_time = None;
-        let Some(largest) = self.largest_acked else {
-            return;
-        };
-        self.forget_lost(now);
-        let loss_delay = self.reordering.loss_delay(&self.rtt);
-        let packet_threshold = self.reordering.packet_threshold();
-        // Nothing is old enough before `loss_delay` has passed (`Time` subtraction saturates at
-        // 0, which would make every packet sent at 0 lost).
-        let lost_before = (now.0 >= loss_delay.0).then(|| now - loss_delay);
-        let mut ev = LossEvent {
-            mss: self.mss + self.header,
-            ..LossEvent::default()
-        };
-        // Persistent congestion (RFC 9002 §7.6): a run of lost packets with no ACKed packet in
-        // between, spanning more than the threshold duration.
-        let pc_duration =
-            (self.rtt.smoothed() + (self.rtt.var() * 4).max(GRANULARITY) + self.max_ack_delay)
-                * PERSISTENT_CONGESTION_THRESHOLD;
-        let detail = self.cc.wants_packet_detail();
-        let mut run_start: Option<Time> = None;
-        let mut persistent = false;
-        let end = largest
-            .saturating_sub(self.base_pn)
-            .min(self.sent.len() as u64) as usize;
-        for i in 0..end {
-            let pn = self.base_pn + i as u64;
-            let m = self.sent[i];
-            match m.state {
-                State::Acked => run_start = None,
-                State::Lost => {}
-                State::InFlight => {
-                    let sent = m.delivery.sent_time;
-                    if packet_threshold.is_some_and(|k| largest - pn >= k)
-                        || lost_before.is_some_and(|b| sent <= b)
-                    {
-                        self.sent[i].state = State::Lost;
-                        self.in_flight -= m.bytes as u64;
-                        self.lost_packets += 1;
-                        self.lost.push_back(LostRecord {
-                            pn,
-                            seg: m.seg,
-                            expires: now + self.rtt.pto(self.max_ack_delay) * LOST_RECORD_PTOS,
-                        });
-                        if self.retransmit
-                            && m.seg != NO_SEGMENT
-                            && !self.acked_segs.contains(m.seg)
-                        {
-                            self.retx.push_back(m.seg);
-                        }
-                        if detail {
-                            let o = PacketOutcome {
-                                pn,
-                                bytes: m.bytes as u64,
-                                sent_time: sent,
-                                rtt: None,
-                            };
-                            self.cc.on_packet_lost(now, &o);
-                        }
-                        ev.lost_bytes += m.bytes as u64;
-                        ev.lost_packets += 1;
-                        ev.largest_lost_pn = pn;
-                        ev.largest_lost_sent_time = sent;
-                        let start = *run_start.get_or_insert(sent);
-                        if self.first_rtt_sample.is_some_and(|f| f < start)
-                            && sent - start > pc_duration
-                        {
-                            persistent = true;
-                        }
-                    } else {
-                        let t = sent + loss_delay;
-                        self.loss_time = Some(self.loss_time.map_or(t, |l| l.min(t)));
-                        run_start = None;
-                    }
-                }
-            }
-        }
-        if ev.lost_packets > 0 {
-            self.reordering
-                .on_loss_event(ev.largest_lost_pn, self.next_pn);
-            ev.persistent_congestion = persistent;
-            ev.in_flight = self.in_flight;
-            if persistent {
-                self.persistent_congestions += 1;
-                self.rtt.reset_min();
-            }
-            self.cc.on_loss(now, &ev);
-        }
-    }
-
-    /// Drops expired lost-packet records (they expire in declaration order, the PTO aside).
-    fn forget_lost(&mut self, now: Time) {
-        while self.lost.front().is_some_and(|r| r.expires < now) {
-            self.lost.pop_front();
-        }
-    }
-
-    fn retire(&mut self) {
-        while self
-            .sent
-            .front()
-            .is_some_and(|m| m.state != State::InFlight)
-        {
-            self.sent.pop_front();
-            self.base_pn += 1;
+        if out.persistent_congestion {
+            segs.stats.persistent_congestions += 1;
         }
     }
 
     /// When the loss-detection timer should fire next (RFC 9002 §6.2.1), if at all.
     pub fn loss_deadline(&self) -> Option<Time> {
-        if let Some(t) = self.loss_time {
-            return Some(t);
-        }
-        if self.in_flight == 0 {
-            return None;
-        }
-        let pto = self.rtt.pto(self.max_ack_delay) * (1u64 << self.pto_count.min(16));
-        Some(self.last_ack_eliciting + pto)
+        self.transport.loss_deadline()
     }
 
-    /// The loss-detection timer fired: time-threshold losses, or a probe timeout.
-    pub fn on_loss_timer(&mut self, now: Time) {
-        if self.loss_time.is_some_and(|t| t <= now) {
-            self.detect_lost(now);
-            self.retire();
-            return;
-        }
-        // PTO: send probes that bypass the window. Prefer new data; otherwise resend the oldest
-        // unacknowledged segment.
-        self.pto_count += 1;
-        self.probe_timeouts += 1;
-        self.probes = PTO_PROBES;
-        if self.retransmit && self.next_segment().is_none() {
-            if let Some(m) = self
-                .sent
-                .iter()
-                .find(|m| m.state == State::InFlight && m.seg != NO_SEGMENT)
-            {
-                self.retx.push_back(m.seg);
+    /// The loss-detection timer fired: time-threshold losses, or a probe timeout, whose probes
+    /// carry new data if there is some, else the oldest unacknowledged segment again.
+    pub fn on_loss_timer(&mut self, now: Time, stats: &mut FlowStats) {
+        let mut segs = Segments {
+            acked: &mut self.acked_segs,
+            retx: &mut self.retx,
+            retransmit: self.retransmit,
+            stats,
+        };
+        match self
+            .transport
+            .on_loss_timeout(now, &mut |ev| segs.on_event(ev))
+        {
+            Timeout::Losses(l) => {
+                if l.persistent_congestion {
+                    segs.stats.persistent_congestions += 1;
+                }
+            }
+            Timeout::Probe { .. } => {
+                segs.stats.probe_timeouts += 1;
+                if self.retransmit && self.next_segment().is_none() {
+                    let oldest = self
+                        .transport
+                        .in_flight_payloads()
+                        .find(|&seg| seg != NO_SEGMENT);
+                    if let Some(seg) = oldest {
+                        self.retx.push_back(seg);
+                    }
+                }
             }
         }
-    }
-
-    pub fn take_bin_rtt(&mut self) -> Option<f64> {
-        let r = (self.bin_rtt_count > 0)
-            .then(|| self.bin_rtt_sum_ns as f64 / self.bin_rtt_count as f64 / 1e6);
-        self.bin_rtt_sum_ns = 0;
-        self.bin_rtt_count = 0;
-        r
-    }
-
-    pub fn cwnd(&self) -> Bytes {
-        self.cc.cwnd()
     }
 }
 
@@ -724,9 +433,9 @@ mod tests {
         s
     }
 
-    fn send(s: &mut Sender, now: Time, n: usize) -> Vec<(u64, u64)> {
+    fn send(s: &mut Sender, st: &mut FlowStats, now: Time, n: usize) -> Vec<(u64, u64)> {
         (0..n)
-            .map(|_| match s.poll_send(now) {
+            .map(|_| match s.poll_send(now, st) {
                 Poll::Send { pn, seg, .. } => (pn, seg),
                 _ => panic!("the initial window holds {n} packets"),
             })
@@ -736,10 +445,11 @@ mod tests {
     #[test]
     fn an_ack_covers_its_snapshot_and_a_late_packet_is_a_spurious_loss() {
         let mut s = sender();
+        let mut st = FlowStats::new();
         // Not at 0: `now - loss_delay` saturates there, and every packet sent at 0 is late.
         let t0 = Time::ZERO + Duration::from_millis(1000);
         assert_eq!(
-            send(&mut s, t0, 8),
+            send(&mut s, &mut st, t0, 8),
             (0..8).map(|p| (p, p)).collect::<Vec<_>>()
         );
         let mut rx = PnRanges::new();
@@ -754,92 +464,23 @@ mod tests {
         }
         assert_eq!(rx.ranges(), &[(0, 7)]);
         let t1 = t0 + Duration::from_millis(40);
-        s.on_ack(t1, rx.runs(), idx, largest, Duration::ZERO, &[]);
+        s.on_ack(t1, rx.runs(), idx, largest, Duration::ZERO, &[], &mut st);
         // 3 is 3 below the largest acknowledged: declared lost; 4 and 7 stay in flight.
-        assert_eq!((s.lost_packets, s.in_flight), (1, 2 * WIRE));
+        assert_eq!((st.lost_packets, s.in_flight()), (1, 2 * WIRE));
         assert!(s.has_retx());
         // ACK B covers 7 and the late 3 and 4.
         let idx = rx.runs().len() - 1;
-        s.on_ack(t1, rx.runs(), idx, 7, Duration::ZERO, &[]);
-        assert_eq!((s.spurious_losses, s.lost_packets, s.in_flight), (1, 1, 0));
-        // Reordering seen: losses by time only from now on.
-        assert_eq!(s.reordering.packet_threshold(), None);
+        s.on_ack(t1, rx.runs(), idx, 7, Duration::ZERO, &[], &mut st);
+        assert_eq!(
+            (st.spurious_losses, st.lost_packets, s.in_flight()),
+            (1, 1, 0)
+        );
         // Its segment counts as delivered: the queued retransmission is dropped.
         assert!(s.acked_segs.contains(3));
-        assert_eq!(send(&mut s, t1, 1), vec![(8, 8)]);
-        assert_eq!(s.retransmits, 0);
+        assert_eq!(send(&mut s, &mut st, t1, 1), vec![(8, 8)]);
+        assert_eq!(st.retransmits, 0);
         // A stale copy of ACK A changes nothing.
-        s.on_ack(t1, rx.runs(), 1, 6, Duration::ZERO, &[]);
-        assert_eq!((s.spurious_losses, s.in_flight), (1, WIRE));
-    }
-
-    /// Keeps the RTT samples of every ACK it is given.
-    type Seen = std::sync::Arc<std::sync::Mutex<Vec<(Option<Duration>, Option<Duration>)>>>;
-    struct Samples(Seen);
-
-    impl CongestionControl for Samples {
-        fn name(&self) -> &str {
-            "samples"
-        }
-        fn on_ack(&mut self, _: Time, a: &AckEvent) {
-            let mut seen = self.0.lock().expect("not poisoned");
-            seen.push((a.min_rtt_sample, a.max_rtt_sample));
-        }
-        fn on_loss(&mut self, _: Time, _: &LossEvent) {}
-        fn calibrate(&mut self, _: Time, _: &polycc::cc::Calibration) {}
-        fn cwnd(&self) -> Bytes {
-            10 * WIRE
-        }
-    }
-
-    #[test]
-    fn an_ack_reports_the_rtts_of_its_latest_and_earliest_sent_packets() {
-        let seen = Seen::default();
-        let mut s = Sender::new(
-            Box::new(Samples(Seen::clone(&seen))),
-            WIRE - 52,
-            52,
-            Duration::from_millis(25),
-            false,
-            None,
-        );
-        let t = Transfer {
-            first: 0,
-            end: u64::MAX,
-            last_payload: WIRE - 52,
-        };
-        s.start_transfer(t, None);
-        // Four packets 1 ms apart, then one (stretch) ACK for them all at 50 ms: the latest sent
-        // gives the smallest RTT (47 ms), the earliest the largest (50 ms, Linux's `seq_rtt_us`).
-        let t0 = Time::ZERO + Duration::from_millis(1000);
-        for i in 0..4 {
-            send(&mut s, t0 + Duration::from_millis(i), 1);
-        }
-        let mut rx = PnRanges::new();
-        for p in 0..4 {
-            rx.insert(p);
-        }
-        s.on_ack(
-            t0 + Duration::from_millis(50),
-            rx.runs(),
-            0,
-            3,
-            Duration::ZERO,
-            &[],
-        );
-        let ms = |x: u64| Some(Duration::from_millis(x));
-        assert_eq!(*seen.lock().unwrap(), vec![(ms(47), ms(50))]);
-        // An ACK for one packet: both are its RTT.
-        send(&mut s, t0 + Duration::from_millis(60), 1);
-        rx.insert(4);
-        s.on_ack(
-            t0 + Duration::from_millis(90),
-            rx.runs(),
-            0,
-            4,
-            Duration::ZERO,
-            &[],
-        );
-        assert_eq!(seen.lock().unwrap()[1], (ms(30), ms(30)));
+        s.on_ack(t1, rx.runs(), 1, 6, Duration::ZERO, &[], &mut st);
+        assert_eq!((st.spurious_losses, s.in_flight()), (1, WIRE));
     }
 }

@@ -24,6 +24,8 @@ const REO_WND_MIN_RTT_DIV: u64 = 4;
 /// before reo_wnd_mult falls back to 1.
 const REO_WND_PERSIST: u32 = 16;
 
+/// The reordering state of one path: RFC 9002's thresholds, or RACK's window once reordering
+/// was seen.
 #[derive(Clone, Debug)]
 pub struct Reordering {
     /// RACK.reo_wnd_mult; 0 until reordering is seen (RFC 9002's time threshold alone).
@@ -43,6 +45,7 @@ impl Default for Reordering {
 }
 
 impl Reordering {
+    /// A path with no reordering seen.
     pub fn new() -> Self {
         Reordering {
             reo_wnd_mult: 0,

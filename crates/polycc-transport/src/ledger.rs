@@ -1,0 +1,173 @@
+//! The sent-packet ledger: one record per packet number from the oldest packet still in flight
+//! to the newest sent, and the packets declared lost recently enough that a late ACK of one is
+//! recognised as a spurious loss.
+//!
+//! Packet numbers are dense in the ledger (a `VecDeque` indexed by `pn − base`), so finding a
+//! packet is one subtraction. A number the sender skipped (QUIC endpoints may skip some to detect
+//! optimistic ACKs, RFC 9000 §21.4) keeps a record that an ACK may not cover.
+
+use polycc::estimators::delivery_rate::PacketDeliveryState;
+use polycc::units::Time;
+use std::collections::VecDeque;
+
+/// Where a sent packet stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum State {
+    /// Counted in bytes in flight, neither acknowledged nor declared lost.
+    InFlight,
+    Acked,
+    Lost,
+    /// Sent, but not ack-eliciting: never in flight, never declared lost, acknowledging it
+    /// changes nothing (RFC 9002 §2: only ack-eliciting packets are in flight).
+    Untracked,
+    /// Never sent: acknowledging it is a protocol violation.
+    Skipped,
+}
+
+/// One packet number's record.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Record<P> {
+    pub payload: P,
+    pub bytes: u32,
+    pub state: State,
+    pub delivery: PacketDeliveryState,
+}
+
+/// A packet declared lost, remembered so that a late ACK of it is recognised as spurious.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LostRecord<P> {
+    pub pn: u64,
+    pub payload: P,
+    /// When the record is dropped.
+    pub expires: Time,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Ledger<P> {
+    records: VecDeque<Record<P>>,
+    /// Packet number of `records[0]`.
+    base: u64,
+    /// Packets declared lost and not yet forgotten, in increasing packet number.
+    lost: VecDeque<LostRecord<P>>,
+    /// Skipped packet numbers below `base + records.len()`, increasing (rare: kept apart so
+    /// that an ACK can be checked against them before it changes anything).
+    skipped: Vec<u64>,
+}
+
+impl<P: Copy> Ledger<P> {
+    pub fn new() -> Self {
+        Ledger {
+            records: VecDeque::new(),
+            base: 0,
+            lost: VecDeque::new(),
+            skipped: Vec::new(),
+        }
+    }
+
+    /// The packet number the next record gets.
+    #[inline]
+    pub fn end(&self) -> u64 {
+        self.base + self.records.len() as u64
+    }
+
+    #[inline]
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+
+    pub fn push(&mut self, r: Record<P>) {
+        self.records.push_back(r);
+    }
+
+    /// Records `pn` as never sent.
+    pub fn skip(&mut self, pn: u64, delivery: PacketDeliveryState, payload: P) {
+        self.skipped.push(pn);
+        self.records.push_back(Record {
+            payload,
+            bytes: 0,
+            state: State::Skipped,
+            delivery,
+        });
+    }
+
+    /// The first skipped packet number in `[start, end]`, if any.
+    pub fn skipped_in(&self, start: u64, end: u64) -> Option<u64> {
+        let i = self.skipped.partition_point(|&p| p < start);
+        self.skipped.get(i).copied().filter(|&p| p <= end)
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, pn: u64) -> Option<&mut Record<P>> {
+        let idx = pn.checked_sub(self.base)? as usize;
+        self.records.get_mut(idx)
+    }
+
+    /// The record at offset `i` from the base (`i < len`).
+    #[inline]
+    pub fn at(&self, i: usize) -> Record<P> {
+        self.records[i]
+    }
+
+    #[inline]
+    pub fn set_state(&mut self, i: usize, s: State) {
+        self.records[i].state = s;
+    }
+
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Records still in flight, oldest first.
+    pub fn in_flight(&self) -> impl Iterator<Item = (u64, &Record<P>)> + '_ {
+        let base = self.base;
+        self.records
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.state == State::InFlight)
+            .map(move |(i, r)| (base + i as u64, r))
+    }
+
+    /// Drops the records at the front that are no longer in flight.
+    pub fn retire(&mut self) {
+        while self
+            .records
+            .front()
+            .is_some_and(|r| r.state != State::InFlight)
+        {
+            self.records.pop_front();
+            self.base += 1;
+        }
+        let base = self.base;
+        if self.skipped.first().is_some_and(|&p| p < base) {
+            self.skipped.retain(|&p| p >= base);
+        }
+    }
+
+    pub fn remember_lost(&mut self, r: LostRecord<P>) {
+        self.lost.push_back(r);
+    }
+
+    /// Drops lost-packet records that expired before `now` (they expire in declaration order,
+    /// PTO changes aside).
+    pub fn forget_lost(&mut self, now: Time) {
+        while self.lost.front().is_some_and(|r| r.expires < now) {
+            self.lost.pop_front();
+        }
+    }
+
+    /// Takes the lost record of `pn`, if it is still remembered.
+    pub fn take_lost(&mut self, pn: u64) -> Option<LostRecord<P>> {
+        let i = self.lost.binary_search_by_key(&pn, |r| r.pn).ok()?;
+        self.lost.remove(i)
+    }
+
+    /// Takes the first remembered lost record with a packet number in `[start, end]`.
+    pub fn take_lost_in(&mut self, start: u64, end: u64) -> Option<LostRecord<P>> {
+        let i = self.lost.partition_point(|r| r.pn < start);
+        if self.lost.get(i).is_some_and(|r| r.pn <= end) {
+            self.lost.remove(i)
+        } else {
+            None
+        }
+    }
+}
