@@ -117,11 +117,32 @@ impl Telemetry {
 }
 
 /// The congestion-control interface. All methods take `now` from the caller; none may block.
+///
+/// # Event order
+///
+/// Every transport that drives a controller keeps one order (the `polycc-transport` crate
+/// implements it, and the simulator drives every flow through that crate):
+///
+/// 1. [`Self::on_sent`] once per packet counted in flight, after it is counted.
+/// 2. Per ACK that newly acknowledges something: [`Self::on_packet_acked`] per packet (with
+///    [`Self::wants_packet_detail`]), [`Self::on_feedback`] (with [`Self::wants_feedback`] and
+///    receiver timestamps), then the losses this ACK reveals — [`Self::on_packet_lost`] per
+///    packet and one [`Self::on_loss`] — and last one [`Self::on_ack`]. Losses always come just
+///    before the ACK that declared them (RFC 9002 Appendix A.7), so a reduction is decided on
+///    the state from before this ACK's growth; a policy may defer work from `on_loss` to the
+///    `on_ack` that follows it.
+/// 3. Losses found by the loss timer come alone: `on_loss` with no `on_ack` after it.
+/// 4. Probe timeouts and spurious losses are not reported; persistent congestion is a flag of
+///    the [`LossEvent`] that declares it.
+/// 5. [`Self::on_timer`] at or after [`Self::next_timer`], never inside another event.
 pub trait CongestionControl: Send {
     /// Registry name of the algorithm.
     fn name(&self) -> &str;
 
+    /// A packet left, already counted in `sent.in_flight`.
     fn on_sent(&mut self, _now: Time, _sent: &SentPacket) {}
+    /// An ACK newly acknowledged packets; it comes after the losses it revealed, and
+    /// `ack.in_flight` counts neither its packets nor those losses.
     fn on_ack(&mut self, now: Time, ack: &AckEvent);
     /// `on_ack`, then the window after it. PolyCC's window fusion reads every member's window
     /// after each ACK; a controller that does its ACK work here (and has `on_ack` call it)
@@ -130,6 +151,9 @@ pub trait CongestionControl: Send {
         self.on_ack(now, ack);
         self.cwnd()
     }
+    /// Packets declared lost by one loss-detection pass (RFC 9002 §6.1), after the
+    /// [`Self::on_packet_lost`] of each and, when an ACK revealed them, just before that ACK's
+    /// [`Self::on_ack`]. `loss.in_flight` no longer counts them.
     fn on_loss(&mut self, now: Time, loss: &LossEvent);
     /// Receiver-reported arrivals; called only when [`Self::wants_feedback`] is true.
     fn on_feedback(&mut self, _now: Time, _feedback: &Feedback<'_>) {}

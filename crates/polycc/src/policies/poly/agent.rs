@@ -357,7 +357,7 @@ impl Poly {
     }
 
     /// After a loss or receiver-feedback event. A transport reports both while it processes an
-    /// ACK, just before that ACK (RFC 9002 Appendix A.7; the simulator does so), so on the hot
+    /// ACK, just before that ACK (the event-order contract on [`CongestionControl`]), so on the hot
     /// path (`fast_pick`) the ACK's fusion covers them: one fusion per feedback instead
     /// of two or three. Until then [`CongestionControl::cwnd`] already gives the fused window;
     /// the write-back waits for the ACK, or for the next send or timer when a timer declared
