@@ -21,7 +21,7 @@ use crate::output::RunOutput;
 use crate::scenario::{FlowModel, Model, Traffic};
 use crate::SimError;
 use app::App;
-use events::{Ev, EventQueue};
+use events::{Ev, EventQueue, Timer};
 use link::LinkDir;
 use packet::{Kind, Packet};
 use pipe::Pipe;
@@ -50,9 +50,21 @@ struct Hop {
     extra_delay: Duration,
 }
 
+/// The engine's timers of a reliable flow's sender.
+#[derive(Default)]
+struct SenderTimers {
+    /// Pacing or send-noise release.
+    wake: Timer,
+    /// The transport's loss-detection timer (time threshold or PTO).
+    loss: Timer,
+    /// The controller's own timer.
+    cc: Timer,
+}
+
 struct Flow {
     model: FlowModel,
     sender: Option<Sender>,
+    timers: SenderTimers,
     receiver: Receiver,
     app: App,
     data_route: Vec<Hop>,
@@ -309,7 +321,9 @@ impl<'a> Simulator<'a> {
                 fm.rwnd,
             );
             if let Traffic::Video(v) = &fm.traffic {
-                s.retransmit = v.retransmit;
+                if !v.retransmit {
+                    s.no_retransmission();
+                }
             }
             if let Some(j) = fm.send_jitter {
                 let seed = send_jitter::flow_seed(sc.seed, self.flows.len());
@@ -325,6 +339,7 @@ impl<'a> Simulator<'a> {
         Ok(Flow {
             model: fm.clone(),
             sender,
+            timers: SenderTimers::default(),
             receiver: Receiver::new(fm.ack_every, fm.max_ack_delay, keep_log),
             app: App::new(fm.traffic.clone(), sc.mss),
             data_route,
@@ -401,10 +416,9 @@ impl<'a> Simulator<'a> {
             Ev::IntentChange(k) => self.intent_change(k),
             Ev::Pipe(p) => self.pipe_due(p),
             Ev::SenderWake(f) => {
-                if let Some(s) = self.flows[f as usize].sender.as_mut() {
-                    if s.wake.fire(now, &mut self.q, ev) {
-                        self.try_send(f);
-                    }
+                let fl = &mut self.flows[f as usize];
+                if fl.sender.is_some() && fl.timers.wake.fire(now, &mut self.q, ev) {
+                    self.try_send(f);
                 }
             }
             Ev::AckTimer(f) => {
@@ -416,15 +430,16 @@ impl<'a> Simulator<'a> {
             Ev::LossTimer(f) => {
                 let fl = &mut self.flows[f as usize];
                 if let Some(s) = fl.sender.as_mut() {
-                    if s.loss_timer.fire(now, &mut self.q, ev) {
+                    if fl.timers.loss.fire(now, &mut self.q, ev) {
                         s.on_loss_timer(now, &mut fl.stats);
                         self.try_send(f);
                     }
                 }
             }
             Ev::CcTimer(f) => {
-                if let Some(s) = self.flows[f as usize].sender.as_mut() {
-                    if s.cc_timer.fire(now, &mut self.q, ev) {
+                let fl = &mut self.flows[f as usize];
+                if let Some(s) = fl.sender.as_mut() {
+                    if fl.timers.cc.fire(now, &mut self.q, ev) {
                         s.cc_mut().on_timer(now);
                         self.try_send(f);
                     }
@@ -438,7 +453,7 @@ impl<'a> Simulator<'a> {
                     fl.ended = Some(now);
                 }
                 if let Some(s) = fl.sender.as_mut() {
-                    s.stopped = true;
+                    s.stop();
                 }
             }
             Ev::App(f) => self.app_event(f)?,
@@ -627,7 +642,7 @@ impl<'a> Simulator<'a> {
                     self.arrive(p);
                 }
                 Poll::Wait(t) => {
-                    s.wake.arm(t, &mut self.q, Ev::SenderWake(f));
+                    fl.timers.wake.arm(t, &mut self.q, Ev::SenderWake(f));
                     break;
                 }
                 Poll::Blocked | Poll::Idle => break,
@@ -637,18 +652,18 @@ impl<'a> Simulator<'a> {
     }
 
     fn arm_sender_timers(&mut self, f: u32) {
-        let Some(s) = self.flows[f as usize].sender.as_mut() else {
+        let fl = &mut self.flows[f as usize];
+        let Some(s) = fl.sender.as_ref() else {
             return;
         };
+        let t = &mut fl.timers;
         match s.loss_deadline() {
-            Some(d) => s
-                .loss_timer
-                .arm(d.max(self.now), &mut self.q, Ev::LossTimer(f)),
-            None => s.loss_timer.cancel(),
+            Some(d) => t.loss.arm(d.max(self.now), &mut self.q, Ev::LossTimer(f)),
+            None => t.loss.cancel(),
         }
         match s.cc().next_timer() {
-            Some(t) => s.cc_timer.arm(t.max(self.now), &mut self.q, Ev::CcTimer(f)),
-            None => s.cc_timer.cancel(),
+            Some(d) => t.cc.arm(d.max(self.now), &mut self.q, Ev::CcTimer(f)),
+            None => t.cc.cancel(),
         }
     }
 
@@ -906,7 +921,7 @@ impl<'a> Simulator<'a> {
         } = fl;
         let Some(s) = sender.as_mut() else { return };
         let log: &[polycc::Arrival] = if receiver.keep_log {
-            let from = s.log_consumed.saturating_sub(receiver.log_base) as usize;
+            let from = s.log_consumed().saturating_sub(receiver.log_base) as usize;
             let to = p.log_pos.saturating_sub(receiver.log_base) as usize;
             let all = receiver.log.make_contiguous();
             &all[from.min(all.len())..to.min(all.len())]
@@ -923,8 +938,7 @@ impl<'a> Simulator<'a> {
             stats,
         );
         if receiver.keep_log {
-            s.log_consumed = s.log_consumed.max(p.log_pos);
-            receiver.trim_log(s.log_consumed);
+            receiver.trim_log(s.consume_log(p.log_pos));
         }
         let done = s.transfer_done();
         if done {

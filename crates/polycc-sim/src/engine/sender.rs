@@ -4,7 +4,6 @@
 //! detection, RTT and delivery-rate estimation and pacing, and drives the controller. Packet
 //! payloads are segment indices ([`NO_SEGMENT`] for padding).
 
-use super::events::Timer;
 use super::pn_ranges::PnRanges;
 use super::recorder::FlowStats;
 use super::segset::SegSet;
@@ -58,17 +57,16 @@ pub struct Sender {
     ack_next_pn: u64,
     /// The ranges of the ACK being processed (kept to reuse its allocation).
     ack_ranges: Vec<RangeInclusive<u64>>,
-    pub log_consumed: u64,
+    /// Receiver timestamps up to this log position were handed to the controller.
+    log_consumed: u64,
     transfer: Option<Transfer>,
     next_seg: u64,
     retx: VecDeque<u64>,
-    pub acked_segs: SegSet,
-    pub stopped: bool,
+    acked_segs: SegSet,
+    /// The application stopped: no new segments (retransmissions still go).
+    stopped: bool,
     /// Lost segments are resent (false for real-time media without retransmission).
-    pub retransmit: bool,
-    pub wake: Timer,
-    pub loss_timer: Timer,
-    pub cc_timer: Timer,
+    retransmit: bool,
     /// Host send-time noise: released packets wait here before they leave (None: they leave at
     /// once).
     jitter: Option<SendJitter>,
@@ -136,9 +134,6 @@ impl Sender {
             acked_segs: SegSet::new(),
             stopped: false,
             retransmit: true,
-            wake: Timer::default(),
-            loss_timer: Timer::default(),
-            cc_timer: Timer::default(),
             jitter: None,
         }
     }
@@ -163,6 +158,27 @@ impl Sender {
     /// The pacing rate in force (the controller's, else the transport's fallback).
     pub fn pacing_rate(&self) -> Option<Rate> {
         self.transport.pacing_rate()
+    }
+
+    /// Lost segments are not resent (real-time media without retransmission).
+    pub fn no_retransmission(&mut self) {
+        self.retransmit = false;
+    }
+
+    /// The application stops: no new segments leave from now on.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// The receiver-log position up to which arrivals were handed to the controller.
+    pub fn log_consumed(&self) -> u64 {
+        self.log_consumed
+    }
+
+    /// Arrivals up to log position `pos` were handed to the controller; returns the position.
+    pub fn consume_log(&mut self, pos: u64) -> u64 {
+        self.log_consumed = self.log_consumed.max(pos);
+        self.log_consumed
     }
 
     /// Delays every packet this sender releases by the host's send-time noise.
