@@ -18,6 +18,7 @@ type Log = Arc<Mutex<Vec<String>>>;
 struct Recorder {
     log: Log,
     pacing: Option<polycc::Rate>,
+    timer: Option<Time>,
 }
 
 impl Recorder {
@@ -64,6 +65,13 @@ impl CongestionControl for Recorder {
     fn on_packet_lost(&mut self, _: Time, p: &PacketOutcome) {
         self.push(format!("lost {}", p.pn));
     }
+    fn on_timer(&mut self, now: Time) {
+        self.push(format!("timer at {} ms", now.0 / 1_000_000));
+        self.timer = None;
+    }
+    fn next_timer(&self) -> Option<Time> {
+        self.timer
+    }
     fn calibrate(&mut self, _: Time, _: &Calibration) {}
     fn cwnd(&self) -> Bytes {
         WINDOW
@@ -87,6 +95,7 @@ fn sender(pacing: Option<polycc::Rate>) -> (Sender<u64>, Log) {
     let cc = Recorder {
         log: Log::clone(&log),
         pacing,
+        timer: None,
     };
     (Sender::new(Box::new(cc), config()), log)
 }
@@ -422,4 +431,49 @@ fn packets_that_elicit_no_ack_are_not_in_flight() {
     let ev = ack(&mut s, ms(1040), &[1..=1], 1, &[]);
     assert!(ev.is_empty());
     assert!(take(&log).is_empty());
+}
+
+#[test]
+fn one_timer_serves_loss_detection_and_the_controller() {
+    let (mut s, log) = sender(None);
+    send(&mut s, ms(1000), 2);
+    take(&log);
+    // The controller wants a timer at 1200 ms; the PTO (initial RTT 333 ms: 333 + 4 × 166.5 +
+    // 25 ms) is later, so the connection's one timer is the controller's.
+    let rec = Recorder {
+        log: Log::clone(&log),
+        pacing: None,
+        timer: Some(ms(1200)),
+    };
+    let mut s2 = Sender::<u64>::new(Box::new(rec), config());
+    send(&mut s2, ms(1000), 2);
+    take(&log);
+    assert_eq!(
+        s2.loss_deadline(),
+        Some(ms(1000) + Duration::from_micros(1_024_000))
+    );
+    assert_eq!(s2.next_timeout(), Some(ms(1200)));
+    // Early: nothing is due.
+    assert_eq!(s2.on_timeout(ms(1100), &mut |_| {}), None);
+    assert!(take(&log).is_empty());
+    assert_eq!(s2.on_timeout(ms(1200), &mut |_| {}), None);
+    assert_eq!(take(&log), ["timer at 1200 ms"]);
+    // Now the PTO is next.
+    let pto = s2.next_timeout().expect("packets in flight");
+    assert_eq!(
+        s2.on_timeout(pto, &mut |_| {}),
+        Some(Timeout::Probe { probes: PTO_PROBES })
+    );
+
+    // A new path: a fresh controller and RTT estimate; the packets in flight stay.
+    ack(&mut s, ms(1050), &[0..=0], 0, &[]);
+    assert!(s.rtt().has_sample());
+    let fresh = Recorder {
+        log: Log::default(),
+        pacing: None,
+        timer: None,
+    };
+    s.new_path(Box::new(fresh));
+    assert!(!s.rtt().has_sample());
+    assert_eq!((s.in_flight(), s.next_pn()), (MSS, 2));
 }
