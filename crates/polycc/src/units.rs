@@ -33,7 +33,7 @@ pub struct Rate(pub u64);
 impl Time {
     /// The origin.
     pub const ZERO: Time = Time(0);
-    /// The latest representable instant; stands for "never" (an unarmed timer).
+    /// The latest representable instant; callers use it for "never".
     pub const MAX: Time = Time(u64::MAX);
 
     /// The instant `s` seconds after the origin, rounded to the nearest nanosecond.
@@ -55,7 +55,7 @@ impl Time {
 }
 
 impl Duration {
-    /// The empty span; also "no sample yet" for estimators that start at zero.
+    /// The empty span.
     pub const ZERO: Duration = Duration(0);
     /// The longest representable span; stands for "infinite" (e.g. the time to send at rate zero).
     pub const MAX: Duration = Duration(u64::MAX);
@@ -96,7 +96,7 @@ impl Duration {
     pub fn mul_f64(self, k: f64) -> Duration {
         Duration((self.0 as f64 * k.max(0.0)).round() as u64)
     }
-    /// Whether the span is empty (for RTT estimators: no sample yet).
+    /// Whether the span is empty.
     pub fn is_zero(self) -> bool {
         self.0 == 0
     }

@@ -12,7 +12,7 @@ use crate::units::{Bytes, Duration, Rate, Time};
 /// What the estimator needs remembered about one packet until it is acknowledged or lost.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PacketDeliveryState {
-    /// When the packet was sent (`tx.send_time` in the draft).
+    /// When the packet was sent.
     pub sent_time: Time,
     /// Total bytes delivered when the packet was sent (`P.delivered`).
     pub delivered: Bytes,

@@ -16,7 +16,8 @@ pub struct RttSnapshot {
     pub smoothed: Duration,
     /// Mean deviation of the samples (`rttvar`).
     pub var: Duration,
-    /// Smallest sample seen (`min_rtt`), without ack-delay adjustment.
+    /// Smallest sample since the first or since [`RttEstimator::reset_min`] (`min_rtt`),
+    /// without ack-delay adjustment.
     pub min: Duration,
     /// False until the first sample: the values are then RFC 9002's initial defaults.
     pub has_sample: bool,

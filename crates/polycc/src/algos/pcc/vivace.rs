@@ -37,7 +37,7 @@ use crate::units::{Duration, Rate};
 pub const PROBING_STEP: f64 = 0.05;
 /// dossier §7.2: probing pairs of a primary.
 pub const PRIMARY_PAIRS: usize = 3;
-/// dossier §7.3: probing pairs of a scavenger (Proteus-S, and Proteus-H above its threshold).
+/// dossier §7.2: probing pairs of a scavenger (Proteus-S, and Proteus-H above its threshold).
 pub const SCAVENGER_PAIRS: usize = 2;
 /// dossier §7.2 `kUtilityGradientToRateChangeFactor` θ0 (Mbit/s per unit gradient).
 pub const THETA0: f64 = 1.0;

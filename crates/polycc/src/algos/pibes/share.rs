@@ -4,8 +4,8 @@
 
 use std::cmp::Ordering;
 
-/// §IV: FSM parameters used in all of the paper's experiments. s_max: the share when alone,
-/// below 1 so that a queue drains between frames.
+/// §IV: FSM parameters used in all of the paper's experiments. s_max: the share when alone
+/// (s_0, and the ceiling of the climb).
 pub const S_MAX: f64 = 0.95;
 /// §IV Δ: the share's climb per frame while alone.
 pub const DELTA: f64 = 0.05;

@@ -17,7 +17,7 @@ pub const LATER_INTERVAL_RTTS: u64 = 2;
 pub struct TargetRate {
     /// tau, the scale of the first interval Delta T_1 ([`TAU`]).
     pub tau: f64,
-    /// gamma, the step by which R' moves ([`super::switching::GAMMA`]).
+    /// gamma: a reduction multiplies R' by (1 − gamma) ([`super::switching::GAMMA`]).
     pub gamma: f64,
     /// R: the application's target (0 for flows without one).
     pub original: f64,
