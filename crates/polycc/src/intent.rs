@@ -16,7 +16,9 @@ pub enum Intent {
     /// Satisfy `target_rate` (e.g. a video's bitrate); never settle below `min_rate` when
     /// competing (Janus §5, R_min; zero when the application gives none).
     BandwidthGuarantee {
+        /// The rate the application needs; must be positive.
         target_rate: Rate,
+        /// The floor under competition; optional in scenarios, zero meaning none.
         #[serde(default)]
         min_rate: Rate,
     },
@@ -27,7 +29,12 @@ pub enum Intent {
     /// Use only capacity nobody else wants.
     Scavenger,
     /// Real-time media that can encode anywhere in `[min_rate, max_rate]`.
-    RealtimeVideo { min_rate: Rate, max_rate: Rate },
+    RealtimeVideo {
+        /// The lowest bitrate the encoder can produce.
+        min_rate: Rate,
+        /// The highest bitrate worth sending; must be positive and not below `min_rate`.
+        max_rate: Rate,
+    },
 }
 
 /// An invalid intent: the field at fault and why.
@@ -36,6 +43,7 @@ pub enum Intent {
 pub struct IntentError {
     /// Name of the offending field (`target_rate`, `min_rate`, `max_rate`).
     pub field: &'static str,
+    /// What is wrong with the value, for a person to read.
     pub message: String,
 }
 

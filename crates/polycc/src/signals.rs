@@ -70,23 +70,28 @@ pub struct AckEvent {
     pub rate_sample: Option<RateSample>,
     /// The sender is application-limited now (it had nothing to send while the window was open).
     pub app_limited: bool,
-    /// Congestion-window bytes that a full window of ACKs would be, in MSS units: the maximum
-    /// datagram size used by the transport.
+    /// Maximum datagram size the transport sends, in bytes: the unit in which windows grow
+    /// (RFC 9002 §7.2 `max_datagram_size`).
     pub mss: Bytes,
 }
 
 /// Packets declared lost in one loss-detection pass (RFC 9002 §6).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LossEvent {
+    /// Bytes of the packets declared lost in this pass.
     pub lost_bytes: Bytes,
+    /// Number of packets declared lost in this pass.
     pub lost_packets: u32,
     /// Largest lost packet number and its send time (one reduction per round trip keys on it).
     pub largest_lost_pn: u64,
+    /// Send time of `largest_lost_pn`: a loss of a packet sent before the last reduction
+    /// belongs to the same congestion event (RFC 9002 §7.3.2).
     pub largest_lost_sent_time: Time,
     /// RFC 9002 §7.6 persistent congestion: the window should collapse to the minimum.
     pub persistent_congestion: bool,
     /// Bytes in flight after the lost packets were removed.
     pub in_flight: Bytes,
+    /// Maximum datagram size in bytes, as in [`AckEvent::mss`].
     pub mss: Bytes,
 }
 
@@ -94,8 +99,11 @@ pub struct LossEvent {
 /// intervals (PCC's monitor intervals). Sent only when the controller asks for packet detail.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PacketOutcome {
+    /// Packet number, as in [`SentPacket::pn`].
     pub pn: u64,
+    /// Bytes on the wire, as in [`SentPacket::bytes`].
     pub bytes: Bytes,
+    /// When the packet was sent, on the sender's clock.
     pub sent_time: Time,
     /// RTT of this packet (`now − sent_time`) when acknowledged; `None` when lost.
     pub rtt: Option<Duration>,
@@ -104,7 +112,9 @@ pub struct PacketOutcome {
 /// The arrival of one packet at the receiver, as reported back to the sender.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Arrival {
+    /// Packet number, as in [`SentPacket::pn`].
     pub pn: u64,
+    /// Bytes on the wire, as in [`SentPacket::bytes`].
     pub bytes: Bytes,
     /// Send time on the sender's clock.
     pub sent_time: Time,
@@ -117,6 +127,7 @@ pub struct Arrival {
 /// controllers such as LEDBAT, GCC and PIBES).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Feedback<'a> {
+    /// The packet arrivals this report carries.
     pub arrivals: &'a [Arrival],
 }
 

@@ -31,15 +31,20 @@ pub struct Duration(pub u64);
 pub struct Rate(pub u64);
 
 impl Time {
+    /// The origin.
     pub const ZERO: Time = Time(0);
+    /// The latest representable instant; callers use it for "never".
     pub const MAX: Time = Time(u64::MAX);
 
+    /// The instant `s` seconds after the origin, rounded to the nearest nanosecond.
     pub fn from_secs_f64(s: f64) -> Time {
         Time((s * NANOS_PER_SEC as f64).round() as u64)
     }
+    /// Nanoseconds since the origin.
     pub fn as_nanos(self) -> u64 {
         self.0
     }
+    /// Seconds since the origin (lossy above 2^53 ns, about 104 days).
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / NANOS_PER_SEC as f64
     }
@@ -50,50 +55,67 @@ impl Time {
 }
 
 impl Duration {
+    /// The empty span.
     pub const ZERO: Duration = Duration(0);
+    /// The longest representable span; stands for "infinite" (e.g. the time to send at rate zero).
     pub const MAX: Duration = Duration(u64::MAX);
 
+    /// `n` nanoseconds.
     pub const fn from_nanos(n: u64) -> Duration {
         Duration(n)
     }
+    /// `us` microseconds.
     pub const fn from_micros(us: u64) -> Duration {
         Duration(us * 1_000)
     }
+    /// `ms` milliseconds.
     pub const fn from_millis(ms: u64) -> Duration {
         Duration(ms * 1_000_000)
     }
+    /// `s` seconds.
     pub const fn from_secs(s: u64) -> Duration {
         Duration(s * NANOS_PER_SEC)
     }
+    /// `s` seconds, rounded to the nearest nanosecond; a negative `s` gives zero.
     pub fn from_secs_f64(s: f64) -> Duration {
         Duration((s.max(0.0) * NANOS_PER_SEC as f64).round() as u64)
     }
+    /// The span in nanoseconds.
     pub fn as_nanos(self) -> u64 {
         self.0
     }
+    /// The span in seconds.
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / NANOS_PER_SEC as f64
     }
+    /// The span in milliseconds, with the sub-millisecond part kept as a fraction.
     pub fn as_millis_f64(self) -> f64 {
         self.0 as f64 / 1e6
     }
+    /// The span scaled by `k`, rounded to the nearest nanosecond; a negative `k` gives zero.
     pub fn mul_f64(self, k: f64) -> Duration {
         Duration((self.0 as f64 * k.max(0.0)).round() as u64)
     }
+    /// Whether the span is empty.
     pub fn is_zero(self) -> bool {
         self.0 == 0
     }
 }
 
 impl Rate {
+    /// No rate: nothing sent, or no estimate yet.
     pub const ZERO: Rate = Rate(0);
 
+    /// `bps` bits per second.
     pub const fn from_bps(bps: u64) -> Rate {
         Rate(bps)
     }
+    /// `mbps` megabits (10^6 bits) per second.
     pub const fn from_mbps(mbps: u64) -> Rate {
         Rate(mbps * 1_000_000)
     }
+    /// `bps` bits per second, rounded to the nearest integer; a negative value gives zero and a
+    /// non-finite one (infinity, NaN) saturates to `u64::MAX`.
     pub fn from_bps_f64(bps: f64) -> Rate {
         // Round half up by truncation (the value is non-negative): no libm call per packet.
         Rate(if bps.is_finite() {
@@ -102,12 +124,15 @@ impl Rate {
             u64::MAX
         })
     }
+    /// The rate in bits per second.
     pub fn as_bps(self) -> u64 {
         self.0
     }
+    /// The rate in megabits (10^6 bits) per second.
     pub fn as_mbps_f64(self) -> f64 {
         self.0 as f64 / 1e6
     }
+    /// The rate in bytes per second.
     pub fn as_bytes_per_sec_f64(self) -> f64 {
         self.0 as f64 / 8.0
     }
@@ -147,6 +172,7 @@ impl Rate {
             }
         }
     }
+    /// The rate scaled by `k` (a pacing or probing gain), rounded as [`Rate::from_bps_f64`] does.
     pub fn mul_f64(self, k: f64) -> Rate {
         Rate::from_bps_f64(self.0 as f64 * k)
     }

@@ -12,13 +12,20 @@ use crate::units::{Bytes, Duration, Rate, Time};
 /// What the estimator needs remembered about one packet until it is acknowledged or lost.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PacketDeliveryState {
+    /// When the packet was sent.
     pub sent_time: Time,
+    /// Total bytes delivered when the packet was sent (`P.delivered`).
     pub delivered: Bytes,
+    /// When `delivered` was last updated, as of this send (`P.delivered_time`).
     pub delivered_time: Time,
+    /// Send time of the packet that opened the current send interval (`P.first_sent_time`).
     pub first_sent_time: Time,
+    /// The sender was application-limited when this packet left (`P.is_app_limited`).
     pub is_app_limited: bool,
 }
 
+/// A connection's delivery-rate state (the draft's `C.delivered`, `C.delivered_time`,
+/// `C.first_sent_time`, `C.app_limited`): one per flow, owned by the transport.
 #[derive(Clone, Debug, Default)]
 pub struct DeliveryRateEstimator {
     delivered: Bytes,
@@ -41,6 +48,7 @@ struct PendingSample {
 }
 
 impl DeliveryRateEstimator {
+    /// A fresh estimator: nothing delivered, not application-limited.
     pub fn new() -> Self {
         Self::default()
     }
@@ -50,6 +58,8 @@ impl DeliveryRateEstimator {
         self.delivered
     }
 
+    /// Whether the bytes marked by [`Self::on_app_limited`] are still undelivered, so that
+    /// packets sent now are tagged application-limited.
     pub fn is_app_limited(&self) -> bool {
         self.app_limited_until != 0
     }
@@ -76,6 +86,9 @@ impl DeliveryRateEstimator {
         self.app_limited_until = (self.delivered + in_flight).max(1);
     }
 
+    /// Records one newly acknowledged packet of `bytes`, with the state kept from its send.
+    /// Of the packets one ACK covers, the most recently sent one is kept for the sample, as the
+    /// draft's `UpdateRateSample` does.
     pub fn on_packet_acked(&mut self, now: Time, p: &PacketDeliveryState, bytes: Bytes) {
         self.delivered += bytes;
         self.delivered_time = now;

@@ -10,9 +10,14 @@ pub const GRANULARITY: Duration = Duration::from_millis(1);
 /// A copy of the estimator's state, handed to CCAs with every ACK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RttSnapshot {
+    /// The most recent sample (`latest_rtt`).
     pub latest: Duration,
+    /// Exponentially weighted mean of the samples (`smoothed_rtt`).
     pub smoothed: Duration,
+    /// Mean deviation of the samples (`rttvar`).
     pub var: Duration,
+    /// Smallest sample since the first or since [`RttEstimator::reset_min`] (`min_rtt`),
+    /// without ack-delay adjustment.
     pub min: Duration,
     /// False until the first sample: the values are then RFC 9002's initial defaults.
     pub has_sample: bool,
@@ -24,6 +29,8 @@ impl Default for RttSnapshot {
     }
 }
 
+/// One path's RTT estimator (RFC 9002 §5), fed one sample per ACK that newly acknowledges the
+/// largest packet number.
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
     latest: Duration,
@@ -41,6 +48,8 @@ impl Default for RttEstimator {
 }
 
 impl RttEstimator {
+    /// An estimator before any sample: every value is [`INITIAL_RTT`], `var` half of it
+    /// (RFC 9002 §5.3).
     pub fn new() -> Self {
         RttEstimator {
             latest: INITIAL_RTT,
@@ -91,22 +100,28 @@ impl RttEstimator {
         self.smoothed + (self.var * 4).max(GRANULARITY) + max_ack_delay
     }
 
+    /// The most recent sample (`latest_rtt`).
     pub fn latest(&self) -> Duration {
         self.latest
     }
+    /// The smoothed RTT (`smoothed_rtt`).
     pub fn smoothed(&self) -> Duration {
         self.smoothed
     }
+    /// The RTT variation (`rttvar`).
     pub fn var(&self) -> Duration {
         self.var
     }
+    /// The minimum RTT (`min_rtt`).
     pub fn min(&self) -> Duration {
         self.min
     }
+    /// False until the first sample; the values are then the initial defaults.
     pub fn has_sample(&self) -> bool {
         self.has_sample
     }
 
+    /// The current values, as handed to controllers in [`crate::AckEvent::rtt`].
     pub fn snapshot(&self) -> RttSnapshot {
         RttSnapshot {
             latest: self.latest,

@@ -19,6 +19,7 @@ pub struct WindowedFilter<V: Copy + PartialOrd> {
 }
 
 impl<V: Copy + PartialOrd> WindowedFilter<V> {
+    /// An empty filter keeping the maximum over `window` (Linux `minmax_running_max`).
     pub fn new_max(window: u64) -> Self {
         WindowedFilter {
             window,
@@ -26,6 +27,7 @@ impl<V: Copy + PartialOrd> WindowedFilter<V> {
             s: [None; 3],
         }
     }
+    /// An empty filter keeping the minimum over `window` (Linux `minmax_running_min`).
     pub fn new_min(window: u64) -> Self {
         WindowedFilter {
             window,
@@ -42,19 +44,24 @@ impl<V: Copy + PartialOrd> WindowedFilter<V> {
         }
     }
 
+    /// The best value in the window; `None` before the first sample or after [`Self::clear`].
     pub fn get(&self) -> Option<V> {
         self.s[0].map(|s| s.v)
     }
 
+    /// Forgets every sample and restarts from `v` taken at `t` (Linux `minmax_reset`).
     pub fn reset(&mut self, t: Time, v: V) {
         let s = Some(Sample { t, v });
         self.s = [s, s, s];
     }
 
+    /// Forgets every sample: [`Self::get`] is `None` until the next update.
     pub fn clear(&mut self) {
         self.s = [None; 3];
     }
 
+    /// Changes the window length for later updates (Copa's windows follow the smoothed RTT);
+    /// samples already kept stay until they age out under the new length.
     pub fn set_window(&mut self, window: u64) {
         self.window = window;
     }

@@ -43,7 +43,9 @@ use received_rate::ReceivedRate;
 use serde::Deserialize;
 use trendline::{Trendline, Usage};
 
+/// Registry and scenario name.
 pub const NAME: &str = "gcc";
+/// One-line description shown in the registry listing.
 pub const SUMMARY: &str =
     "WebRTC GCC: trendline delay-based AIMD and loss-based rate from receiver timestamps";
 
@@ -58,10 +60,12 @@ pub const MAX_RATE: Rate = Rate::from_bps(100_000_000_000);
 pub const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
 /// The safety window covers two round trips of the target rate, with at least this RTT.
 pub const WINDOW_RTTS: f64 = 2.0;
+/// The RTT the safety window assumes at least, and before the first RTT sample.
 pub const WINDOW_MIN_RTT: Duration = Duration::from_millis(100);
 /// ... and never fewer than this many packets.
 pub const WINDOW_MIN_PACKETS: u64 = 4;
 
+/// Registers GCC under [`NAME`].
 pub fn register(r: &mut Registry) {
     r.register(NAME, SUMMARY, build);
 }
@@ -98,6 +102,8 @@ fn default_probing() -> bool {
     true
 }
 
+/// Builds GCC from scenario parameters (`start_rate_kbps`, `min_rate_kbps`, `max_rate_kbps`,
+/// `pacing_factor`, `probing`), checking their ranges.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
@@ -133,6 +139,8 @@ pub fn build(
     Ok(Box::new(gcc))
 }
 
+/// The GCC sender-side controller: delay-based and loss-based estimates combined into a target
+/// bitrate, paced at `pacing_factor ×` that target under a safety window.
 pub struct Gcc {
     mss: Bytes,
     inter: InterArrival,
@@ -155,6 +163,8 @@ pub struct Gcc {
 }
 
 impl Gcc {
+    /// A controller starting at `start`, kept within `[min, max]`, pacing at `pacing_factor ×`
+    /// the target; start-up probing is on.
     pub fn new(ctx: &CcContext, start: Rate, min: Rate, max: Rate, pacing_factor: f64) -> Self {
         Gcc {
             mss: ctx.mss,

@@ -24,11 +24,14 @@ use crate::algos::pcc::utility::{Utility, UtilityInput};
 use crate::cc::Telemetry;
 use crate::units::{Duration, Rate};
 
-/// Allegro §3.2: ε_min and ε_max.
+/// Allegro §3.2: ε_min, the first trial step and the increment of ε after an inconclusive
+/// decision.
 pub const EPS_MIN: f64 = 0.01;
+/// Allegro §3.2: ε_max, the largest trial step.
 pub const EPS_MAX: f64 = 0.05;
 /// Allegro §3.1: an MI lasts a uniform-random [1.7, 2.2] RTTs (and at least 10 packets).
 pub const MI_RTTS_LO: f64 = 1.7;
+/// Allegro §3.1: the upper end of the MI length, in RTTs; see [`MI_RTTS_LO`].
 pub const MI_RTTS_HI: f64 = 2.2;
 /// Allegro §3.2: two pairs of trials per decision.
 const TRIALS: usize = 4;
@@ -40,14 +43,19 @@ const MAX_UNJUDGED: u64 = 3;
 /// Upper bound on any rate (10 Tbit/s) so that doubling never overflows.
 pub(crate) const MAX_RATE_BPS: f64 = 1e13;
 
+/// Allegro's parameters (registry keys of the same names).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct AllegroConfig {
+pub(crate) struct AllegroConfig {
+    /// ε_min ([`EPS_MIN`]).
     pub eps_min: f64,
+    /// ε_max ([`EPS_MAX`]).
     pub eps_max: f64,
     /// An MI lasts U[mi_rtts_min, mi_rtts_max] smoothed RTTs (the paper's T_m; §4.2.2 varies it
     /// from 4.8 down to 1 RTT for Fig. 16).
     pub mi_rtts_min: f64,
+    /// See `mi_rtts_min`.
     pub mi_rtts_max: f64,
+    /// Seed of the trial orders and MI lengths.
     pub seed: u64,
 }
 
@@ -78,7 +86,7 @@ enum State {
 
 /// Allegro's rate control; see the module documentation.
 #[derive(Debug)]
-pub struct AllegroControl {
+pub(crate) struct AllegroControl {
     cfg: AllegroConfig,
     utility: Box<dyn Utility>,
     rng: SplitMix64,
@@ -126,6 +134,8 @@ impl AllegroControl {
         }
     }
 
+    /// The current trial step ε.
+    #[cfg(test)]
     pub fn epsilon(&self) -> f64 {
         self.eps
     }

@@ -58,18 +58,28 @@ pub struct MiPlan {
 /// The statistics of one completed MI.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct MiStats {
+    /// The controller's label, from [`MiPlan::tag`].
     pub tag: u64,
+    /// Whether the controller wanted this result, from [`MiPlan::useful`].
     pub useful: bool,
     /// Target sending rate of the MI.
     pub rate: Rate,
+    /// When the MI started.
     pub start: Time,
     /// From the start until the MI was closed (its end, or a re-alignment).
     pub duration: Duration,
+    /// Packets sent during the MI.
     pub packets_sent: u64,
+    /// Of those, packets acknowledged.
     pub packets_acked: u64,
+    /// Of those, packets declared lost, or never reported when the MI was forced complete
+    /// ([`MAX_OUTSTANDING_MIS`]).
     pub packets_lost: u64,
+    /// Bytes sent during the MI.
     pub bytes_sent: Bytes,
+    /// Of those, bytes acknowledged.
     pub bytes_acked: Bytes,
+    /// Of those, bytes lost (as `packets_lost`).
     pub bytes_lost: Bytes,
     /// Bytes sent over the duration, in bit/s.
     pub send_rate_bps: f64,
@@ -85,11 +95,14 @@ pub struct MiStats {
     pub rtt_gradient_error: f64,
     /// Standard deviation of the reliable RTT samples, µs.
     pub rtt_dev_us: f64,
+    /// RTT samples of the MI's packets.
     pub samples: u64,
+    /// Of those, samples that passed the ACK-burst filter ([`ACK_BURST_RATIO`]).
     pub reliable_samples: u64,
     /// At least [`MIN_RELIABLE_SAMPLES`] reliable samples and a ratio above
     /// [`MIN_RELIABLE_RATIO`].
     pub reliable: bool,
+    /// The MI was extended once because the ACKs seen while it sent were unreliable.
     pub extended: bool,
     /// Closed early because the controller changed the rate.
     pub realigned: bool,
@@ -102,9 +115,11 @@ pub struct MiStats {
 }
 
 impl MiStats {
+    /// [`Self::send_rate_bps`] in Mbit/s, the unit of the utilities.
     pub fn send_rate_mbps(&self) -> f64 {
         self.send_rate_bps / 1e6
     }
+    /// [`Self::throughput_bps`] in Mbit/s, the unit of the utilities.
     pub fn throughput_mbps(&self) -> f64 {
         self.throughput_bps / 1e6
     }
@@ -128,7 +143,7 @@ pub fn interval_length(rate: Rate, mss: Bytes, min_packets: u64, rtt_part: Durat
 
 /// The ACK-burst filter: the EWMA of ACK inter-arrival times and the verdict on each sample.
 #[derive(Clone, Debug, Default)]
-pub struct AckBurstFilter {
+pub(crate) struct AckBurstFilter {
     last_ack: Option<Time>,
     ewma_ns: Option<f64>,
     last_verdict: bool,
@@ -155,6 +170,8 @@ impl AckBurstFilter {
         verdict
     }
 
+    /// The EWMA of ACK inter-arrival times; `None` before the second ACK.
+    #[cfg(test)]
     pub fn ewma(&self) -> Option<Duration> {
         self.ewma_ns.map(|e| Duration(e as u64))
     }
@@ -354,16 +371,16 @@ fn regress<'a>(samples: impl Iterator<Item = &'a Sample> + Clone) -> Fit {
     }
 }
 
-/// Whether the MI queue should extend an MI whose live ACKs were unreliable, and the packet
-/// floor used by [`interval_length`].
+/// How the MI queue treats an MI whose live ACKs were unreliable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MonitorConfig {
+pub(crate) struct MonitorConfig {
+    /// Extend such an MI once to twice its length (Vivace and Proteus; not Allegro).
     pub extend_unreliable: bool,
 }
 
 /// The MIs of one flow: the current one (sending) and the earlier ones awaiting their packets.
 #[derive(Clone, Debug)]
-pub struct MonitorQueue {
+pub(crate) struct MonitorQueue {
     cfg: MonitorConfig,
     intervals: VecDeque<Interval>,
     filter: AckBurstFilter,
@@ -402,12 +419,9 @@ impl MonitorQueue {
     }
 
     /// MIs started but not yet complete (the current one included).
+    #[cfg(test)]
     pub fn outstanding(&self) -> usize {
         self.intervals.len()
-    }
-
-    pub fn ack_filter(&self) -> &AckBurstFilter {
-        &self.filter
     }
 
     /// True when a new MI must start at `now`: there is none, or the current one reached its

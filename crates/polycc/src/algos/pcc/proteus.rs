@@ -31,8 +31,9 @@ pub const TREND_ALPHA: f64 = 0.1;
 pub const TREND_TOLERANCE_GAIN: f64 = 2.0;
 /// dossier §7.3 `kBeta`: the min-trend baseline resets below min_trend / this.
 pub const MIN_TREND_RESET_DIVISOR: f64 = 100.0;
-/// dossier §7.3: deviation tolerance gain and floor (µs).
+/// dossier §7.3: an RTT deviation this many spreads above its baseline is abnormal...
 pub const DEV_TOLERANCE_GAIN: f64 = 4.0;
+/// ... when it is also above this floor, µs (dossier §7.3).
 pub const DEV_FLOOR_US: f64 = 1000.0;
 /// dossier §7.3 `kTrendingResetIntervalRatio`.
 pub const DEV_RESET_RATIO: f64 = 0.95;
@@ -67,7 +68,7 @@ impl Baseline {
 
 /// What the noise filter concluded about one MI.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct NoiseVerdict {
+pub(crate) struct NoiseVerdict {
     pub gate_tolerable: bool,
     pub trend: Option<f64>,
     pub trend_abnormal: bool,
@@ -78,7 +79,7 @@ pub struct NoiseVerdict {
 
 /// Proteus' latency noise tolerance; see the module documentation.
 #[derive(Clone, Debug, Default)]
-pub struct NoiseTolerance {
+pub(crate) struct NoiseTolerance {
     /// (MI mid-time s, mean RTT µs) of the last MIs.
     history: VecDeque<(f64, f64)>,
     trend: Baseline,

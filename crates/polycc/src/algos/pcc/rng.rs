@@ -6,7 +6,7 @@
 /// SplitMix64 (Steele, Lea and Flood, OOPSLA 2014): a 64-bit state, one multiply-xorshift
 /// finaliser per draw. Small, fast and good enough for choosing trial orders.
 #[derive(Clone, Debug)]
-pub struct SplitMix64 {
+pub(crate) struct SplitMix64 {
     state: u64,
 }
 

@@ -1,5 +1,5 @@
 //! The rate-based sender shared by the PCC controllers: it feeds packets to the monitor-interval
-//! engine, hands completed MIs to a [`RateControl`] and turns its rate into the
+//! engine, hands completed MIs to a `RateControl` and turns its rate into the
 //! [`CongestionControl`] outputs.
 //!
 //! PCC is rate-based: `pacing_rate()` is the current MI's sending rate. While the host paces,
@@ -26,7 +26,7 @@
 //! Per-packet outcomes (`on_packet_acked` / `on_packet_lost`) attribute packets to MIs. A
 //! transport that never sends them still works: the largest acknowledged (lost) packet of each
 //! event is attributed, and the event's other packets are taken to be the pending ones just
-//! below it (see [`MonitorQueue::on_acked_aggregate`]).
+//! below it (see `MonitorQueue::on_acked_aggregate`).
 
 use crate::algos::pcc::app_limited::{not_validated, rate_floor, rate_limit};
 use crate::algos::pcc::monitor::{
@@ -57,13 +57,16 @@ const WEYL_STEP_Q32: u32 = 0x9E37_79B9;
 /// What a rate controller knows of the path when it plans or judges an MI.
 #[derive(Clone, Copy, Debug)]
 pub struct PathView {
+    /// The time of the event that asks.
     pub now: Time,
+    /// The transport's maximum datagram size, bytes.
     pub mss: Bytes,
     /// RTT estimator state (RFC 9002 defaults before the first sample).
     pub rtt: RttSnapshot,
 }
 
 impl PathView {
+    /// The smoothed RTT, or [`INITIAL_RATE_RTT`] before the first sample.
     pub fn srtt(&self) -> Duration {
         if self.rtt.has_sample {
             self.rtt.smoothed
@@ -71,6 +74,7 @@ impl PathView {
             INITIAL_RATE_RTT
         }
     }
+    /// The minimum RTT, or [`INITIAL_RATE_RTT`] before the first sample.
     pub fn min_rtt(&self) -> Duration {
         if self.rtt.has_sample {
             self.rtt.min
@@ -81,7 +85,7 @@ impl PathView {
 }
 
 /// A PCC rate-control algorithm: plans MIs and learns from their results.
-pub trait RateControl: Send + fmt::Debug {
+pub(crate) trait RateControl: Send + fmt::Debug {
     /// The next MI's rate, whether its result is wanted, and its tag.
     fn next_plan(&mut self, path: &PathView) -> MiPlan;
     /// How long an MI with this plan lasts.
@@ -99,6 +103,7 @@ pub trait RateControl: Send + fmt::Debug {
     /// Sets the rate from outside (a policy's calibration or a hand-over) and restarts the
     /// search around it, leaving any start-up phase.
     fn set_rate(&mut self, rate: Rate, path: &PathView);
+    /// The controller's phase, the telemetry state name.
     fn state(&self) -> &'static str;
     /// Up to 8 values of the controller's own.
     fn telemetry(&self, t: &mut Telemetry);
@@ -106,7 +111,7 @@ pub trait RateControl: Send + fmt::Debug {
 
 /// A [`CongestionControl`] made of a monitor-interval queue and a [`RateControl`].
 #[derive(Debug)]
-pub struct PccSender<C: RateControl> {
+pub(crate) struct PccSender<C: RateControl> {
     name: &'static str,
     mss: Bytes,
     initial_cwnd: Bytes,
@@ -146,25 +151,12 @@ impl<C: RateControl> PccSender<C> {
         }
     }
 
-    /// False once an MI went out faster than [`UNPACED_SEND_RATIO`]× its rate.
-    pub fn host_paces(&self) -> bool {
-        self.host_paces
-    }
-
     /// The initial rate: the initial window per [`INITIAL_RATE_RTT`].
     pub fn initial_rate(ctx: &CcContext) -> Rate {
         Rate::from_bytes_over(
             ctx.initial_cwnd.max(MIN_WINDOW_PACKETS * ctx.mss),
             INITIAL_RATE_RTT,
         )
-    }
-
-    pub fn control(&self) -> &C {
-        &self.ctl
-    }
-
-    pub fn control_mut(&mut self) -> &mut C {
-        &mut self.ctl
     }
 
     fn path(&self, now: Time) -> PathView {

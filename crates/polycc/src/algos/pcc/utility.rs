@@ -51,10 +51,13 @@ pub struct UtilityInput {
     pub rtt_dev_us: f64,
     /// Mean RTT of this MI and of the previous one, µs (NaN when unknown).
     pub mean_rtt_us: f64,
+    /// Mean RTT of the previous MI, µs (NaN when unknown): RTT_{n−1} of Allegro §4.4.1.
     pub prev_mean_rtt_us: f64,
 }
 
 impl UtilityInput {
+    /// The input for a finished MI's statistics, with the previous MI's mean RTT (µs, NaN when
+    /// unknown) supplied by the controller, which keeps it across MIs.
     pub fn from_stats(s: &MiStats, prev_mean_rtt_us: f64) -> Self {
         UtilityInput {
             send_rate_mbps: s.send_rate_mbps(),
@@ -70,7 +73,9 @@ impl UtilityInput {
 
 /// A utility function.
 pub trait Utility: Send + fmt::Debug {
+    /// The name the function is registered under, for telemetry and errors.
     fn name(&self) -> &str;
+    /// The utility of one MI; only comparisons between values of one function matter.
     fn utility(&self, m: &UtilityInput) -> f64;
     /// The sending rate (Mbit/s) above which the function acts as a scavenger; only the hybrid
     /// has one. Vivace's control uses it to pick its decision rule (dossier §7.3).
@@ -82,7 +87,9 @@ pub trait Utility: Send + fmt::Debug {
 /// Parameters a utility may use, from the controller's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct UtilityParams {
+    /// Allegro's sigmoid steepness α (default [`ALLEGRO_ALPHA`]).
     pub alpha: f64,
+    /// Proteus's RTT-deviation coefficient d, per µs (default [`PROTEUS_DEV_COEF`]).
     pub d: f64,
     /// Proteus-H switch-over rate, Mbit/s.
     pub threshold_mbps: Option<f64>,
@@ -106,6 +113,7 @@ pub fn sigmoid(alpha: f64, y: f64) -> f64 {
 /// Allegro §2.2, the "safe" utility: T·Sigmoid_α(L − 0.05) − x·L.
 #[derive(Clone, Copy, Debug)]
 pub struct AllegroSafe {
+    /// The sigmoid's steepness α ([`ALLEGRO_ALPHA`]).
     pub alpha: f64,
 }
 
@@ -126,6 +134,7 @@ impl Utility for AllegroSafe {
 /// RTT the factor is Sigmoid(0) = ½.
 #[derive(Clone, Copy, Debug)]
 pub struct AllegroLatency {
+    /// The loss sigmoid's steepness α ([`ALLEGRO_ALPHA`]).
     pub alpha: f64,
 }
 
@@ -211,6 +220,7 @@ impl Utility for Vivace {
 /// Proteus-S (dossier §7.3): Vivace's utility − d·x·σ_RTT, σ in µs.
 #[derive(Clone, Copy, Debug)]
 pub struct ProteusScavenger {
+    /// The RTT-deviation coefficient d, per µs ([`PROTEUS_DEV_COEF`]).
     pub d: f64,
 }
 
@@ -227,7 +237,9 @@ impl Utility for ProteusScavenger {
 /// threshold, the scavenger's above it.
 #[derive(Clone, Copy, Debug)]
 pub struct ProteusHybrid {
+    /// The sending rate, Mbit/s, from which the scavenger utility applies.
     pub threshold_mbps: f64,
+    /// The scavenger half's RTT-deviation coefficient d, per µs ([`PROTEUS_DEV_COEF`]).
     pub d: f64,
 }
 
@@ -257,6 +269,7 @@ pub struct UtilityRegistry {
 }
 
 impl UtilityRegistry {
+    /// A registry with no utility, for users who want only their own.
     pub fn empty() -> Self {
         UtilityRegistry::default()
     }
@@ -312,14 +325,18 @@ impl UtilityRegistry {
         self.entries.insert(name.to_string(), (summary, build));
     }
 
+    /// The registered names, sorted.
     pub fn names(&self) -> Vec<&str> {
         self.entries.keys().map(String::as_str).collect()
     }
 
+    /// The one-line description `name` was registered with, if it is registered.
     pub fn summary(&self, name: &str) -> Option<&'static str> {
         self.entries.get(name).map(|e| e.0)
     }
 
+    /// Builds utility `name` from `p`; the error names the unknown utility and lists the known
+    /// ones, or is the builder's own.
     pub fn build(&self, name: &str, p: &UtilityParams) -> Result<Box<dyn Utility>, String> {
         let (_, b) = self.entries.get(name).ok_or_else(|| {
             format!(

@@ -35,18 +35,21 @@ use crate::units::{Duration, Rate};
 
 /// dossier §7.2 `kProbingStepSize`.
 pub const PROBING_STEP: f64 = 0.05;
-/// dossier §7.2: probing pairs of a primary and of a scavenger.
+/// dossier §7.2: probing pairs of a primary.
 pub const PRIMARY_PAIRS: usize = 3;
+/// dossier §7.2: probing pairs of a scavenger (Proteus-S, and Proteus-H above its threshold).
 pub const SCAVENGER_PAIRS: usize = 2;
 /// dossier §7.2 `kUtilityGradientToRateChangeFactor` θ0 (Mbit/s per unit gradient).
 pub const THETA0: f64 = 1.0;
 /// dossier §7.2 `kRateChangeAmplifyExponent`.
 pub const AMPLIFY_EXPONENT: f64 = 1.2;
-/// dossier §7.2 `kInitialMaxStepSize` ω0 and `kIncrementalStepSize` δ.
+/// dossier §7.2 `kInitialMaxStepSize` ω0: the bound on |Δr| as a fraction of the rate.
 pub const OMEGA0: f64 = 0.05;
+/// dossier §7.2 `kIncrementalStepSize` δ: what each boundary step k adds to ω0.
 pub const OMEGA_STEP: f64 = 0.05;
-/// dossier §7.2 `kMinRateChange` and `kMinSendingRate`, bit/s.
+/// dossier §7.2 `kMinRateChange`, bit/s: the smallest |Δr|.
 pub const MIN_RATE_CHANGE_BPS: f64 = 500_000.0;
+/// dossier §7.2 `kMinSendingRate`, bit/s: the rate floor, where the starting phase restarts.
 pub const MIN_RATE_BPS: f64 = 500_000.0;
 /// dossier §7.2: the unit of rate in the gradient, `kMegabit` = 2^20 bit/s.
 pub const MEGABIT: f64 = 1_048_576.0;
@@ -57,14 +60,19 @@ pub const MI_RTTS: f64 = 1.0;
 
 /// Which decision rule probing uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
+pub(crate) enum Role {
+    /// Decide on a majority of increases or unanimous decreases.
     Primary,
+    /// Decide on a majority of decreases or unanimous increases.
     Scavenger,
 }
 
+/// The Vivace family's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct VivaceConfig {
+pub(crate) struct VivaceConfig {
+    /// The probing step ε of r(1 ± ε) ([`PROBING_STEP`]).
     pub probing_step: f64,
+    /// Seed of the probing orders.
     pub seed: u64,
     /// Always a scavenger (Proteus-S); otherwise primary, or hybrid when the utility has a
     /// threshold.
@@ -104,7 +112,7 @@ enum State {
 
 /// Vivace's (and Proteus') rate control; see the module documentation.
 #[derive(Debug)]
-pub struct VivaceControl {
+pub(crate) struct VivaceControl {
     cfg: VivaceConfig,
     utility: Box<dyn Utility>,
     noise: Option<NoiseTolerance>,
@@ -158,7 +166,7 @@ pub fn bound_change(delta_bps: f64, rate_bps: f64, k: u32) -> (f64, u32) {
 
 /// The probing verdict for per-pair utilities (u at the higher rate, u at the lower rate):
 /// +1, −1 or 0 (no decision) under `role`'s rule.
-pub fn probing_verdict(pairs: &[(f64, f64)], role: Role) -> f64 {
+pub(crate) fn probing_verdict(pairs: &[(f64, f64)], role: Role) -> f64 {
     let n = pairs.len();
     let up = pairs.iter().filter(|(hi, lo)| hi > lo).count();
     let down = pairs.iter().filter(|(hi, lo)| lo > hi).count();
@@ -208,10 +216,14 @@ impl VivaceControl {
         }
     }
 
+    /// The decision rule in force.
+    #[cfg(test)]
     pub fn role(&self) -> Role {
         self.role
     }
 
+    /// The boundary step k of ω = ω0 + k·δ.
+    #[cfg(test)]
     pub fn boundary_k(&self) -> u32 {
         self.k
     }

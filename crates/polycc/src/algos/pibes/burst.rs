@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 /// §IV-A: the estimate converges from a burst of 3 packets (n_min) and is stable from 6
 /// (n_max), which also keeps bursts short enough not to overflow router buffers.
 pub const N_MIN: u32 = 3;
+/// n_max: the largest burst; see [`N_MIN`].
 pub const N_MAX: u32 = 6;
 
 /// Eq. (1): n_b = max(n_min, min(ceil(n_f / 2), n_max)). A frame of fewer than n_min packets
@@ -18,11 +19,13 @@ pub fn burst_size(n_f: u32, n_min: u32, n_max: u32) -> u32 {
 /// Where a packet sits in its frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Slot {
+    /// Index of the frame in its flow.
     pub frame: u64,
     /// Position in the frame, from 0.
     pub pos: u32,
-    /// Packets in the frame and the burst size used for it.
+    /// Packets in the frame (n_f).
     pub n_f: u32,
+    /// The burst size used for the frame (n_b, eq. 1).
     pub n_b: u32,
 }
 
@@ -40,12 +43,14 @@ impl Slot {
 
 /// The frames queued at the sender, in order, and how many packets of the first have left.
 #[derive(Clone, Debug, Default)]
-pub struct FrameQueue {
+pub(crate) struct FrameQueue {
     frames: VecDeque<(u64, u32, u32)>,
     sent_in_head: u32,
 }
 
 impl FrameQueue {
+    /// Queues frame `frame` of `n_f` packets, its burst sized by eq. (1) within
+    /// `[n_min, n_max]`; an empty frame is ignored.
     pub fn push(&mut self, frame: u64, n_f: u32, n_min: u32, n_max: u32) {
         if n_f > 0 {
             self.frames
@@ -74,6 +79,8 @@ impl FrameQueue {
         Some(slot)
     }
 
+    /// Frames with packets still to leave.
+    #[cfg(test)]
     pub fn queued_frames(&self) -> usize {
         self.frames.len()
     }

@@ -44,6 +44,7 @@ impl Ewma {
     }
 }
 
+/// The receiver's averages d and d~ and the last arrival, which the next one pairs with.
 #[derive(Clone, Debug)]
 pub struct PibesReceiver {
     alpha: f64,
@@ -51,11 +52,15 @@ pub struct PibesReceiver {
     burst: Ewma,
     paced: Ewma,
     last: Option<(Slot, Time)>,
+    /// Burst inter-arrival samples taken so far (pairs of consecutive burst packets).
     pub burst_samples: u64,
+    /// Paced inter-arrival samples taken so far (pairs of consecutive paced packets).
     pub paced_samples: u64,
 }
 
 impl PibesReceiver {
+    /// A receiver with EWMA weight `alpha` ([`ALPHA`]) and competition margin `beta`
+    /// ([`BETA`]), before any arrival.
     pub fn new(alpha: f64, beta: f64) -> Self {
         PibesReceiver {
             alpha,
@@ -87,6 +92,7 @@ impl PibesReceiver {
         self.last = Some((slot, at));
     }
 
+    /// d, d~ and c as they stand; c stays false until both averages have a sample.
     pub fn report(&self) -> Report {
         let (d, d_tilde) = (self.burst.get(), self.paced.get());
         let competing = match (self.burst.value_ns, self.paced.value_ns) {

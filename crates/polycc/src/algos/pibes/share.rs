@@ -4,21 +4,35 @@
 
 use std::cmp::Ordering;
 
-/// §IV: FSM parameters used in all of the paper's experiments.
+/// §IV: FSM parameters used in all of the paper's experiments. s_max: the share when alone
+/// (s_0, and the ceiling of the climb).
 pub const S_MAX: f64 = 0.95;
+/// §IV Δ: the share's climb per frame while alone.
 pub const DELTA: f64 = 0.05;
+/// §IV s_share: the share on detecting a competing flow, and the ceiling while competing.
 pub const S_SHARE: f64 = 0.8;
+/// §IV s_min: the floor while competing.
 pub const S_MIN: f64 = 0.5;
+/// §IV Δ+: the climb per frame while competing and the per-frame RTT falls.
 pub const DELTA_PLUS: f64 = 0.01;
+/// §IV Δ−: the drop per frame while competing and the per-frame RTT grows.
 pub const DELTA_MINUS: f64 = 0.05;
 
+/// The share FSM's parameters (§III-B, Fig. 4), all fractions of the estimated capacity; the
+/// defaults are the paper's.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ShareParams {
+    /// s_max, as [`S_MAX`].
     pub s_max: f64,
+    /// Δ, as [`DELTA`].
     pub delta: f64,
+    /// s_share, as [`S_SHARE`].
     pub s_share: f64,
+    /// s_min, as [`S_MIN`].
     pub s_min: f64,
+    /// Δ+, as [`DELTA_PLUS`].
     pub delta_plus: f64,
+    /// Δ−, as [`DELTA_MINUS`].
     pub delta_minus: f64,
 }
 
@@ -37,7 +51,7 @@ impl Default for ShareParams {
 
 /// The FSM's two modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// c = 0: climb by Δ per frame to s_max.
     Alone,
     /// c = 1: drop to s_share on entry, then −Δ− per frame while the RTT grows (down to s_min)
@@ -45,8 +59,9 @@ pub enum Mode {
     Competing,
 }
 
+/// The share s_k and the FSM's mode.
 #[derive(Clone, Copy, Debug)]
-pub struct ShareFsm {
+pub(crate) struct ShareFsm {
     pub params: ShareParams,
     s: f64,
     mode: Mode,
@@ -62,9 +77,11 @@ impl ShareFsm {
         }
     }
 
+    /// The current share s_k.
     pub fn share(&self) -> f64 {
         self.s
     }
+    /// Whether the last step saw a competing flow.
     pub fn mode(&self) -> Mode {
         self.mode
     }

@@ -72,6 +72,7 @@ impl Metrics {
         }
     }
 
+    /// P_avg, the EWMA of the sample throughputs, bit/s (0 before the first window).
     pub fn p_avg_bps(&self) -> f64 {
         self.p_avg_bps
     }

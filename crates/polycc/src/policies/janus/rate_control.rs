@@ -40,12 +40,14 @@ pub fn clearing_cwnd(cwnd: Bytes, p_avg_bps: f64, dp: Duration, min: Bytes) -> B
 /// (1 + eps)·R·RTT once P_avg > (1 + eps)·R; release it once P_avg < R.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Clamp {
+    /// The extra share eps ([`EPSILON`]).
     pub epsilon: f64,
     /// The clamp in force.
     pub value: Option<Bytes>,
 }
 
 impl Clamp {
+    /// No clamp in force yet.
     pub fn new(epsilon: f64) -> Self {
         Clamp {
             epsilon,
@@ -95,6 +97,8 @@ pub struct PropagationDelay {
 }
 
 impl PropagationDelay {
+    /// No estimate yet; eq. 1 will take Q_avg as `q_avg_packets` ([`Q_AVG_PACKETS`]) of
+    /// `mss` bytes.
     pub fn new(q_avg_packets: f64, mss: Bytes) -> Self {
         PropagationDelay {
             q_avg_bytes: q_avg_packets * mss as f64,
@@ -102,6 +106,7 @@ impl PropagationDelay {
         }
     }
 
+    /// D_p, once an RTT sample has been seen.
     pub fn get(&self) -> Option<Duration> {
         self.dp
     }

@@ -6,6 +6,7 @@
 /// reuses it as the target-rate step.
 pub const GAMMA: f64 = 0.2;
 
+/// Which of Janus' two CCAs runs the flow (§4.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
     /// The conservative CCA (default Vegas) runs.
@@ -15,6 +16,7 @@ pub enum Stage {
 }
 
 impl Stage {
+    /// The stage's name in telemetry.
     pub fn name(self) -> &'static str {
         match self {
             Stage::Conservative => "conservative",
@@ -26,6 +28,7 @@ impl Stage {
 /// The stage transition rule.
 #[derive(Clone, Copy, Debug)]
 pub struct Switching {
+    /// The protection margin gamma ([`GAMMA`]).
     pub gamma: f64,
     /// Whether the flow has been in a conservative stage since it got its target. Before that,
     /// P_avg is still rising from zero, so the sample throughput decides (§4.3 (2)).
@@ -33,6 +36,7 @@ pub struct Switching {
 }
 
 impl Switching {
+    /// A rule with margin `gamma` for a flow that has not yet been conservative.
     pub fn new(gamma: f64) -> Self {
         Switching {
             gamma,

@@ -15,7 +15,9 @@ pub const LATER_INTERVAL_RTTS: u64 = 2;
 /// R' and the state of Algorithm 1. Rates in bit/s; `original` 0 means no target (bulk).
 #[derive(Clone, Copy, Debug)]
 pub struct TargetRate {
+    /// tau, the scale of the first interval Delta T_1 ([`TAU`]).
     pub tau: f64,
+    /// gamma: a reduction multiplies R' by (1 − gamma) ([`super::switching::GAMMA`]).
     pub gamma: f64,
     /// R: the application's target (0 for flows without one).
     pub original: f64,
@@ -30,6 +32,7 @@ pub struct TargetRate {
 }
 
 impl TargetRate {
+    /// Algorithm 1's state before the application states a target: R = R' = R_min = 0.
     pub fn new(tau: f64, gamma: f64) -> Self {
         TargetRate {
             tau,
