@@ -22,12 +22,16 @@ from polycc.reproduce.common import (
     fmt,
     mbps,
     ms,
+    num,
     pct,
     prose,
     ratio,
     safe_div,
     seconds,
 )
+from polycc.reproduce.scenario_file import PACKET_BYTES, ScenarioFile, rate_mbps, size_text
+from polycc.reproduce.timeseries import column as _col
+from polycc.reproduce.timeseries import flow_mean as _mean
 
 if TYPE_CHECKING:
     from polycc.api import RunResult
@@ -51,21 +55,6 @@ def experiments(ctx: Context) -> list[Section]:
     return [step(ctx) for step in steps]
 
 
-def _col(r: RunResult, flow: str, col: str, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray]:
-    """Times and values of `col` for `flow` in bins starting in [t0, t1)."""
-    df = r.flows
-    if col not in df.columns:
-        return np.array([]), np.array([])
-    sel = df[(df["flow"] == flow) & (df["t_s"] >= t0 - 1e-9) & (df["t_s"] < t1 - 1e-9)]
-    return sel["t_s"].to_numpy(dtype=float), sel[col].to_numpy(dtype=float)
-
-
-def _mean(r: RunResult, flow: str, col: str, t0: float, t1: float) -> float:
-    _, v = _col(r, flow, col, t0, t1)
-    v = v[np.isfinite(v)]
-    return float(v.mean()) if v.size else math.nan
-
-
 def _last(r: RunResult, flow: str, col: str, t: float) -> float:
     """The last finite value of `col` in bins starting before `t`."""
     _, v = _col(r, flow, col, 0.0, t)
@@ -83,7 +72,7 @@ def _backlog_packets(r: RunResult, flow: str, t0: float, t1: float) -> float:
     holds this between alpha = 2 and beta = 4."""
     rtt_min = min(float(f["rtt_ms"]["min"]) for f in r.summary["flows"] if f["rtt_ms"]["min"])
     queue_s = (_mean(r, flow, "rtt_ms", t0, t1) - rtt_min) / 1e3
-    return _mean(r, flow, "throughput_mbps", t0, t1) * 1e6 / 8 / 1500 * queue_s
+    return _mean(r, flow, "throughput_mbps", t0, t1) * 1e6 / 8 / PACKET_BYTES * queue_s
 
 
 def _frozen_since(r: RunResult, flows: Sequence[str], t0: float, t1: float) -> float:
@@ -120,8 +109,23 @@ def _settle_time(r: RunResult, flows: Sequence[str], t0: float, t1: float, band:
 # 1. Two-stage switching (§4.3, Fig. 6)
 
 
+def _switching_setup(file: ScenarioFile) -> str:
+    burst = file.flow("burst")
+    return (
+        f"One flow wanting {num(rate_mbps(file.flow('janus')['intent']['target_rate']))} Mbit/s on "
+        f"{num(file.rate_mbps())} Mbit/s, RTT {num(file.rtt_ms())} ms, {size_text(file.buffer())} buffer "
+        f"(the paper's defaults; Fig. 6 gives neither), {num(file.duration_s())} s; cross traffic: "
+        f"unresponsive Poisson arrivals at {num(rate_mbps(burst['traffic']['rate']))} Mbit/s from "
+        f"{num(file.start_s('burst'))} s to {num(file.stop_s('burst'))} s (the paper says only 'bursty')."
+    )
+
+
 def _exp_switching(ctx: Context) -> Section:
     r = ctx.run("switching", "switching.toml")
+    file = ctx.scenario_file("switching.toml")
+    # The path's RTT with nothing queued: propagation plus one full packet's serialisation.
+    serialisation_ms = PACKET_BYTES * 8 / (file.rate_mbps() * 1e3)
+    path_ms = file.rtt_ms() + serialisation_ms
     t, stage = _col(r, "janus", "cc_stage", 0.0, 15.0)
     conservative = t[stage == 0.0]
     first_conservative = float(conservative[0]) if conservative.size else math.nan
@@ -141,13 +145,17 @@ def _exp_switching(ctx: Context) -> Section:
         mbps(float(np.nanmin(_col(r, "janus", "cc_target_rate_mbps", 6, 10)[1]))),
     )
     table.add("goodput 11–15 s", mbps(good_after))
-    table.add("RTT 11–15 s (path: 60 ms + 1.2 ms serialisation)", ms(rtt_after))
+    table.add(
+        f"RTT 11–15 s (path: {num(file.rtt_ms())} ms + {num(serialisation_ms)} ms serialisation)",
+        ms(rtt_after),
+    )
     fig = "Fig. 6"
     reps = [
         Reproduction.at_most(
             "1a",
             fig,
-            "a new flow turns conservative once its sample throughput reaches R (8 Mbit/s)",
+            "a new flow turns conservative once its sample throughput reaches R "
+            f"({num(rate_mbps(file.flow('janus')['intent']['target_rate']))} Mbit/s)",
             "0.7 s",
             first_conservative,
             1.5,
@@ -188,9 +196,9 @@ def _exp_switching(ctx: Context) -> Section:
             "1d",
             f"{fig}, §4.4",
             "buffer clearing: no standing queue in the conservative stage after the switch "
-            "(RTT above the 61.2 ms path)",
+            f"(RTT above the {num(path_ms)} ms path)",
             "Vegas alone keeps the aggressive stage's queue",
-            rtt_after - 61.2,
+            rtt_after - path_ms,
             5.0,
             ms,
         ),
@@ -199,9 +207,7 @@ def _exp_switching(ctx: Context) -> Section:
         "1",
         "Two-stage switching",
         fig,
-        "One flow wanting 8 Mbit/s on 10 Mbit/s, RTT 60 ms, 200-packet buffer (the paper's defaults; "
-        "Fig. 6 gives neither), 15 s; cross traffic: unresponsive Poisson arrivals at 6 Mbit/s "
-        "from 6 s to 8 s (the paper says only 'bursty').",
+        _switching_setup(file),
         [ctx.rel(ctx.scenario("switching.toml"))],
         "switching",
         table,
@@ -526,7 +532,7 @@ def _exp_bulk(ctx: Context) -> Section:
     queue_during = _mean(mix, "bulk", "rtt_ms", 25.0, 40.0) - 60.0
     dp_during = _last(mix, "bulk", "cc_dp_ms", 40.0)
     # Eq. 1's correction at the bulk flow's rate: Q_avg = 4 packets of 1500 bytes (§7.2).
-    q_avg_delay = safe_div(4 * 1500 * 8 / 1e3, bulk_during)
+    q_avg_delay = safe_div(4 * PACKET_BYTES * 8 / 1e3, bulk_during)
     table = Table(["quantity", "value"])
     table.add("Fig. 15: each 5 Mbit/s flow, 25–40 s (mean)", mbps(bg_mean))
     table.add("Fig. 15: bulk flow, 25–40 s", mbps(bulk_during))
@@ -658,7 +664,7 @@ def _exp_delay_increase(ctx: Context) -> Section:
             if abs(d - truth) / truth > worst_dp:
                 worst_dp = abs(d - truth) / truth
                 # Eq. 1's correction: Q_avg = 4 packets of 1500 bytes (§7.2) at P_avg.
-                q_avg_ms = safe_div(4 * 1500 * 8 / 1e3, _last(janus, f, "cc_p_avg_mbps", b))
+                q_avg_ms = safe_div(4 * PACKET_BYTES * 8 / 1e3, _last(janus, f, "cc_p_avg_mbps", b))
                 worst_at = (truth, d, q_avg_ms)
         table.add(
             f"{truth:g} ms",
@@ -670,7 +676,7 @@ def _exp_delay_increase(ctx: Context) -> Section:
     # RTT_min as eq. 1 used it, over the path's RTT with nothing queued, in 1500-byte packets
     # at the 20 Mbit/s link (0.6 ms each).
     queued = worst_at[1] + worst_at[2] - (worst_at[0] + overhead)
-    queued_packets = queued / (1500 * 8 / 20e6 * 1e3)
+    queued_packets = queued / (PACKET_BYTES * 8 / 20e6 * 1e3)
     end = duration
     j_last = min(_mean(janus, f, "goodput_mbps", end - 10.0, end) for f in flows)
     v_last = max(_mean(vegas, f, "goodput_mbps", end - 10.0, end) for f in flows)
