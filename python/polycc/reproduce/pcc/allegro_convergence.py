@@ -35,7 +35,14 @@ from polycc.reproduce.pcc.allegro_two_flow import (
 from polycc.reproduce.pcc.allegro_two_flow import (
     SCENARIO as TWO_FLOW_SCENARIO,
 )
-from polycc.reproduce.pcc.shared import ALLEGRO, SAFE_UTILITY_KNEE, series, window_means
+from polycc.reproduce.pcc.shared import (
+    ALLEGRO,
+    EPS_MAX,
+    EPS_MIN,
+    SAFE_UTILITY_KNEE,
+    series,
+    window_means,
+)
 from polycc.reproduce.scenario_file import ScenarioFile, size_text
 
 SCENARIO = "convergence.toml"
@@ -59,9 +66,8 @@ ALLEGRO_FIG16: dict[str, Any] = {
 }
 #: Fig. 16: CUBIC's rate standard deviation over PCC's at that point.
 PAPER_STD_RATIO = 4.2
-#: PCC Allegro's defaults (§3.2, §4.2.2): the MI length in RTTs and ε's range.
+#: PCC Allegro's defaults (§4.2.2): the MI length in RTTs.
 DEFAULT_MI_RTTS = (1.7, 2.2)
-EPS_MIN, EPS_MAX = 0.01, 0.05
 #: An RCT: four MIs (two trials of each rate).
 RCT_MIS = 4
 

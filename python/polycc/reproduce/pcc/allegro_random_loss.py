@@ -22,7 +22,14 @@ from polycc.reproduce.common import (
     safe_div,
     span,
 )
-from polycc.reproduce.pcc.shared import ALLEGRO, SAFE_UTILITY_KNEE, goodput, per_seed_goodput
+from polycc.reproduce.pcc.shared import (
+    ALLEGRO,
+    EPS_MAX,
+    EPS_MIN,
+    SAFE_UTILITY_KNEE,
+    goodput,
+    per_seed_goodput,
+)
 from polycc.reproduce.scenario_file import PACKET_BYTES, ScenarioFile, size_text
 
 SCENARIO = "random-loss.toml"
@@ -299,7 +306,8 @@ def _claim_loss_resilient(s: _Sweep) -> Reproduction:
             } Mbit/s. T·(1 − L) rises with the rate at any loss, but an MI of a dozen packets
             measures a {"–".join(num(100 * x) for x in top)} % loss rate only to about
             ±{pct(error, 0)} (binomial), so in start-up a doubled rate can measure the lower
-            utility and end the doubling at a few Mbit/s; from there RCTs of ±1–5 % under that
+            utility and end the doubling at a few Mbit/s; from there RCTs of
+            ±{num(100 * EPS_MIN)}–{pct_exact(EPS_MAX)} under that
             noise rarely agree, and the rate climbs only slowly.
             """
         ),

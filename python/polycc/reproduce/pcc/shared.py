@@ -18,6 +18,9 @@ PROTEUS = "Proteus"
 
 #: Allegro §2.2: the safe utility's sigmoid cuts off at 5 % loss.
 SAFE_UTILITY_KNEE = 0.05
+#: Allegro §3.2 (PCC's defaults): the RCTs' step ε grows from EPS_MIN to EPS_MAX on inconclusive
+#: trials.
+EPS_MIN, EPS_MAX = 0.01, 0.05
 
 
 def mean(rows: Sequence[dict[str, Any]], key: str) -> float:

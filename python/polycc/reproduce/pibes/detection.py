@@ -213,10 +213,20 @@ def add_rows(table: Table, f: Fig9, plan: Plan) -> None:
     )
 
 
+def _times(ts: Sequence[float]) -> str:
+    """Times as prose: "5 s", "5 s and 15 s", "5 s, 10 s and 15 s" ("none of the arrivals")."""
+    words = [f"{num(t)} s" for t in ts]
+    if not words:
+        return "none of the arrivals"
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
 def _flicker_why(f: Fig9, plan: Plan, queue: str) -> str:
     """1f's why, when the flag is weak in some phase: what keeps it near its threshold there."""
     n_comp, arrivals = plan.n_comp, plan.arrivals
     dropped_after = max((k for k, a in enumerate(arrivals, 1) if a <= f.drop), default=0)
+    # The arrivals whose jump in d takes d~ below the flag's threshold (1 + β)·d.
+    jumps = [a for a, j in zip(arrivals, f.d_jump, strict=True) if j > 1 + BETA]
     weak = f.weak
     return prose(
         f"""
@@ -231,8 +241,8 @@ def _flicker_why(f: Fig9, plan: Plan, queue: str) -> str:
         drop-tail queue full. What turns the flag off is a transient at an arrival: it
         first drops at {seconds(f.drop, 2)}, just after flow {dropped_after} joined. In the second
         after each arrival the burst estimate d peaks at
-        {", ".join(ratio(j) for j in f.d_jump)} its median of the second before (at 5 s
-        and 15 s the newcomer's initial window, sent at once, lands between two packets
+        {", ".join(ratio(j) for j in f.d_jump)} its median of the second before (at
+        {_times(jumps)} the newcomer's initial window, sent at once, lands between two packets
         of a PIBES burst: the joins fall on frame boundaries), so d~ < (1 + β)·d; the
         share FSM then climbs by Δ a frame to s_max while the newcomer's slow-start
         losses cut the other windows. From there CUBIC does not win the link back: with

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from polycc.reproduce.common import Context, Reproduction, Section, Table, fmt, ms, num, pct, prose, safe_div
 from polycc.reproduce.pibes.measures import frame_delays, points, stat, times, utilisation, video_runs
-from polycc.reproduce.pibes.model import S_MAX, SETTLE_S, gcc_as_run, lower_bound_ms, path
+from polycc.reproduce.pibes.model import PAPER_TABLE_1, S_MAX, SETTLE_S, gcc_as_run, lower_bound_ms, path
 from polycc.reproduce.pibes.plots import comparison_plot
 from polycc.reproduce.scenario_file import ScenarioFile
 
@@ -46,13 +46,14 @@ def _claims(util: dict[str, float], delay_ratio: float, file: ScenarioFile) -> l
             "2c",
             FIGURE,
             "WebRTC's utilisation is lower than PIBES's: PIBES − GCC utilisation",
-            "lower than expected (73 % in Table 1)",
+            f"lower than expected ({PAPER_TABLE_1['WebRTC'][0]} in Table 1)",
             util["PIBES"] - util["GCC"],
             0.0,
             points,
             prose(
                 f"""
-                The paper's WebRTC reached 73 % alone, which the authors attribute to an internal
+                The paper's WebRTC reached {PAPER_TABLE_1["WebRTC"][0]} alone, which the authors
+                attribute to an internal
                 bitrate cap of the implementation; our GCC has no cap but its
                 {num(file.traffic_mbps("max_rate"))} Mbit/s R_max and
                 reaches {pct(util["GCC"])}; it stays below PIBES because its AIMD increase is slow

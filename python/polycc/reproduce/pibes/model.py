@@ -29,6 +29,8 @@ CCAS: dict[str, dict[str, Any]] = {
 }
 #: Trace files, relative to the scenario directory (the shared traces next to the checkout).
 TRACES = {"3g": "cellular-3g.toml", "4g": "cellular-4g.toml"}
+#: Table 1: the video flow's utilisation with 0, 1 and 2 competing TCP flows, as the paper gives it.
+PAPER_TABLE_1 = {"WebRTC": ("73 %", "24 %", "8 %"), "Salsify": ("92 %", "37 %", "35 %")}
 #: A flow moved past the end of a run is absent.
 ABSENT = "1000s"
 #: Utilisation and frame delays are measured from here on (start-up left out).
