@@ -274,67 +274,79 @@ def _noise_text(r: _Runs) -> str:
         """
 
 
-def _claims(r: _Runs) -> list[Reproduction]:
-    base_bbr, base_cubic = r.rule["bbr"], r.rule["cubic"]
+def _claim_bbr(r: _Runs) -> Reproduction:
+    """8a: BBR-S yields to BBR; why it rarely does here, with and without host noise."""
+    base_bbr = r.rule["bbr"]
     threshold, phase = f"{BBR_S_THRESHOLD_MS:g} ms", f"{PROBE_RTT_MS} ms"
+    return Reproduction.at_most(
+        "8a",
+        FIGURE,
+        "BBR-S yields to BBR (BBR-S share)",
+        "small (figure)",
+        r.share("bbr"),
+        YIELD_SHARE,
+        pct,
+        prose(
+            f"""
+            The rule works as §7.1 states it and is tested (PROBE_RTT at {PROBE_RTT_PACKETS} packets,
+            held {phase} and a round); what it rarely sees here is a deviation above {threshold}. The
+            deviation is the kernel's `mdev_us`, computed per ACK as Linux's
+            `tcp_rtt_estimator` does (4× the mean deviation, falling samples damped to an
+            eighth) from the RTT of the earliest packet the ACK newly acknowledges (the
+            kernel's `seq_rtt_us`); `rttvar_us`, the other kernel field, is floored at the
+            {LINUX_RTO_MIN_MS} ms minimum RTO and would make BBR-S yield always, alone too, which the
+            paper's fair BBR-S pair rules out. Against BBR the BBR-S flow's mdev has a median of
+            {fmt(base_bbr.mdev_median, 2)} ms and a 99th percentile of
+            {fmt(base_bbr.mdev_p99, 1)} ms over {r.window()}, and the rule forced
+            {base_bbr.forced:.0f} PROBE_RTT(s) in that time ({base_bbr.forced_total:.0f} in
+            the whole run; Linux's estimator starts mdev at twice the first RTT sample, so
+            BBR-S's first ACK forces one): once the two flows share the queue, the RTT moves
+            by a few ms per round trip, smoothly, and the per-ACK samples follow it closely.
+            {_noise_text(r)}
+            A threshold of {ALT_THRESHOLD_MS} ms (the table's {ALT_THRESHOLD_MS} ms rows) makes
+            BBR-S yield, to
+            {pct(r.share(_alt("bbr")))} against BBR and {pct(r.share(_alt("cubic")))} against
+            CUBIC, but then one of two BBR-S flows yields to the other too (Jain's index
+            {fmt(jain(r.g[_alt("bbr-s")]), 3)}), against the paper's fair BBR-S pair: neither
+            threshold tried reproduces all three panels of Fig. 14 here.
+            """
+        ),
+    )
+
+
+def _claim_cubic(r: _Runs) -> Reproduction:
+    """8b: BBR-S yields to CUBIC."""
+    base_cubic = r.rule["cubic"]
+    threshold, phase = f"{BBR_S_THRESHOLD_MS:g} ms", f"{PROBE_RTT_MS} ms"
+    return Reproduction.at_most(
+        "8b",
+        FIGURE,
+        "BBR-S yields to CUBIC (BBR-S share)",
+        "small (figure)",
+        r.share("cubic"),
+        YIELD_SHARE,
+        pct,
+        prose(
+            f"""
+            As 8a: the rule forced {base_cubic.forced_total:.0f} PROBE_RTTs in the run,
+            {base_cubic.forced:.0f} of them over {r.window()} (the rest at BBR-S's first
+            ACK, as in 8a, and during CUBIC's start-up, whose slow-start overshoot swings the
+            RTT); there BBR-S's mdev has a 99th percentile of {fmt(base_cubic.mdev_p99, 1)} ms.
+            Each forced phase costs BBR-S about {phase} and a round at {PROBE_RTT_PACKETS}
+            packets, after which its
+            bandwidth filter brings it straight back to its share. With the host noise of 8a
+            BBR-S keeps {span([r.share(x) for x in r.noisy("cubic")], pct)} against CUBIC, its
+            mdev above {threshold} in at most {pct(max(r.rule[x].above for x in r.noisy("cubic")))} of
+            the bins.
+            """
+        ),
+    )
+
+
+def _claims(r: _Runs) -> list[Reproduction]:
     return [
-        Reproduction.at_most(
-            "8a",
-            FIGURE,
-            "BBR-S yields to BBR (BBR-S share)",
-            "small (figure)",
-            r.share("bbr"),
-            YIELD_SHARE,
-            pct,
-            prose(
-                f"""
-                The rule works as §7.1 states it and is tested (PROBE_RTT at {PROBE_RTT_PACKETS} packets,
-                held {phase} and a round); what it rarely sees here is a deviation above {threshold}. The
-                deviation is the kernel's `mdev_us`, computed per ACK as Linux's
-                `tcp_rtt_estimator` does (4× the mean deviation, falling samples damped to an
-                eighth) from the RTT of the earliest packet the ACK newly acknowledges (the
-                kernel's `seq_rtt_us`); `rttvar_us`, the other kernel field, is floored at the
-                {LINUX_RTO_MIN_MS} ms minimum RTO and would make BBR-S yield always, alone too, which the
-                paper's fair BBR-S pair rules out. Against BBR the BBR-S flow's mdev has a median of
-                {fmt(base_bbr.mdev_median, 2)} ms and a 99th percentile of
-                {fmt(base_bbr.mdev_p99, 1)} ms over {r.window()}, and the rule forced
-                {base_bbr.forced:.0f} PROBE_RTT(s) in that time ({base_bbr.forced_total:.0f} in
-                the whole run; Linux's estimator starts mdev at twice the first RTT sample, so
-                BBR-S's first ACK forces one): once the two flows share the queue, the RTT moves
-                by a few ms per round trip, smoothly, and the per-ACK samples follow it closely.
-                {_noise_text(r)}
-                A threshold of {ALT_THRESHOLD_MS} ms (the table's {ALT_THRESHOLD_MS} ms rows) makes
-                BBR-S yield, to
-                {pct(r.share(_alt("bbr")))} against BBR and {pct(r.share(_alt("cubic")))} against
-                CUBIC, but then one of two BBR-S flows yields to the other too (Jain's index
-                {fmt(jain(r.g[_alt("bbr-s")]), 3)}), against the paper's fair BBR-S pair: neither
-                threshold tried reproduces all three panels of Fig. 14 here.
-                """
-            ),
-        ),
-        Reproduction.at_most(
-            "8b",
-            FIGURE,
-            "BBR-S yields to CUBIC (BBR-S share)",
-            "small (figure)",
-            r.share("cubic"),
-            YIELD_SHARE,
-            pct,
-            prose(
-                f"""
-                As 8a: the rule forced {base_cubic.forced_total:.0f} PROBE_RTTs in the run,
-                {base_cubic.forced:.0f} of them over {r.window()} (the rest at BBR-S's first
-                ACK, as in 8a, and during CUBIC's start-up, whose slow-start overshoot swings the
-                RTT); there BBR-S's mdev has a 99th percentile of {fmt(base_cubic.mdev_p99, 1)} ms.
-                Each forced phase costs BBR-S about {phase} and a round at {PROBE_RTT_PACKETS}
-                packets, after which its
-                bandwidth filter brings it straight back to its share. With the host noise of 8a
-                BBR-S keeps {span([r.share(x) for x in r.noisy("cubic")], pct)} against CUBIC, its
-                mdev above {threshold} in at most {pct(max(r.rule[x].above for x in r.noisy("cubic")))} of
-                the bins.
-                """
-            ),
-        ),
+        _claim_bbr(r),
+        _claim_cubic(r),
         Reproduction.at_least(
             "8c",
             FIGURE,

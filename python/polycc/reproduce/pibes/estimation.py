@@ -92,6 +92,19 @@ def _phase_rows(table: Table, runs: Runs, plan: Plan, capacity: float) -> dict[t
     return phase
 
 
+def _noise_why(jitter: str, small: int) -> str:
+    """1a's why: the burst-size effect comes from timing noise, which we model roughly."""
+    return prose(
+        f"""
+        Our receive timestamps carry {jitter} noise (link jitter, FIFO order kept) to stand
+        for a real host's timestamping; without it (rows "no timestamp noise") the simulated
+        link spaces every burst exactly P/C apart and even a burst of {small} estimates C exactly, so
+        the burst-size effect the paper measured comes from timing noise, which we model
+        only roughly.
+        """
+    )
+
+
 def _claims(
     by_burst: dict[int, Error],
     by_alpha: dict[float, Error],
@@ -102,15 +115,7 @@ def _claims(
     """1a-1e: accurate and stable from small bursts, worse with α, blind to competitors."""
     bursts, alphas, n_comp = plan.bursts, plan.alphas, plan.n_comp
     small, large = bursts[0], bursts[-1]
-    noise_why = prose(
-        f"""
-        Our receive timestamps carry {jitter} noise (link jitter, FIFO order kept) to stand
-        for a real host's timestamping; without it (rows "no timestamp noise") the simulated
-        link spaces every burst exactly P/C apart and even a burst of {small} estimates C exactly, so
-        the burst-size effect the paper measured comes from timing noise, which we model
-        only roughly.
-        """
-    )
+    noise_why = _noise_why(jitter, small)
 
     def competitors_effect(direction: str) -> float:
         return max(phase[(direction, n)] for n in range(1, n_comp + 1)) - phase[(direction, 0)]
