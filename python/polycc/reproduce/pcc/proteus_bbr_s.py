@@ -45,6 +45,8 @@ PROBE_RTT_PACKETS = 4
 LINUX_RTO_MIN_MS = 200
 #: 8a, 8b: BBR-S yields when its share is at most this.
 YIELD_SHARE = 0.25
+#: The rule's threshold and forced phase as prose ("20 ms", "40 ms").
+_THRESHOLD, _PHASE = f"{BBR_S_THRESHOLD_MS:g} ms", f"{PROBE_RTT_MS} ms"
 
 # Host and testbed noise a Linux sender and receiver on Emulab plausibly have, applied to both
 # flows, to test whether the simulator's missing ms-scale RTT noise is why BBR-S rarely yields.
@@ -215,18 +217,17 @@ def _table(r: _Runs) -> Table:
 
 def _verdict(r: _Runs) -> str:
     """Whether realistic host noise makes BBR-S yield, and what the stress test leaves it."""
-    threshold = f"{BBR_S_THRESHOLD_MS:g} ms"
     yielded = [x for o in ("bbr", "cubic") for x in r.noisy(o) if r.share(x) <= YIELD_SHARE]
     if yielded:
         verdict = (
             f"With {', '.join(yielded)} BBR-S yields (share at most {pct(YIELD_SHARE, 0)}): that noise does "
-            f"make it cross {threshold} for long enough."
+            f"make it cross {_THRESHOLD} for long enough."
         )
     else:
         verdict = (
             "None of them makes BBR-S yield, so the hypothesis that the missing ms-scale host "
             f"noise is why it stays in here is refuted: the noise shows as brief mdev spikes above "
-            f"{threshold}, which force short phases, never as the lasting deviation that would keep "
+            f"{_THRESHOLD}, which force short phases, never as the lasting deviation that would keep "
             "BBR-S aside."
         )
     stress = [f"{o}, {STRESS_NOISE}" for o in ("bbr", "cubic")]
@@ -277,7 +278,6 @@ def _noise_text(r: _Runs) -> str:
 def _claim_bbr(r: _Runs) -> Reproduction:
     """8a: BBR-S yields to BBR; why it rarely does here, with and without host noise."""
     base_bbr = r.rule["bbr"]
-    threshold, phase = f"{BBR_S_THRESHOLD_MS:g} ms", f"{PROBE_RTT_MS} ms"
     return Reproduction.at_most(
         "8a",
         FIGURE,
@@ -289,7 +289,7 @@ def _claim_bbr(r: _Runs) -> Reproduction:
         prose(
             f"""
             The rule works as §7.1 states it and is tested (PROBE_RTT at {PROBE_RTT_PACKETS} packets,
-            held {phase} and a round); what it rarely sees here is a deviation above {threshold}. The
+            held {_PHASE} and a round); what it rarely sees here is a deviation above {_THRESHOLD}. The
             deviation is the kernel's `mdev_us`, computed per ACK as Linux's
             `tcp_rtt_estimator` does (4× the mean deviation, falling samples damped to an
             eighth) from the RTT of the earliest packet the ACK newly acknowledges (the
@@ -317,7 +317,6 @@ def _claim_bbr(r: _Runs) -> Reproduction:
 def _claim_cubic(r: _Runs) -> Reproduction:
     """8b: BBR-S yields to CUBIC."""
     base_cubic = r.rule["cubic"]
-    threshold, phase = f"{BBR_S_THRESHOLD_MS:g} ms", f"{PROBE_RTT_MS} ms"
     return Reproduction.at_most(
         "8b",
         FIGURE,
@@ -332,11 +331,11 @@ def _claim_cubic(r: _Runs) -> Reproduction:
             {base_cubic.forced:.0f} of them over {r.window()} (the rest at BBR-S's first
             ACK, as in 8a, and during CUBIC's start-up, whose slow-start overshoot swings the
             RTT); there BBR-S's mdev has a 99th percentile of {fmt(base_cubic.mdev_p99, 1)} ms.
-            Each forced phase costs BBR-S about {phase} and a round at {PROBE_RTT_PACKETS}
+            Each forced phase costs BBR-S about {_PHASE} and a round at {PROBE_RTT_PACKETS}
             packets, after which its
             bandwidth filter brings it straight back to its share. With the host noise of 8a
             BBR-S keeps {span([r.share(x) for x in r.noisy("cubic")], pct)} against CUBIC, its
-            mdev above {threshold} in at most {pct(max(r.rule[x].above for x in r.noisy("cubic")))} of
+            mdev above {_THRESHOLD} in at most {pct(max(r.rule[x].above for x in r.noisy("cubic")))} of
             the bins.
             """
         ),
