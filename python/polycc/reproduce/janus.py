@@ -218,8 +218,6 @@ def _exp_switching(ctx: Context) -> Section:
 # ---------------------------------------------------------------------------------------------
 # 2. Max-min fairness (§8.1, Figs. 11-12)
 
-TARGETS = {"r10": 10.0, "r8": 8.0, "r6": 6.0, "r4": 4.0}
-
 
 def mmf_shares(capacity: float, demands: dict[str, float]) -> dict[str, float]:
     """Max-min fair allocation of `capacity` to `demands` (progressive filling)."""
@@ -240,31 +238,71 @@ def mmf_shares(capacity: float, demands: dict[str, float]) -> dict[str, float]:
     return share
 
 
+def _allocation(shares: Sequence[float]) -> str:
+    """Shares as prose, a run of three or more equal ones as "v × n" ("7.5, 7.5, 6, 4", "5.33 × 3, 4")."""
+    runs: list[list[float]] = []
+    for s in shares:
+        if runs and math.isclose(runs[-1][0], s):
+            runs[-1].append(s)
+        else:
+            runs.append([s])
+    words = [f"{round(r[0], 2):g}" for r in runs]
+    return ", ".join(
+        f"{w} × {len(r)}" if len(r) >= 3 else ", ".join([w] * len(r))
+        for w, r in zip(words, runs, strict=True)
+    )
+
+
+def _mmf_setup(file: ScenarioFile, other: ScenarioFile, window: tuple[float, float]) -> str:
+    """Section 2's setup from the two scenario files (the same flows on two capacities)."""
+    flows = file.doc["flows"]
+    targets = {str(f["id"]): rate_mbps(f["intent"]["target_rate"]) for f in flows}
+    caps = [file.rate_mbps(), other.rate_mbps()]
+    allocation = "; ".join(
+        f"{num(c)} Mbit/s: {_allocation([mmf_shares(c, targets)[f] for f in targets])}" for c in caps
+    )
+    return (
+        f"Flows wanting {', '.join(num(t) for t in targets.values())} Mbit/s start at "
+        f"{', '.join(num(file.start_s(f)) for f in targets)} s on {num(caps[0])} (and {num(caps[1])}) "
+        f"Mbit/s, RTT {num(file.rtt_ms())} ms, {size_text(file.buffer())} buffer, and leave together at "
+        f"{num(file.duration_s())} s. Throughput (wire bytes, as Janus measures P) averaged over "
+        f"{num(window[0])}–{num(window[1])} s against the analytic max-min fair allocation ({allocation}); "
+        "CUBIC and PCC-tp (pcc-allegro) against the equal share. The paper's flow start times are not "
+        "given exactly (the last at 32 s)."
+    )
+
+
 def _exp_mmf(ctx: Context) -> Section:
-    settings: list[tuple[str, str, float, Any]] = [("janus", "mmf-25.toml", 25.0, "janus")]
+    # The same four flows on two capacities (the scenario files'), `big` and `small`.
+    big, small = (ctx.scenario_file(f).rate_mbps() for f in ("mmf-25.toml", "mmf-20.toml"))
+    targets = {
+        str(f["id"]): rate_mbps(f["intent"]["target_rate"])
+        for f in ctx.scenario_file("mmf-25.toml").doc["flows"]
+    }
+    settings: list[tuple[str, str, float, Any]] = [("janus", "mmf-25.toml", big, "janus")]
     if not ctx.quick:
         settings += [
-            ("janus", "mmf-20.toml", 20.0, "janus"),
-            ("cubic", "mmf-25.toml", 25.0, "cubic"),
-            ("pcc-tp", "mmf-25.toml", 25.0, "pcc-allegro"),
+            ("janus", "mmf-20.toml", small, "janus"),
+            ("cubic", "mmf-25.toml", big, "cubic"),
+            ("pcc-tp", "mmf-25.toml", big, "pcc-allegro"),
         ]
     window = (40.0, 60.0)
     table = Table(
-        ["protocol", "capacity", *[f"{f} (MMF)" for f in TARGETS], "largest deviation", "settles after 30 s"]
+        ["protocol", "capacity", *[f"{f} (MMF)" for f in targets], "largest deviation", "settles after 30 s"]
     )
     dev: dict[tuple[str, float], float] = {}
     settle: dict[tuple[str, float], float] = {}
     for label, scen, cap, cca in settings:
         r = ctx.run(f"mmf-{label}-{cap:g}", scen, {"flows.*.cca": cca})
         # CUBIC and PCC ignore the targets: compare them with the equal share, as the paper does.
-        ref = mmf_shares(cap, TARGETS) if label == "janus" else {f: cap / len(TARGETS) for f in TARGETS}
-        got = {f: _mean(r, f, "throughput_mbps", *window) for f in TARGETS}
-        dev[(label, cap)] = max(abs(got[f] - ref[f]) / ref[f] for f in TARGETS)
-        settle[(label, cap)] = _settle_time(r, list(TARGETS), 30.0, 60.0, 0.2)
+        ref = mmf_shares(cap, targets) if label == "janus" else {f: cap / len(targets) for f in targets}
+        got = {f: _mean(r, f, "throughput_mbps", *window) for f in targets}
+        dev[(label, cap)] = max(abs(got[f] - ref[f]) / ref[f] for f in targets)
+        settle[(label, cap)] = _settle_time(r, list(targets), 30.0, 60.0, 0.2)
         table.add(
             label,
             f"{cap:g} Mbit/s",
-            *[f"{got[f]:.2f} ({ref[f]:.2f})" for f in TARGETS],
+            *[f"{got[f]:.2f} ({ref[f]:.2f})" for f in targets],
             pct(dev[(label, cap)]),
             seconds(settle[(label, cap)]),
         )
@@ -286,29 +324,31 @@ def _exp_mmf(ctx: Context) -> Section:
         Reproduction.at_most(
             "2a",
             fig,
-            "on 25 Mbit/s every Janus flow gets its max-min fair share (largest deviation, 40–60 s)",
+            f"on {num(big)} Mbit/s every Janus flow gets its max-min fair share (largest deviation, "
+            f"{num(window[0])}–{num(window[1])} s)",
             "close match",
-            dev[("janus", 25.0)],
+            dev[("janus", big)],
             0.10,
             pct,
             why_mmf,
         ),
     ]
-    if ("janus", 20.0) in dev:
+    if ("janus", small) in dev:
         reps.append(
             Reproduction.at_most(
                 "2b",
                 fig,
-                "on 20 Mbit/s every Janus flow gets its max-min fair share (largest deviation)",
+                f"on {num(small)} Mbit/s every Janus flow gets its max-min fair share (largest deviation)",
                 "close match",
-                dev[("janus", 20.0)],
+                dev[("janus", small)],
                 0.10,
                 pct,
-                "As 2a; here the three unsatisfied flows share the 16 Mbit/s the 4 Mbit/s flow leaves.",
+                f"As 2a; here the three unsatisfied flows share the {num(small - min(targets.values()))} "
+                f"Mbit/s the {num(min(targets.values()))} Mbit/s flow leaves.",
             )
         )
-    if ("cubic", 25.0) in settle:
-        j, c = settle[("janus", 25.0)], settle[("cubic", 25.0)]
+    if ("cubic", big) in settle:
+        j, c = settle[("janus", big)], settle[("cubic", big)]
         reps.append(
             Reproduction(
                 "2c",
@@ -329,7 +369,7 @@ def _exp_mmf(ctx: Context) -> Section:
                 value=j,
             )
         )
-        p = dev[("pcc-tp", 25.0)]
+        p = dev[("pcc-tp", big)]
         reps.append(
             Reproduction.at_least(
                 "2d",
@@ -345,11 +385,7 @@ def _exp_mmf(ctx: Context) -> Section:
         "2",
         "Max-min fair shares of four bandwidth-guarantee flows",
         fig,
-        "Flows wanting 10, 8, 6, 4 Mbit/s start at 0, 10, 20, 30 s on 25 (and 20) Mbit/s, RTT 60 ms, "
-        "200-packet buffer, and leave together at 60 s. Throughput (wire bytes, as Janus measures P) "
-        "averaged over 40–60 s against the analytic max-min fair allocation (25 Mbit/s: 7.5, 7.5, 6, 4; "
-        "20 Mbit/s: 5.33 × 3, 4); CUBIC and PCC-tp (pcc-allegro) against the equal share. The paper's "
-        "flow start times are not given exactly (the last at 32 s).",
+        _mmf_setup(ctx.scenario_file("mmf-25.toml"), ctx.scenario_file("mmf-20.toml"), window),
         [ctx.rel(ctx.scenario("mmf-25.toml")), ctx.rel(ctx.scenario("mmf-20.toml"))],
         "mmf-*",
         table,
