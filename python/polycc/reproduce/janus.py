@@ -785,6 +785,22 @@ def _exp_delay_increase(ctx: Context) -> Section:
 # 6. Minimum target rate against CUBIC (§8.5, Figs. 19-20)
 
 
+def _path(file: ScenarioFile) -> str:
+    """The path and duration as prose ("RTT 60 ms, 200-packet buffer, 70 s")."""
+    return f"RTT {num(file.rtt_ms())} ms, {size_text(file.buffer())} buffer, {num(file.duration_s())} s"
+
+
+def _rmin_setup(file: ScenarioFile) -> str:
+    intent = file.flow("janus")["intent"]
+    return (
+        f"Two Janus flows (R = {num(rate_mbps(intent['target_rate']))}, R_min = "
+        f"{num(rate_mbps(intent['min_rate']))} Mbit/s) from 0 s, CUBIC flows from "
+        f"{num(file.start_s('cubic1'))} s and {num(file.start_s('cubic2'))} s until "
+        f"{num(file.stop_s('cubic1'))} s, on {num(file.rate_mbps())} Mbit/s (not given in the paper), "
+        f"{_path(file)}."
+    )
+
+
 def _exp_rmin(ctx: Context) -> Section:
     r = ctx.run("rmin-vs-cubic", "rmin-vs-cubic.toml")
     janus = [f for f in _flows(r) if f.startswith("janus")]
@@ -873,8 +889,7 @@ def _exp_rmin(ctx: Context) -> Section:
         "6",
         "Minimum target rate against CUBIC",
         "Figs. 19–20",
-        "Two Janus flows (R = 10, R_min = 5 Mbit/s) from 0 s, CUBIC flows from 20 s and 30 s until 50 s, on "
-        "20 Mbit/s (not given in the paper), RTT 60 ms, 200-packet buffer, 70 s.",
+        _rmin_setup(ctx.scenario_file("rmin-vs-cubic.toml")),
         [ctx.rel(ctx.scenario("rmin-vs-cubic.toml"))],
         "rmin-vs-cubic*",
         table,
@@ -884,6 +899,16 @@ def _exp_rmin(ctx: Context) -> Section:
 
 # ---------------------------------------------------------------------------------------------
 # 7. Other aggressive CCAs (§7.3, Figs. 8-9)
+
+
+def _variants_setup(file: ScenarioFile) -> str:
+    target = num(rate_mbps(file.flow("flow-1")["intent"]["target_rate"]))
+    path = _path(file)
+    return (
+        f"Two flows wanting {target} Mbit/s on {num(file.rate_mbps())} Mbit/s, {path}; the second joins at "
+        f"{num(file.start_s('flow-2'))} s and leaves at {num(file.stop_s('flow-2'))} s; NewReno or H-TCP as "
+        "the aggressive CCA (Vegas conservative)."
+    )
 
 
 def _exp_variants(ctx: Context) -> Section:
@@ -956,8 +981,7 @@ def _exp_variants(ctx: Context) -> Section:
         "7",
         "Other aggressive CCAs",
         "§7.3, Figs. 8–9",
-        "Two flows wanting 12 Mbit/s on 20 Mbit/s, RTT 60 ms, 200-packet buffer, 50 s; the second joins at "
-        "10 s and leaves at 40 s; NewReno or H-TCP as the aggressive CCA (Vegas conservative).",
+        _variants_setup(ctx.scenario_file("variants.toml")),
         [ctx.rel(ctx.scenario("variants.toml"))],
         "variant-*",
         table,
