@@ -89,6 +89,16 @@ def figure(width: float, panel_height: float, rows: int = 1, cols: int = 1, **kw
 _PANEL_FIGURES: dict[int, tuple[Any, Any]] = {}
 
 
+def line_axes(ax: Any, xlabel: str, lines: Mapping[str, tuple[Sequence[float], Sequence[float]]]) -> None:
+    """Labelled lines with markers on `ax` (a parameter on x, values from 0 up), grid and legend."""
+    for label, (x, y) in lines.items():
+        ax.plot(list(x), list(y), marker="o", label=label)
+    ax.set_xlabel(xlabel)
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+
+
 def _panel_axes(rows: int) -> tuple[Any, Any]:
     """A stacked figure of `rows` panels sharing the time axis, emptied for a new plot."""
     if rows not in _PANEL_FIGURES:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from polycc.reproduce import ReportResult, reproduce
-from polycc.reproduce.janus import mmf_shares
+from polycc.reproduce.janus import GAMMA, mmf_shares
 
 
 @pytest.fixture(scope="module")
@@ -23,44 +23,37 @@ def test_max_min_shares_by_progressive_filling() -> None:
 
 
 def test_switching_follows_the_target(quick: ReportResult) -> None:
-    # Fig. 6: conservative within 1.5 s, aggressive during the burst, back by 12 s, no queue after.
-    for rid in ["1a", "1b", "1c", "1d"]:
-        assert quick.get(rid).holds, quick.get(rid)
+    # Fig. 6: conservative soon, aggressive during the burst, back after it, no queue after.
+    assert not quick.failing("1a", "1b", "1c", "1d")
 
 
 def test_web_flows_see_far_less_queueing_than_beside_cubic(quick: ReportResult) -> None:
-    # Fig. 13: CUBIC / Janus p95 queueing delay of the web flows >= 5x; the background keeps the link.
-    assert quick.get("3a").value >= 5.0
-    assert quick.get("3c").value >= 0.85
-    assert quick.get("3d").value >= 0.95
+    # Fig. 13: the web flows queue far less beside Janus than beside CUBIC; the background keeps
+    # the link.
+    assert not quick.failing("3a", "3c", "3d")
 
 
 def test_janus_survives_a_longer_path_where_vegas_starves(quick: ReportResult) -> None:
-    # Figs. 17-18: Janus >= 8 Mbit/s, Vegas <= 2 Mbit/s, D_p within 10 % of the truth.
-    assert quick.get("5a").value >= 8.0
-    assert quick.get("5b").value <= 2.0
-    assert quick.get("5c").value <= 0.10
+    # Figs. 17-18: Janus keeps its target, Vegas starves, D_p close to the truth.
+    assert not quick.failing("5a", "5b", "5c")
 
 
 def test_max_min_shares_and_a_bulk_flow_giving_way(quick: ReportResult) -> None:
-    # Figs. 11-12: every flow within 10 % of its max-min fair share on 25 Mbit/s. Fig. 15: each
-    # 5 Mbit/s flow gets >= 90 % of its share beside a bulk flow, which takes the link back after.
-    assert quick.get("2a").value <= 0.10, quick.get("2a")
-    assert quick.get("4a").value >= 0.90, quick.get("4a")
-    assert quick.get("4b").value >= 0.90, quick.get("4b")
+    # Figs. 11-12: every flow close to its max-min fair share on 25 Mbit/s. Fig. 15: each
+    # 5 Mbit/s flow gets its share beside a bulk flow, which takes the link back after.
+    assert not quick.failing("2a", "4a", "4b")
 
 
 def test_r_min_against_cubic_and_variants(quick: ReportResult) -> None:
     # Fig. 20: against CUBIC the slower Janus flow keeps >= 70 % of R_min = 5 Mbit/s (the claim's
     # 80 % does not hold: REPRODUCTION.md says why) and returns to its target afterwards.
     assert quick.get("6a").value >= 0.7 * 5.0, quick.get("6a")
-    assert quick.get("6b").holds, quick.get("6b")
+    assert not quick.failing("6b")
     # §7.3: both variants keep the two flows within the paper's (1 ± gamma) range of the fair
-    # share (7a's 10 % is missed with Janus-reno), and the remaining flow takes its target back.
-    for rid in ["7a", "7c"]:
-        assert quick.get(rid).value <= 0.2, quick.get(rid)
-    for rid in ["7b", "7c", "7d"]:
-        assert quick.get(rid).holds, quick.get(rid)
+    # share (7a's tighter criterion is missed with Janus-reno), and the remaining flow takes its
+    # target back.
+    assert quick.get("7a").value <= GAMMA, quick.get("7a")
+    assert not quick.failing("7b", "7c", "7d")
 
 
 def test_the_report_records_what_does_not_hold(quick: ReportResult) -> None:

@@ -22,37 +22,30 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> ReportResult:
 
 
 def test_random_loss_pcc_keeps_the_link_and_cubic_collapses(quick: ReportResult) -> None:
-    # Allegro Fig. 7: PCC > 95 % of capacity up to 1 % loss; CUBIC far below.
-    assert quick.get("1a").value >= 0.90
-    assert quick.get("1c").value >= 3.0  # PCC / CUBIC at 0.1 %
-    assert quick.get("1d").value >= 10.0  # PCC / CUBIC at 2 %
-    assert quick.get("1h").value >= 0.90  # loss-resilient utility at 10-30 % forward loss
+    # Allegro Fig. 7: PCC > 95 % of capacity up to 1 % loss; CUBIC far below (1c at 0.1 %, 1d at
+    # 2 %); 1h: the loss-resilient utility at 10-30 % forward loss.
+    assert not quick.failing("1a", "1c", "1d", "1h")
 
 
 def test_shallow_buffer_pcc_needs_a_few_packets(quick: ReportResult) -> None:
     # Allegro Fig. 9: 90 % of capacity with a 6-packet buffer; CUBIC needs far more.
-    assert quick.get("2a").value >= 0.85
-    assert quick.get("2b").holds
+    assert not quick.failing("2a", "2b")
 
 
 def test_satellite_pcc_needs_a_small_buffer_and_beats_hybla(quick: ReportResult) -> None:
     # Allegro Fig. 6: 90 % of optimal with 7.5 KB; Hybla 17x below PCC with 1 MB.
-    assert quick.get("3a").value >= 0.8
-    assert quick.get("3b").value >= 5.0
+    assert not quick.failing("3a", "3b")
 
 
 def test_changing_network_pcc_tracks_the_optimum(quick: ReportResult) -> None:
     # Allegro Fig. 11: PCC 83 % of optimal, CUBIC 14x worse.
-    assert quick.get("4a").value >= 0.7
-    assert quick.get("4b").value >= 5.0
+    assert not quick.failing("4a", "4b")
 
 
 def test_scavengers_yield(quick: ReportResult) -> None:
     # Proteus Fig. 10: CUBIC and BBR keep >= 90 % of their throughput against Proteus-S and
     # more than against LEDBAT; BBR-S (§7.1) shares fairly with itself.
-    assert quick.get("7a").value >= 0.5
-    assert quick.get("7b").value >= 0.8
-    assert quick.get("8c").value >= 0.9
+    assert not quick.failing("7a", "7b", "8c")
 
 
 def test_outputs_and_document_section(quick: ReportResult) -> None:
@@ -124,4 +117,4 @@ def test_convergence_time_is_forward_looking() -> None:
 def test_convergence_at_the_fig16_setting(quick: ReportResult) -> None:
     # Allegro Fig. 16: with T_m = 1 RTT and eps_min = 0.02 (and 1 ms of host send jitter on every
     # sender) PCC's second flow converges about as fast as CUBIC's.
-    assert quick.get("6c").value <= 2.0
+    assert not quick.failing("6c")

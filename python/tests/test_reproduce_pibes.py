@@ -10,7 +10,8 @@ import pytest
 
 from polycc.reproduce import ReportResult, reproduce
 from polycc.reproduce.common import markers
-from polycc.reproduce.pibes import LOWER_BOUND_MS
+from polycc.reproduce.pibes.model import S_MAX, lower_bound_ms
+from polycc.reproduce.scenario_file import ScenarioFile
 from polycc.video import frame_delay_lower_bounds, seconds
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,53 +25,36 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> ReportResult:
 
 
 def test_estimation_accuracy_and_detection(quick: ReportResult) -> None:
-    # Figs. 6-9: accurate from a burst of 3 (<= 5 % mean error), precision falls with alpha
-    # (>= 2x the spread at 0.5 vs 0.1), competitors change the error by <= 2 points, the flag is
-    # up >= 90 % of the time a competitor is present and within 1 s in >= 90 % of seeds.
-    assert quick.get("1a").value <= 0.05
-    assert quick.get("1b").value <= 0.25
-    assert quick.get("1c").value >= 2.0
-    assert quick.get("1d").value <= 0.02 and quick.get("1e").value <= 0.02
+    # Figs. 6-9: accurate from a burst of 3, precision falls with alpha, competitors barely change
+    # the error, the flag holds while a competitor is present and rises soon after it arrives.
+    assert not quick.failing("1a", "1b", "1c", "1d", "1e")
     # Quick mode has two forward CUBIC flows; with three and four the full run's flag flickers
     # (REPRODUCTION.md 1f says why).
-    assert quick.get("1f").value >= 0.9
-    assert quick.get("1g").value >= 0.9
+    assert not quick.failing("1f", "1g")
 
 
 def test_fixed_link_utilisation_and_frame_delay(quick: ReportResult) -> None:
-    # Fig. 10: >= 90 % of 3 Mbit/s, mean frame delay 0.8-1.1x the 51.7 ms bound, GCC below PIBES.
-    assert quick.get("2a").value >= 0.90
-    assert 0.8 <= quick.get("2b").value <= 1.1
-    assert quick.get("2c").value >= 0.0
+    # Fig. 10: PIBES fills the link, its mean frame delay is close to the bound, GCC below PIBES.
+    assert not quick.failing("2a", "2b", "2c")
 
 
 def test_ramp(quick: ReportResult) -> None:
-    assert quick.get("4a").value >= 0.85
-    assert quick.get("4b").value >= 0.0
-    assert quick.get("4c").value <= 1.5
+    assert not quick.failing("4a", "4b", "4c")
 
 
 def test_table_1_gcc_starves_pibes_keeps_its_share(quick: ReportResult) -> None:
-    # Table 1 with GCC floored only at WebRTC's 30 kbit/s encoder minimum: <= 35 % with one
-    # CUBIC flow, <= 15 % with two; PIBES 40-65 % either way and >= 2x GCC with two.
-    assert quick.get("5b").value <= 0.35
-    assert quick.get("5c").value <= 0.15
-    assert 0.40 <= quick.get("5d").value <= 0.65
-    assert 0.40 <= quick.get("5e").value <= 0.65
-    assert quick.get("5g").value >= 2.0
-    assert quick.get("5h").value >= 0.85
+    # Table 1 with GCC floored only at WebRTC's encoder minimum: GCC starves beside one and two
+    # CUBIC flows; PIBES holds about s_min either way, far above GCC, and takes the link back.
+    assert not quick.failing("5b", "5c", "5d", "5e", "5g", "5h")
 
 
 def test_varying_links_r_min_and_two_pibes(quick: ReportResult) -> None:
-    assert quick.get("6a").value >= 0.40
-    assert quick.get("6f").value >= 0.95 * 1.5
-    assert quick.get("6g").value >= 0.9
+    assert not quick.failing("6a", "6f", "6g")
 
 
 @pytest.mark.skipif(not TRACES.is_dir(), reason="shared traces absent: the cellular runs are skipped")
 def test_cellular_tracks_the_trace(quick: ReportResult) -> None:
-    assert quick.get("3a").value >= 0.8
-    assert quick.get("3b").value >= 0.8
+    assert not quick.failing("3a", "3b")
 
 
 def test_section_is_generated_between_markers(quick: ReportResult) -> None:
@@ -84,8 +68,9 @@ def test_section_is_generated_between_markers(quick: ReportResult) -> None:
 
 
 def test_frame_delay_lower_bound() -> None:
-    # One-way delay 20 ms + 0.95 x 33.3 ms (PIBES Fig. 10b).
-    assert abs(LOWER_BOUND_MS - 51.667) < 1e-3
+    # Fig. 10b on fixed.toml: one-way delay 20 ms (RTT 40 ms) + s_max x 33.3 ms (30 fps).
+    bound = lower_bound_ms(ScenarioFile.read(ROOT / "scenarios/papers/pibes/fixed.toml"))
+    assert bound == pytest.approx(20.0 + S_MAX * 1000.0 / 30.0)
     doc = {
         "links": [{"id": "a", "delay": "5ms"}, {"id": "b", "delay": "0s"}],
         "flows": [
@@ -97,7 +82,7 @@ def test_frame_delay_lower_bound() -> None:
     bounds = frame_delay_lower_bounds(doc)
     # 20 + 5 ms one way, 0.95 x 40 ms at 25 fps; 20 ms + 0.95 x 33.3 ms on the delay-free link.
     assert bounds["v"] == pytest.approx(25.0 + 38.0)
-    assert bounds["w-1"] == bounds["w-2"] == pytest.approx(LOWER_BOUND_MS)
+    assert bounds["w-1"] == bounds["w-2"] == pytest.approx(bound)
     assert set(bounds) == {"v", "w-1", "w-2"}
     assert seconds("1.5s") == 1.5 and seconds("0") == 0.0
     for bad in ["5", "ms", "1 hour"]:

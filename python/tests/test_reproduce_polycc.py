@@ -23,10 +23,8 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> ReportResult:
 
 
 def test_rtt_variance_poly_keeps_its_goodput_where_bbr_collapses(quick: ReportResult) -> None:
-    # §3.1: similar at ±20 ms; 1.82x-10.35x the BBR variants at ±70 ms. Margin: >= 1.5x.
-    assert 0.8 <= quick.get("1a").value <= 1.25
-    assert 0.8 <= quick.get("1b").value <= 1.25
-    assert quick.get("1c").value >= 1.5  # PolyCC / BBR v1 at ±70 ms
+    # §3.1: similar at ±20 ms; 1.82x-10.35x the BBR variants at ±70 ms (1c: PolyCC / BBR v1).
+    assert not quick.failing("1a", "1b", "1c")
 
 
 @pytest.mark.xfail(
@@ -34,7 +32,7 @@ def test_rtt_variance_poly_keeps_its_goodput_where_bbr_collapses(quick: ReportRe
     reason="our BBR v3's extra_acked allowance covers the 140 ms ACK gaps at ±70 ms (REPRODUCTION.md 1d)",
 )
 def test_rtt_variance_poly_beats_bbr3_at_70ms(quick: ReportResult) -> None:
-    assert quick.get("1d").value >= 1.5
+    assert not quick.failing("1d")
 
 
 @pytest.mark.xfail(
@@ -43,14 +41,12 @@ def test_rtt_variance_poly_beats_bbr3_at_70ms(quick: ReportResult) -> None:
     "quantization budget leaves a 9 ms standing queue at 10 Mbit/s (REPRODUCTION.md 2a, tests/bbr.rs)",
 )
 def test_bandwidth_halving_poly_converges_faster_than_bbr(quick: ReportResult) -> None:
-    # §3.2: convergence time −54.1 % vs BBR v1. Margin: <= 0.6x.
-    assert quick.get("2a").value <= 0.6
+    # §3.2: convergence time −54.1 % vs BBR v1.
+    assert not quick.failing("2a")
 
 
 def test_weighted_mean_trades_delay_for_share(quick: ReportResult) -> None:
-    assert quick.get("3a").value <= 1.25
-    assert quick.get("3b").value >= 0.35
-    assert quick.get("3c").value >= 0.15
+    assert not quick.failing("3a", "3b", "3c")
 
 
 def test_section_is_generated_between_markers(quick: ReportResult) -> None:

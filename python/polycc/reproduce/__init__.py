@@ -1,11 +1,12 @@
 """`polycc reproduce <paper>`: runs a paper's experiments in the simulator, checks its claims and
 regenerates the paper's section of REPRODUCTION.md.
 
-Adding a paper: write `polycc/reproduce/<paper>.py` with `TITLE` (the section heading) and
+Adding a paper: write a module `polycc/reproduce/<paper>.py`, or a package `<paper>/` with one
+module per experiment (as `pcc/` and `pibes/`), with `TITLE` (the section heading) and
 `experiments(ctx: Context) -> list[Section]` (run scenarios under `scenarios/papers/<paper>/`
-through `ctx.sweep` / `ctx.run`, build `Section`s with `Reproduction` records), and add it to
-`PAPERS`. Its section of REPRODUCTION.md lives between `<!-- reproduce:<paper>:begin -->` and
-`<!-- reproduce:<paper>:end -->`.
+through `ctx.sweep` / `ctx.run`, build `Section`s with `Reproduction` records, state the setup
+from the scenario files through `ctx.scenario_file`), and add it to `PAPERS`. Its section of
+REPRODUCTION.md lives between `<!-- reproduce:<paper>:begin -->` and `<!-- reproduce:<paper>:end -->`.
 """
 
 from __future__ import annotations
@@ -74,6 +75,11 @@ class ReportResult:
             if r.id == rid:
                 return r
         raise KeyError(rid)
+
+    def failing(self, *rids: str) -> list[Reproduction]:
+        """Those of the claims `rids` that do not hold by their own criterion (for tests:
+        `assert not result.failing("1a", "1b")` shows each failing claim's value and criterion)."""
+        return [r for r in map(self.get, rids) if not r.holds]
 
 
 def reproduce(

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from polycc.api import RunResult
     from polycc.executors import Executor
+    from polycc.reproduce.scenario_file import ScenarioFile
 
 
 class ReproduceError(ValueError):
@@ -163,6 +164,16 @@ def pct(value: float, digits: int = 1) -> str:
     return f"{100 * value:.{digits}f} %"
 
 
+def num(value: float) -> str:
+    """A number in its shortest form ("2", "0.74", "12.5"), free of float noise."""
+    return f"{round(value, 6):g}"
+
+
+def pct_exact(value: float) -> str:
+    """A fraction as a percentage in its shortest form ("2 %", "0.74 %")."""
+    return f"{num(100 * value)} %"
+
+
 def ratio(value: float) -> str:
     """A factor ("12.3×"), a dash when missing, ∞ when the divisor was zero."""
     if value is None or math.isnan(value):
@@ -172,9 +183,9 @@ def ratio(value: float) -> str:
     return f"{value:.1f}×" if value < 100 else f"{value:.0f}×"
 
 
-def mbps(value: float) -> str:
+def mbps(value: float, digits: int = 2) -> str:
     """A rate in Mbit/s ("12.34 Mbit/s"), a dash when missing."""
-    return "–" if math.isnan(value) else f"{value:.2f} Mbit/s"
+    return "–" if math.isnan(value) else f"{value:.{digits}f} Mbit/s"
 
 
 def ms(value: float) -> str:
@@ -191,6 +202,20 @@ def safe_div(a: float, b: float) -> float:
     if b == 0:
         return math.inf if a > 0 else math.nan
     return a / b
+
+
+def span(xs: Sequence[float], show: Callable[[float], str]) -> str:
+    """The range of `xs` as text, "lo–hi" (one value when they show alike)."""
+    if not xs:
+        return "–"
+    lo, hi = show(min(xs)), show(max(xs))
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def jain(xs: Sequence[float]) -> float:
+    """Jain's fairness index of `xs` (NaN when all are zero)."""
+    total, squares = sum(xs), sum(x * x for x in xs)
+    return total * total / (len(xs) * squares) if squares > 0 else math.nan
 
 
 class Context:
@@ -227,6 +252,12 @@ class Context:
         if not path.is_file():
             raise ReproduceError(f"{path}: scenario file missing")
         return path
+
+    def scenario_file(self, name: str) -> ScenarioFile:
+        """The scenario file's document, for the setup the prose states."""
+        from polycc.reproduce.scenario_file import ScenarioFile
+
+        return ScenarioFile.read(self.scenario(name))
 
     def rel(self, path: Path) -> str:
         """A path relative to the repository root, for the report."""

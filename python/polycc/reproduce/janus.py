@@ -22,12 +22,16 @@ from polycc.reproduce.common import (
     fmt,
     mbps,
     ms,
+    num,
     pct,
     prose,
     ratio,
     safe_div,
     seconds,
 )
+from polycc.reproduce.scenario_file import PACKET_BYTES, ScenarioFile, rate_mbps, size_text
+from polycc.reproduce.timeseries import column as _col
+from polycc.reproduce.timeseries import flow_mean as _mean
 
 if TYPE_CHECKING:
     from polycc.api import RunResult
@@ -51,21 +55,6 @@ def experiments(ctx: Context) -> list[Section]:
     return [step(ctx) for step in steps]
 
 
-def _col(r: RunResult, flow: str, col: str, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray]:
-    """Times and values of `col` for `flow` in bins starting in [t0, t1)."""
-    df = r.flows
-    if col not in df.columns:
-        return np.array([]), np.array([])
-    sel = df[(df["flow"] == flow) & (df["t_s"] >= t0 - 1e-9) & (df["t_s"] < t1 - 1e-9)]
-    return sel["t_s"].to_numpy(dtype=float), sel[col].to_numpy(dtype=float)
-
-
-def _mean(r: RunResult, flow: str, col: str, t0: float, t1: float) -> float:
-    _, v = _col(r, flow, col, t0, t1)
-    v = v[np.isfinite(v)]
-    return float(v.mean()) if v.size else math.nan
-
-
 def _last(r: RunResult, flow: str, col: str, t: float) -> float:
     """The last finite value of `col` in bins starting before `t`."""
     _, v = _col(r, flow, col, 0.0, t)
@@ -83,7 +72,7 @@ def _backlog_packets(r: RunResult, flow: str, t0: float, t1: float) -> float:
     holds this between alpha = 2 and beta = 4."""
     rtt_min = min(float(f["rtt_ms"]["min"]) for f in r.summary["flows"] if f["rtt_ms"]["min"])
     queue_s = (_mean(r, flow, "rtt_ms", t0, t1) - rtt_min) / 1e3
-    return _mean(r, flow, "throughput_mbps", t0, t1) * 1e6 / 8 / 1500 * queue_s
+    return _mean(r, flow, "throughput_mbps", t0, t1) * 1e6 / 8 / PACKET_BYTES * queue_s
 
 
 def _frozen_since(r: RunResult, flows: Sequence[str], t0: float, t1: float) -> float:
@@ -120,8 +109,23 @@ def _settle_time(r: RunResult, flows: Sequence[str], t0: float, t1: float, band:
 # 1. Two-stage switching (§4.3, Fig. 6)
 
 
+def _switching_setup(file: ScenarioFile) -> str:
+    burst = file.flow("burst")
+    return (
+        f"One flow wanting {num(rate_mbps(file.flow('janus')['intent']['target_rate']))} Mbit/s on "
+        f"{num(file.rate_mbps())} Mbit/s, RTT {num(file.rtt_ms())} ms, {size_text(file.buffer())} buffer "
+        f"(the paper's defaults; Fig. 6 gives neither), {num(file.duration_s())} s; cross traffic: "
+        f"unresponsive Poisson arrivals at {num(rate_mbps(burst['traffic']['rate']))} Mbit/s from "
+        f"{num(file.start_s('burst'))} s to {num(file.stop_s('burst'))} s (the paper says only 'bursty')."
+    )
+
+
 def _exp_switching(ctx: Context) -> Section:
     r = ctx.run("switching", "switching.toml")
+    file = ctx.scenario_file("switching.toml")
+    # The path's RTT with nothing queued: propagation plus one full packet's serialisation.
+    serialisation_ms = PACKET_BYTES * 8 / (file.rate_mbps() * 1e3)
+    path_ms = file.rtt_ms() + serialisation_ms
     t, stage = _col(r, "janus", "cc_stage", 0.0, 15.0)
     conservative = t[stage == 0.0]
     first_conservative = float(conservative[0]) if conservative.size else math.nan
@@ -141,13 +145,17 @@ def _exp_switching(ctx: Context) -> Section:
         mbps(float(np.nanmin(_col(r, "janus", "cc_target_rate_mbps", 6, 10)[1]))),
     )
     table.add("goodput 11–15 s", mbps(good_after))
-    table.add("RTT 11–15 s (path: 60 ms + 1.2 ms serialisation)", ms(rtt_after))
+    table.add(
+        f"RTT 11–15 s (path: {num(file.rtt_ms())} ms + {num(serialisation_ms)} ms serialisation)",
+        ms(rtt_after),
+    )
     fig = "Fig. 6"
     reps = [
         Reproduction.at_most(
             "1a",
             fig,
-            "a new flow turns conservative once its sample throughput reaches R (8 Mbit/s)",
+            "a new flow turns conservative once its sample throughput reaches R "
+            f"({num(rate_mbps(file.flow('janus')['intent']['target_rate']))} Mbit/s)",
             "0.7 s",
             first_conservative,
             1.5,
@@ -188,9 +196,9 @@ def _exp_switching(ctx: Context) -> Section:
             "1d",
             f"{fig}, §4.4",
             "buffer clearing: no standing queue in the conservative stage after the switch "
-            "(RTT above the 61.2 ms path)",
+            f"(RTT above the {num(path_ms)} ms path)",
             "Vegas alone keeps the aggressive stage's queue",
-            rtt_after - 61.2,
+            rtt_after - path_ms,
             5.0,
             ms,
         ),
@@ -199,9 +207,7 @@ def _exp_switching(ctx: Context) -> Section:
         "1",
         "Two-stage switching",
         fig,
-        "One flow wanting 8 Mbit/s on 10 Mbit/s, RTT 60 ms, 200-packet buffer (the paper's defaults; "
-        "Fig. 6 gives neither), 15 s; cross traffic: unresponsive Poisson arrivals at 6 Mbit/s "
-        "from 6 s to 8 s (the paper says only 'bursty').",
+        _switching_setup(file),
         [ctx.rel(ctx.scenario("switching.toml"))],
         "switching",
         table,
@@ -211,8 +217,6 @@ def _exp_switching(ctx: Context) -> Section:
 
 # ---------------------------------------------------------------------------------------------
 # 2. Max-min fairness (§8.1, Figs. 11-12)
-
-TARGETS = {"r10": 10.0, "r8": 8.0, "r6": 6.0, "r4": 4.0}
 
 
 def mmf_shares(capacity: float, demands: dict[str, float]) -> dict[str, float]:
@@ -234,31 +238,71 @@ def mmf_shares(capacity: float, demands: dict[str, float]) -> dict[str, float]:
     return share
 
 
+def _allocation(shares: Sequence[float]) -> str:
+    """Shares as prose, a run of three or more equal ones as "v × n" ("7.5, 7.5, 6, 4", "5.33 × 3, 4")."""
+    runs: list[list[float]] = []
+    for s in shares:
+        if runs and math.isclose(runs[-1][0], s):
+            runs[-1].append(s)
+        else:
+            runs.append([s])
+    words = [f"{round(r[0], 2):g}" for r in runs]
+    return ", ".join(
+        f"{w} × {len(r)}" if len(r) >= 3 else ", ".join([w] * len(r))
+        for w, r in zip(words, runs, strict=True)
+    )
+
+
+def _mmf_setup(file: ScenarioFile, other: ScenarioFile, window: tuple[float, float]) -> str:
+    """Section 2's setup from the two scenario files (the same flows on two capacities)."""
+    flows = file.doc["flows"]
+    targets = {str(f["id"]): rate_mbps(f["intent"]["target_rate"]) for f in flows}
+    caps = [file.rate_mbps(), other.rate_mbps()]
+    allocation = "; ".join(
+        f"{num(c)} Mbit/s: {_allocation([mmf_shares(c, targets)[f] for f in targets])}" for c in caps
+    )
+    return (
+        f"Flows wanting {', '.join(num(t) for t in targets.values())} Mbit/s start at "
+        f"{', '.join(num(file.start_s(f)) for f in targets)} s on {num(caps[0])} (and {num(caps[1])}) "
+        f"Mbit/s, RTT {num(file.rtt_ms())} ms, {size_text(file.buffer())} buffer, and leave together at "
+        f"{num(file.duration_s())} s. Throughput (wire bytes, as Janus measures P) averaged over "
+        f"{num(window[0])}–{num(window[1])} s against the analytic max-min fair allocation ({allocation}); "
+        "CUBIC and PCC-tp (pcc-allegro) against the equal share. The paper's flow start times are not "
+        "given exactly (the last at 32 s)."
+    )
+
+
 def _exp_mmf(ctx: Context) -> Section:
-    settings: list[tuple[str, str, float, Any]] = [("janus", "mmf-25.toml", 25.0, "janus")]
+    # The same four flows on two capacities (the scenario files'), `big` and `small`.
+    big, small = (ctx.scenario_file(f).rate_mbps() for f in ("mmf-25.toml", "mmf-20.toml"))
+    targets = {
+        str(f["id"]): rate_mbps(f["intent"]["target_rate"])
+        for f in ctx.scenario_file("mmf-25.toml").doc["flows"]
+    }
+    settings: list[tuple[str, str, float, Any]] = [("janus", "mmf-25.toml", big, "janus")]
     if not ctx.quick:
         settings += [
-            ("janus", "mmf-20.toml", 20.0, "janus"),
-            ("cubic", "mmf-25.toml", 25.0, "cubic"),
-            ("pcc-tp", "mmf-25.toml", 25.0, "pcc-allegro"),
+            ("janus", "mmf-20.toml", small, "janus"),
+            ("cubic", "mmf-25.toml", big, "cubic"),
+            ("pcc-tp", "mmf-25.toml", big, "pcc-allegro"),
         ]
     window = (40.0, 60.0)
     table = Table(
-        ["protocol", "capacity", *[f"{f} (MMF)" for f in TARGETS], "largest deviation", "settles after 30 s"]
+        ["protocol", "capacity", *[f"{f} (MMF)" for f in targets], "largest deviation", "settles after 30 s"]
     )
     dev: dict[tuple[str, float], float] = {}
     settle: dict[tuple[str, float], float] = {}
     for label, scen, cap, cca in settings:
         r = ctx.run(f"mmf-{label}-{cap:g}", scen, {"flows.*.cca": cca})
         # CUBIC and PCC ignore the targets: compare them with the equal share, as the paper does.
-        ref = mmf_shares(cap, TARGETS) if label == "janus" else {f: cap / len(TARGETS) for f in TARGETS}
-        got = {f: _mean(r, f, "throughput_mbps", *window) for f in TARGETS}
-        dev[(label, cap)] = max(abs(got[f] - ref[f]) / ref[f] for f in TARGETS)
-        settle[(label, cap)] = _settle_time(r, list(TARGETS), 30.0, 60.0, 0.2)
+        ref = mmf_shares(cap, targets) if label == "janus" else {f: cap / len(targets) for f in targets}
+        got = {f: _mean(r, f, "throughput_mbps", *window) for f in targets}
+        dev[(label, cap)] = max(abs(got[f] - ref[f]) / ref[f] for f in targets)
+        settle[(label, cap)] = _settle_time(r, list(targets), 30.0, 60.0, 0.2)
         table.add(
             label,
             f"{cap:g} Mbit/s",
-            *[f"{got[f]:.2f} ({ref[f]:.2f})" for f in TARGETS],
+            *[f"{got[f]:.2f} ({ref[f]:.2f})" for f in targets],
             pct(dev[(label, cap)]),
             seconds(settle[(label, cap)]),
         )
@@ -280,29 +324,31 @@ def _exp_mmf(ctx: Context) -> Section:
         Reproduction.at_most(
             "2a",
             fig,
-            "on 25 Mbit/s every Janus flow gets its max-min fair share (largest deviation, 40–60 s)",
+            f"on {num(big)} Mbit/s every Janus flow gets its max-min fair share (largest deviation, "
+            f"{num(window[0])}–{num(window[1])} s)",
             "close match",
-            dev[("janus", 25.0)],
+            dev[("janus", big)],
             0.10,
             pct,
             why_mmf,
         ),
     ]
-    if ("janus", 20.0) in dev:
+    if ("janus", small) in dev:
         reps.append(
             Reproduction.at_most(
                 "2b",
                 fig,
-                "on 20 Mbit/s every Janus flow gets its max-min fair share (largest deviation)",
+                f"on {num(small)} Mbit/s every Janus flow gets its max-min fair share (largest deviation)",
                 "close match",
-                dev[("janus", 20.0)],
+                dev[("janus", small)],
                 0.10,
                 pct,
-                "As 2a; here the three unsatisfied flows share the 16 Mbit/s the 4 Mbit/s flow leaves.",
+                f"As 2a; here the three unsatisfied flows share the {num(small - min(targets.values()))} "
+                f"Mbit/s the {num(min(targets.values()))} Mbit/s flow leaves.",
             )
         )
-    if ("cubic", 25.0) in settle:
-        j, c = settle[("janus", 25.0)], settle[("cubic", 25.0)]
+    if ("cubic", big) in settle:
+        j, c = settle[("janus", big)], settle[("cubic", big)]
         reps.append(
             Reproduction(
                 "2c",
@@ -323,7 +369,7 @@ def _exp_mmf(ctx: Context) -> Section:
                 value=j,
             )
         )
-        p = dev[("pcc-tp", 25.0)]
+        p = dev[("pcc-tp", big)]
         reps.append(
             Reproduction.at_least(
                 "2d",
@@ -339,11 +385,7 @@ def _exp_mmf(ctx: Context) -> Section:
         "2",
         "Max-min fair shares of four bandwidth-guarantee flows",
         fig,
-        "Flows wanting 10, 8, 6, 4 Mbit/s start at 0, 10, 20, 30 s on 25 (and 20) Mbit/s, RTT 60 ms, "
-        "200-packet buffer, and leave together at 60 s. Throughput (wire bytes, as Janus measures P) "
-        "averaged over 40–60 s against the analytic max-min fair allocation (25 Mbit/s: 7.5, 7.5, 6, 4; "
-        "20 Mbit/s: 5.33 × 3, 4); CUBIC and PCC-tp (pcc-allegro) against the equal share. The paper's "
-        "flow start times are not given exactly (the last at 32 s).",
+        _mmf_setup(ctx.scenario_file("mmf-25.toml"), ctx.scenario_file("mmf-20.toml"), window),
         [ctx.rel(ctx.scenario("mmf-25.toml")), ctx.rel(ctx.scenario("mmf-20.toml"))],
         "mmf-*",
         table,
@@ -526,7 +568,7 @@ def _exp_bulk(ctx: Context) -> Section:
     queue_during = _mean(mix, "bulk", "rtt_ms", 25.0, 40.0) - 60.0
     dp_during = _last(mix, "bulk", "cc_dp_ms", 40.0)
     # Eq. 1's correction at the bulk flow's rate: Q_avg = 4 packets of 1500 bytes (§7.2).
-    q_avg_delay = safe_div(4 * 1500 * 8 / 1e3, bulk_during)
+    q_avg_delay = safe_div(4 * PACKET_BYTES * 8 / 1e3, bulk_during)
     table = Table(["quantity", "value"])
     table.add("Fig. 15: each 5 Mbit/s flow, 25–40 s (mean)", mbps(bg_mean))
     table.add("Fig. 15: bulk flow, 25–40 s", mbps(bulk_during))
@@ -658,7 +700,7 @@ def _exp_delay_increase(ctx: Context) -> Section:
             if abs(d - truth) / truth > worst_dp:
                 worst_dp = abs(d - truth) / truth
                 # Eq. 1's correction: Q_avg = 4 packets of 1500 bytes (§7.2) at P_avg.
-                q_avg_ms = safe_div(4 * 1500 * 8 / 1e3, _last(janus, f, "cc_p_avg_mbps", b))
+                q_avg_ms = safe_div(4 * PACKET_BYTES * 8 / 1e3, _last(janus, f, "cc_p_avg_mbps", b))
                 worst_at = (truth, d, q_avg_ms)
         table.add(
             f"{truth:g} ms",
@@ -670,7 +712,7 @@ def _exp_delay_increase(ctx: Context) -> Section:
     # RTT_min as eq. 1 used it, over the path's RTT with nothing queued, in 1500-byte packets
     # at the 20 Mbit/s link (0.6 ms each).
     queued = worst_at[1] + worst_at[2] - (worst_at[0] + overhead)
-    queued_packets = queued / (1500 * 8 / 20e6 * 1e3)
+    queued_packets = queued / (PACKET_BYTES * 8 / 20e6 * 1e3)
     end = duration
     j_last = min(_mean(janus, f, "goodput_mbps", end - 10.0, end) for f in flows)
     v_last = max(_mean(vegas, f, "goodput_mbps", end - 10.0, end) for f in flows)
@@ -741,6 +783,22 @@ def _exp_delay_increase(ctx: Context) -> Section:
 
 # ---------------------------------------------------------------------------------------------
 # 6. Minimum target rate against CUBIC (§8.5, Figs. 19-20)
+
+
+def _path(file: ScenarioFile) -> str:
+    """The path and duration as prose ("RTT 60 ms, 200-packet buffer, 70 s")."""
+    return f"RTT {num(file.rtt_ms())} ms, {size_text(file.buffer())} buffer, {num(file.duration_s())} s"
+
+
+def _rmin_setup(file: ScenarioFile) -> str:
+    intent = file.flow("janus")["intent"]
+    return (
+        f"Two Janus flows (R = {num(rate_mbps(intent['target_rate']))}, R_min = "
+        f"{num(rate_mbps(intent['min_rate']))} Mbit/s) from 0 s, CUBIC flows from "
+        f"{num(file.start_s('cubic1'))} s and {num(file.start_s('cubic2'))} s until "
+        f"{num(file.stop_s('cubic1'))} s, on {num(file.rate_mbps())} Mbit/s (not given in the paper), "
+        f"{_path(file)}."
+    )
 
 
 def _exp_rmin(ctx: Context) -> Section:
@@ -831,8 +889,7 @@ def _exp_rmin(ctx: Context) -> Section:
         "6",
         "Minimum target rate against CUBIC",
         "Figs. 19–20",
-        "Two Janus flows (R = 10, R_min = 5 Mbit/s) from 0 s, CUBIC flows from 20 s and 30 s until 50 s, on "
-        "20 Mbit/s (not given in the paper), RTT 60 ms, 200-packet buffer, 70 s.",
+        _rmin_setup(ctx.scenario_file("rmin-vs-cubic.toml")),
         [ctx.rel(ctx.scenario("rmin-vs-cubic.toml"))],
         "rmin-vs-cubic*",
         table,
@@ -842,6 +899,16 @@ def _exp_rmin(ctx: Context) -> Section:
 
 # ---------------------------------------------------------------------------------------------
 # 7. Other aggressive CCAs (§7.3, Figs. 8-9)
+
+
+def _variants_setup(file: ScenarioFile) -> str:
+    target = num(rate_mbps(file.flow("flow-1")["intent"]["target_rate"]))
+    path = _path(file)
+    return (
+        f"Two flows wanting {target} Mbit/s on {num(file.rate_mbps())} Mbit/s, {path}; the second joins at "
+        f"{num(file.start_s('flow-2'))} s and leaves at {num(file.stop_s('flow-2'))} s; NewReno or H-TCP as "
+        "the aggressive CCA (Vegas conservative)."
+    )
 
 
 def _exp_variants(ctx: Context) -> Section:
@@ -914,8 +981,7 @@ def _exp_variants(ctx: Context) -> Section:
         "7",
         "Other aggressive CCAs",
         "§7.3, Figs. 8–9",
-        "Two flows wanting 12 Mbit/s on 20 Mbit/s, RTT 60 ms, 200-packet buffer, 50 s; the second joins at "
-        "10 s and leaves at 40 s; NewReno or H-TCP as the aggressive CCA (Vegas conservative).",
+        _variants_setup(ctx.scenario_file("variants.toml")),
         [ctx.rel(ctx.scenario("variants.toml"))],
         "variant-*",
         table,

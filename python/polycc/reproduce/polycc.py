@@ -27,6 +27,7 @@ from polycc.reproduce.common import (
     ratio,
     safe_div,
 )
+from polycc.reproduce.scenario_file import PACKET_BYTES
 
 if TYPE_CHECKING:
     import numpy as np
@@ -492,10 +493,6 @@ def convergence_time(
     return math.nan
 
 
-#: Wire size of the simulator's packets (MSS + header), bytes.
-PACKET_BYTES = 1500
-
-
 def v1_budget_floor(rate_mbps: float, *, tso_segs: int) -> tuple[float, float]:
     """Standing queue BBR v1's 3/4 phase drains to on a `rate_mbps` link with the 100 ms base
     RTT: Linux `bbr_inflight(bw, 1)` (BDP rounded up to packets, plus 3 bursts of `tso_segs`,
@@ -800,18 +797,13 @@ def _plot_lines(
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from polycc.plots import _LOCK
+    from polycc.plots import _LOCK, line_axes
 
     fig = Figure(figsize=(7, 4), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.subplots()
-    for label, (x, y) in lines.items():
-        ax.plot(list(x), list(y), marker="o", label=label)
-    ax.set_xlabel(xlabel)
+    line_axes(ax, xlabel, lines)
     ax.set_ylabel(ylabel)
-    ax.set_ylim(bottom=0)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
     ax.set_title(title, fontsize="medium")
     path.parent.mkdir(parents=True, exist_ok=True)
     with _LOCK:

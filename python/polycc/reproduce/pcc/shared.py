@@ -1,0 +1,59 @@
+"""What several PCC experiments share: the papers' names, the means of a sweep's rows, a flow's
+goodput samples from a run's time series, and the safe utility's loss knee."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from polycc.reproduce.common import num
+from polycc.reproduce.scenario_file import PACKET_BYTES
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+ALLEGRO = "Allegro"
+PROTEUS = "Proteus"
+
+#: Allegro §2.2: the safe utility's sigmoid cuts off at 5 % loss.
+SAFE_UTILITY_KNEE = 0.05
+#: Allegro §3.2 (PCC's defaults): the RCTs' step ε grows from EPS_MIN to EPS_MAX on inconclusive
+#: trials.
+EPS_MIN, EPS_MAX = 0.01, 0.05
+
+
+def mean(rows: Sequence[dict[str, Any]], key: str) -> float:
+    """The mean of `key` over a sweep point's rows (one per seed)."""
+    vals = [float(r[key]) for r in rows]
+    return statistics.fmean(vals) if vals else float("nan")
+
+
+def goodput(rows: Sequence[dict[str, Any]], flow: str = "sender") -> float:
+    """A flow's mean goodput (Mbit/s) over a sweep point's rows."""
+    return mean(rows, f"flow.{flow}.goodput_mbps")
+
+
+def per_seed_goodput(rows: Sequence[dict[str, Any]], flow: str = "sender") -> list[float]:
+    return [float(r[f"flow.{flow}.goodput_mbps"]) for r in rows]
+
+
+def series(ts: pd.DataFrame, flow: str, start: float, end: float) -> list[float]:
+    """A flow's goodput samples (Mbit/s, one per bin) with start <= t < end."""
+    sel = ts[(ts["flow"] == flow) & (ts["t_s"] >= start) & (ts["t_s"] < end)]
+    return [float(x) for x in sel["goodput_mbps"].fillna(0.0)]
+
+
+def window_means(xs: Sequence[float], per: int) -> list[float]:
+    """Means of consecutive windows of `per` samples (a partial last window is dropped)."""
+    return [statistics.fmean(xs[i : i + per]) for i in range(0, len(xs) - per + 1, per)]
+
+
+def kilobytes(packets: int) -> str:
+    """A buffer of full-size packets in KB ("7.5 KB")."""
+    return f"{num(packets * PACKET_BYTES / 1e3)} KB"
+
+
+def megabytes(packets: int) -> str:
+    """A buffer of full-size packets in MB, to 0.1 MB ("1 MB")."""
+    return f"{num(round(packets * PACKET_BYTES / 1e6, 1))} MB"

@@ -1,0 +1,85 @@
+"""What the PIBES experiments measure in a run: the video flow's utilisation of the capacity, its
+frame delays, and the runs of both protocols on one scenario."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from polycc.reproduce.common import Context, fmt, safe_div, seconds
+from polycc.reproduce.pibes.model import CCAS
+from polycc.reproduce.timeseries import flow_mean, window
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from polycc.api import RunResult
+
+
+def capacity(r: RunResult, t0: float, t1: float) -> float:
+    """The run's first link's mean capacity (Mbit/s) over [t0, t1)."""
+    link = str(r.summary["links"][0]["id"])
+    v = window(r.links, "link", link, t0, t1)["capacity_mbps"].to_numpy(dtype=float)
+    return float(v.mean()) if v.size else math.nan
+
+
+def utilisation(r: RunResult, flow: str, t0: float, t1: float, cap: float | None = None) -> float:
+    """Mean throughput of `flow` over [t0, t1) over the mean capacity then (or `cap`)."""
+    return safe_div(flow_mean(r, flow, "throughput_mbps", t0, t1), cap or capacity(r, t0, t1))
+
+
+def frame_delays(frames: pd.DataFrame, flow: str, t0: float = 0.0, t1: float = math.inf) -> np.ndarray:
+    """Delays (ms) of the settled, decodable frames of `flow` produced in [t0, t1)."""
+    if frames.empty:
+        return np.array([])
+    f = frames[(frames["flow"] == flow) & (frames["settled"] == 1) & (frames["decoded"] == 1)]
+    f = f[(f["generated_s"] >= t0) & (f["generated_s"] < t1)]
+    delays: np.ndarray = f["delay_ms"].to_numpy(dtype=float)
+    return delays
+
+
+def stat(x: np.ndarray, q: float | None = None) -> float:
+    """The mean of `x`, or its `q`-th percentile; NaN when empty."""
+    if not x.size:
+        return math.nan
+    return float(np.percentile(x, q)) if q is not None else float(x.mean())
+
+
+def secs(v: float) -> str:
+    return seconds(v, 2)
+
+
+def num3(v: float) -> str:
+    return fmt(v, 3)
+
+
+def points(v: float) -> str:
+    """A difference of two shares, in percentage points ("+2.4 points")."""
+    return f"{100 * v:+.1f} points"
+
+
+def times(v: float) -> str:
+    """A ratio to two decimals ("0.94×")."""
+    return f"{v:.2f}×"
+
+
+def video_runs(
+    ctx: Context, name: str, scenario: str, extra: Mapping[str, Any] | None = None
+) -> dict[str, RunResult]:
+    """One run per protocol (PIBES, GCC) of `scenario` with `extra` overrides."""
+    return {
+        label: ctx.run(f"{name}-{label.lower()}", scenario, dict(over) | dict(extra or {}))
+        for label, over in CCAS.items()
+    }
+
+
+def trace_missing(ctx: Context, scenario: str) -> str | None:
+    """The trace file a cellular scenario needs, when it is absent."""
+    doc = tomllib.loads(ctx.scenario(scenario).read_text(encoding="utf-8"))
+    trace = doc["links"][0]["trace"]
+    path = (ctx.scenarios / trace).resolve()
+    return None if path.is_file() else str(path)
