@@ -485,7 +485,7 @@ impl Model {
             }
         }
         // Reading every other output must not panic either.
-        let _ = (cc.ssthresh(), cc.in_slow_start(), cc.target_bitrate());
+        let _ = (cc.ssthresh(), cc.in_slow_start(), cc.media_control());
         let _ = cc.handover_state();
         Ok(())
     }
