@@ -247,4 +247,16 @@ pub trait CongestionControl: Send {
     fn media_control(&self) -> Option<MediaControl> {
         None
     }
+
+    /// Whether a policy may keep writing values into this controller ([`Self::calibrate`],
+    /// [`Self::calibrate_cwnd`], as PolyCC's write-back does on every ACK) and expect it to go
+    /// on from them. True by default. False for a controller that learns from its own sending:
+    /// the PCC family reads a written rate as the start of a new search (its utility trials),
+    /// so calibrated on every event it never backs off and the pool floods the path. Policies
+    /// that calibrate continually refuse such a controller when they are built, naming it; a
+    /// single hand-over ([`Self::adopt`]) and a window clamp are fine. A policy answers false
+    /// if any controller it writes into does. The answer is fixed for the controller's life.
+    fn accepts_calibration(&self) -> bool {
+        true
+    }
 }

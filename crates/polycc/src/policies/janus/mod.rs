@@ -597,4 +597,9 @@ impl CongestionControl for Janus {
         self.flow.adopt(from);
         self.active_mut().adopt(now, from);
     }
+
+    /// Calibrations reach whichever stage is active, so both must accept them.
+    fn accepts_calibration(&self) -> bool {
+        self.conservative.accepts_calibration() && self.aggressive.accepts_calibration()
+    }
 }

@@ -609,4 +609,9 @@ impl CongestionControl for Poly {
         }
         self.fuse(now);
     }
+
+    /// An outside calibration reaches every member.
+    fn accepts_calibration(&self) -> bool {
+        self.members.iter().all(|m| m.cc.accepts_calibration())
+    }
 }

@@ -205,26 +205,23 @@ fn build_poly(
             .enumerate()
             .map(|(i, s)| (format!("copilots[{i}]"), s)),
     );
-    if n > 1 {
-        if let Some((role, spec)) = specs
-            .iter()
-            .find(|(_, s)| crate::algos::pcc::NAMES.contains(&s.name()))
-        {
-            return Err(bad(format!(
-                "{role}: {} cannot share a pool (yet): every write-back of the fused value \
-                 restarts a PCC controller's search, so it never backs off and the pool floods \
-                 the path (pilot cubic with copilot pcc-vivace on 20 Mbit/s: 99 % loss); run it \
-                 alone, or as a pilot with no copilots",
-                spec.name()
-            )));
-        }
-    }
     let srtt = crate::estimators::rtt::INITIAL_RTT;
     let mut members = Vec::with_capacity(n);
     for (role, spec) in specs {
         let cc = registry
             .build(&spec, ctx)
             .map_err(|e| bad(format!("{role}: {e}")))?;
+        // The write-back calibrates every member on every ACK.
+        if n > 1 && !cc.accepts_calibration() {
+            return Err(bad(format!(
+                "{role}: {} cannot share a pool (yet): it learns from its own sending, as the \
+                 PCC family does, and every write-back of the fused value restarts its search, \
+                 so it never backs off and the pool floods the path (pilot cubic with copilot \
+                 pcc-vivace on 20 Mbit/s: 99 % loss); run it alone, or as a pilot with no \
+                 copilots",
+                spec.name()
+            )));
+        }
         members.push(Member::new(spec.name().to_string(), cc, srtt));
     }
     let names: Vec<String> = members.iter().map(|m| m.name.clone()).collect();
