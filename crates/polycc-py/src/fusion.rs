@@ -16,8 +16,7 @@
 //! the run returns, naming the fusion and the time.
 
 use polycc::policies::poly::fusion::{Every, Fusion, FusionInput};
-use polycc::policies::poly::PY_PREFIX;
-use polycc::registry::FusionFactory;
+use polycc::policies::poly::{register_fusion, FusionFactory, PY_PREFIX};
 use polycc::Registry;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -99,7 +98,7 @@ impl PyFusions {
                 })
             });
             // "py:" names never collide with the built-in ones.
-            if r.register_fusion(&label, factory).is_err() {
+            if register_fusion(&mut r, &label, factory).is_err() {
                 unreachable!("{label} is not a built-in fusion name");
             }
         }

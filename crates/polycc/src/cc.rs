@@ -72,6 +72,17 @@ pub struct HandoverState {
     pub in_flight: Bytes,
 }
 
+/// What a real-time media controller tells the application's encoder, read by the media source
+/// before it encodes each frame ([`CongestionControl::media_control`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MediaControl {
+    /// The bitrate the encoder should produce; the source clamps it to its own range.
+    pub target_bitrate: Rate,
+    /// Whether the controller currently sees a competing flow on its bottleneck (PIBES §III-B,
+    /// the flag c); `None` from a controller that does not detect competition.
+    pub competing: Option<bool>,
+}
+
 /// Up to [`Telemetry::CAPACITY`] named numbers a controller exposes for recording, with a short
 /// state name. Fixed size so that sampling it never allocates.
 #[derive(Clone, Copy, Debug, Default)]
@@ -191,10 +202,6 @@ pub trait CongestionControl: Send {
     fn pacing_rate(&self) -> Option<Rate> {
         None
     }
-    /// Media bitrate for real-time sources (PIBES, GCC); `None` for byte-stream CCAs.
-    fn target_bitrate(&self) -> Option<Rate> {
-        None
-    }
     /// True while the controller wants the transport to send padding (packets carrying no
     /// application data, at [`Self::pacing_rate`] and within [`Self::cwnd`]) whenever the
     /// application has nothing to send: WebRTC's bandwidth probes.
@@ -253,5 +260,27 @@ pub trait CongestionControl: Send {
                 cwnd_clamp: None,
             },
         );
+    }
+
+    /// The encoder's target for a real-time media source, or `None` for a byte-stream
+    /// controller (the default). A media source asks before it encodes each frame, after the
+    /// [`Self::on_frame`] of the previous one, and sizes the frame from `target_bitrate` (the
+    /// simulator's source also records `competing` with the frame). Policies answer for the
+    /// controller in charge of the flow (PolyCC's pilot, Janus' active stage), so a wrapped or
+    /// renamed media controller drives its source as it does alone.
+    fn media_control(&self) -> Option<MediaControl> {
+        None
+    }
+
+    /// Whether a policy may keep writing values into this controller ([`Self::calibrate`],
+    /// [`Self::calibrate_cwnd`], as PolyCC's write-back does on every ACK) and expect it to go
+    /// on from them. True by default. False for a controller that learns from its own sending:
+    /// the PCC family reads a written rate as the start of a new search (its utility trials),
+    /// so calibrated on every event it never backs off and the pool floods the path. Policies
+    /// that calibrate continually refuse such a controller when they are built, naming it; a
+    /// single hand-over ([`Self::adopt`]) and a window clamp are fine. A policy answers false
+    /// if any controller it writes into does. The answer is fixed for the controller's life.
+    fn accepts_calibration(&self) -> bool {
+        true
     }
 }

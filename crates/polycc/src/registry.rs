@@ -2,9 +2,9 @@
 //! `"cubic"` or `{ name = "cubic", beta = 0.7 }`.
 
 use crate::cc::{CcContext, CongestionControl};
-use crate::policies::poly::fusion::Fusion;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use std::any::{Any, TypeId};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
@@ -68,14 +68,16 @@ struct Entry {
 
 /// Name → constructor table. [`Registry::standard`] holds every algorithm of this crate; users add
 /// their own with [`Registry::register`].
-/// Makes a fresh instance of a user-defined PolyCC fusion function for each agent built.
-pub type FusionFactory = Arc<dyn Fn() -> Box<dyn Fusion> + Send + Sync>;
-
+///
+/// Besides the constructors a registry carries [extensions](Registry::set_extension): at most
+/// one value of each type, opaque to the registry, defined and read by the module whose builders
+/// need it. PolyCC keeps its user-defined fusion functions there (`fuse = "<name>"`), so the
+/// registry knows no policy.
 #[derive(Clone, Default)]
 pub struct Registry {
     entries: BTreeMap<String, Entry>,
-    /// User-defined PolyCC fusion functions by name (`fuse = "<name>"`).
-    fusions: BTreeMap<String, FusionFactory>,
+    /// One value per type; a clone of the registry shares them until it sets its own.
+    extensions: BTreeMap<TypeId, Arc<dyn Any + Send + Sync>>,
 }
 
 impl Registry {
@@ -109,31 +111,18 @@ impl Registry {
         self.entries.contains_key(name)
     }
 
-    /// Adds or replaces the PolyCC fusion function `name` (a scenario chooses it with
-    /// `fuse = "<name>"`). Built-in names (`max`, `min`, `closest`, `mean`) cannot be replaced:
-    /// registering one is an error naming it.
-    pub fn register_fusion(&mut self, name: &str, factory: FusionFactory) -> Result<(), CcError> {
-        if crate::policies::poly::BUILTIN_FUSIONS.contains(&name) || name.is_empty() {
-            return Err(CcError::BadParams {
-                name: crate::policies::poly::NAME.to_string(),
-                message: format!(
-                    "fusion name {name:?} is empty or built in ({})",
-                    crate::policies::poly::BUILTIN_FUSIONS.join(", ")
-                ),
-            });
-        }
-        self.fusions.insert(name.to_string(), factory);
-        Ok(())
+    /// Stores `value` as this registry's extension of type `T`, replacing the one it had. The
+    /// module that defines `T` gives it meaning (its builders read it with
+    /// [`Registry::extension`]) and offers the functions that fill it.
+    pub fn set_extension<T: Any + Send + Sync>(&mut self, value: T) {
+        self.extensions.insert(TypeId::of::<T>(), Arc::new(value));
     }
 
-    /// A new instance of the registered fusion `name`.
-    pub fn fusion(&self, name: &str) -> Option<Box<dyn Fusion>> {
-        self.fusions.get(name).map(|f| f())
-    }
-
-    /// Names of the registered (user-defined) fusions, sorted.
-    pub fn fusion_names(&self) -> Vec<&str> {
-        self.fusions.keys().map(String::as_str).collect()
+    /// The extension of type `T`, if one was set.
+    pub fn extension<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.extensions
+            .get(&TypeId::of::<T>())
+            .and_then(|v| v.as_ref().downcast_ref::<T>())
     }
 
     pub fn build(

@@ -485,7 +485,12 @@ impl Model {
             }
         }
         // Reading every other output must not panic either.
-        let _ = (cc.ssthresh(), cc.in_slow_start(), cc.target_bitrate());
+        let _ = (
+            cc.ssthresh(),
+            cc.in_slow_start(),
+            cc.media_control(),
+            cc.accepts_calibration(),
+        );
         let _ = cc.handover_state();
         Ok(())
     }

@@ -510,8 +510,13 @@ impl<'a> Simulator<'a> {
         let (Some(s), Some(v)) = (fl.sender.as_mut(), fl.video.as_mut()) else {
             return;
         };
-        let competing = s.cc().telemetry().get("competing").map(|c| c > 0.5);
-        let frame = v.encode(now, s.cc().target_bitrate(), competing, &mut self.rng);
+        let media = s.cc().media_control();
+        let frame = v.encode(
+            now,
+            media.map(|m| m.target_bitrate),
+            media.and_then(|m| m.competing),
+            &mut self.rng,
+        );
         s.cc_mut().on_frame(
             now,
             &polycc::FrameInfo {

@@ -2,9 +2,9 @@
 //! model from the controller's target bitrate, cut into datagrams of P bytes, with per-frame
 //! records of when it was produced, first sent, decodable and complete.
 //!
-//! Encoder: F_c,k = ceil((R_k·T + c_k) / P)·P (PIBES eq. 6, FEC included) with R_k the
-//! controller's `target_bitrate()` clamped to [min_rate, max_rate] and c_k ∈ (−P, 0] the bytes
-//! the previous frames were rounded up by. The carry is ours: an encoder's rate control keeps
+//! Encoder: F_c,k = ceil((R_k·T + c_k) / P)·P (PIBES eq. 6, FEC included) with R_k the target
+//! of the controller's `media_control()` clamped to [min_rate, max_rate] and c_k ∈ (−P, 0] the
+//! bytes the previous frames were rounded up by. The carry is ours: an encoder's rate control keeps
 //! its long-run rate at R_k, whereas eq. 6's ceil alone adds up to a packet per frame (7 % of
 //! 4 Mbit/s with 1200-byte packets at 30 fps), which would push a source targeting 95 % of the
 //! capacity past it. Then F_k = F_c,k·(1 + e_k) with
@@ -38,7 +38,8 @@ pub struct FrameRecord {
     pub bytes: u64,
     /// The target rate the encoder sized the frame from.
     pub target: Rate,
-    /// The controller's competing-flow flag (telemetry `competing`) when the frame was produced.
+    /// The controller's competing-flow flag (`media_control().competing`) when the frame was
+    /// produced.
     pub competing: Option<bool>,
     pub first_sent: Option<Time>,
     received: u32,

@@ -29,7 +29,9 @@ mod probe_estimator;
 mod received_rate;
 mod trendline;
 
-use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
+use crate::cc::{
+    Calibration, CcContext, CongestionControl, HandoverState, MediaControl, Telemetry,
+};
 use crate::intent::Intent;
 use crate::registry::{check_range, parse_params, CcError, Params, Registry};
 use crate::signals::{AckEvent, Feedback, LossEvent, SentPacket};
@@ -304,8 +306,12 @@ impl CongestionControl for Gcc {
         )
     }
 
-    fn target_bitrate(&self) -> Option<Rate> {
-        Some(self.target)
+    /// GCC detects no competing flow: only the target is given.
+    fn media_control(&self) -> Option<MediaControl> {
+        Some(MediaControl {
+            target_bitrate: self.target,
+            competing: None,
+        })
     }
 
     fn wants_padding(&self) -> bool {

@@ -27,7 +27,11 @@ fn run_and_measure(cc: &mut Gcc, path: &mut PacedPath, from: f64, to: f64) -> (f
     while t < to {
         t += 0.01;
         path.run_until(cc, secs(t));
-        rate += cc.target_bitrate().unwrap().as_bps() as f64;
+        rate += cc
+            .media_control()
+            .map(|m| m.target_bitrate)
+            .unwrap()
+            .as_bps() as f64;
         delay += path.queue_delay().as_millis_f64();
         n += 1.0;
     }
@@ -69,14 +73,24 @@ fn overuse_cuts_the_rate_below_the_received_rate() {
     while t < 5.0 {
         t += 0.01;
         path.run_until(&mut cc, secs(t));
-        if cc.target_bitrate().unwrap().as_bps() <= 1_000_000 {
+        if cc
+            .media_control()
+            .map(|m| m.target_bitrate)
+            .unwrap()
+            .as_bps()
+            <= 1_000_000
+        {
             cut_at = Some(t);
             break;
         }
     }
     let t = cut_at.expect("the rate never came down to the capacity");
     assert!(t < 2.5, "cut only at {t:.2} s");
-    let r = cc.target_bitrate().unwrap().as_bps() as f64;
+    let r = cc
+        .media_control()
+        .map(|m| m.target_bitrate)
+        .unwrap()
+        .as_bps() as f64;
     assert!(
         (700_000.0..=1_000_000.0).contains(&r),
         "rate after the cut {r}"
@@ -97,7 +111,10 @@ fn heavy_random_loss_lowers_the_loss_based_rate() {
         "loss-based {loss}"
     );
     assert!((cc.loss.loss_fraction() - 0.2).abs() < 0.03);
-    assert_eq!(cc.target_bitrate(), Some(cc.loss.rate().max(MIN_RATE)));
+    assert_eq!(
+        cc.media_control().map(|m| m.target_bitrate),
+        Some(cc.loss.rate().max(MIN_RATE))
+    );
 }
 
 #[test]
@@ -110,7 +127,10 @@ fn intent_bounds_the_rate_and_handover_carries_it() {
             max_rate: Rate::from_mbps(3),
         },
     );
-    assert_eq!(cc.target_bitrate(), Some(Rate::from_mbps(1)));
+    assert_eq!(
+        cc.media_control().map(|m| m.target_bitrate),
+        Some(Rate::from_mbps(1))
+    );
     cc.adopt(
         Time::ZERO,
         &HandoverState {
@@ -118,7 +138,10 @@ fn intent_bounds_the_rate_and_handover_carries_it() {
             ..HandoverState::default()
         },
     );
-    assert_eq!(cc.target_bitrate(), Some(Rate::from_mbps(3)));
+    assert_eq!(
+        cc.media_control().map(|m| m.target_bitrate),
+        Some(Rate::from_mbps(3))
+    );
     assert_eq!(cc.pacing_rate(), Some(Rate::from_mbps(3)));
     // Window: two round trips of 3 Mbit/s at the 100 ms floor = 75 000 bytes.
     assert_eq!(cc.cwnd(), 75_000);

@@ -54,7 +54,6 @@ pub const PROTEUS_S_SUMMARY: &str =
 pub const PROTEUS_H_SUMMARY: &str =
     "PCC Proteus-H (SIGCOMM'20): primary below threshold_mbps, scavenger above";
 
-/// Registers this module's controllers.
 /// Registry names of the PCC family.
 pub const NAMES: [&str; 5] = [
     "pcc-allegro",
@@ -64,6 +63,7 @@ pub const NAMES: [&str; 5] = [
     "proteus-h",
 ];
 
+/// Registers this module's controllers.
 pub fn register(r: &mut Registry) {
     r.register("pcc-allegro", ALLEGRO_SUMMARY, build_allegro);
     r.register("pcc-vivace", VIVACE_SUMMARY, build_vivace);

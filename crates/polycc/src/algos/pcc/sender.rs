@@ -388,6 +388,12 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
         Some(self.rate.max(Rate(1)))
     }
 
+    /// A written rate or window starts a new search (module documentation of
+    /// [`crate::algos::pcc`]): calibrated on every ACK, PCC never backs off.
+    fn accepts_calibration(&self) -> bool {
+        false
+    }
+
     fn in_slow_start(&self) -> bool {
         self.ctl.state() == "starting"
     }

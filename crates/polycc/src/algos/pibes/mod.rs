@@ -7,7 +7,7 @@
 //! - [`share`]: the share FSM of Fig. 4 (§III-B);
 //! - here: B_k = P / d (eq. 3) and R_k = max(R_min, min(s_k·B_k, R_max)) (eq. 5). The frame size
 //!   F_c,k = ceil(R_k·T / P)·P (eq. 6, FEC included) is the encoder's: the simulator's video
-//!   source computes it from [`CongestionControl::target_bitrate`].
+//!   source computes it from the target of [`CongestionControl::media_control`].
 //!
 //! Frame boundaries come from [`CongestionControl::on_frame`]; the position of each packet in its
 //! frame is counted from [`CongestionControl::on_sent`], so the pacing rate answered before each
@@ -30,7 +30,9 @@ pub mod burst;
 pub mod receiver;
 pub mod share;
 
-use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
+use crate::cc::{
+    Calibration, CcContext, CongestionControl, HandoverState, MediaControl, Telemetry,
+};
 use crate::intent::Intent;
 use crate::registry::{check_range, parse_params, CcError, Params, Registry};
 use crate::signals::{AckEvent, Feedback, FrameInfo, LossEvent, PacketOutcome, SentPacket};
@@ -452,8 +454,12 @@ impl CongestionControl for Pibes {
         })
     }
 
-    fn target_bitrate(&self) -> Option<Rate> {
-        Some(self.target)
+    /// R_k for the encoder, with the competing-flow flag c of the latest receiver report.
+    fn media_control(&self) -> Option<MediaControl> {
+        Some(MediaControl {
+            target_bitrate: self.target,
+            competing: Some(self.report.competing),
+        })
     }
 
     fn set_intent(&mut self, _now: Time, intent: &Intent) {

@@ -274,7 +274,10 @@ fn send(cc: &mut Pibes, pn: &mut u64, n: u32, t: &mut Time) -> Vec<(u64, Time, D
 #[test]
 fn burst_then_paced_then_rate_from_estimate() {
     let mut cc = pibes();
-    assert_eq!(cc.target_bitrate(), Some(START_RATE));
+    assert_eq!(
+        cc.media_control().map(|m| m.target_bitrate),
+        Some(START_RATE)
+    );
     let (mut pn, mut t) = (0, Time::ZERO);
     cc.on_frame(
         t,
@@ -324,7 +327,11 @@ fn burst_then_paced_then_rate_from_estimate() {
             bytes: 30 * P,
         },
     );
-    let r = cc.target_bitrate().unwrap().as_mbps_f64();
+    let r = cc
+        .media_control()
+        .map(|m| m.target_bitrate)
+        .unwrap()
+        .as_mbps_f64();
     assert!(close(r, 7.68, 1e-3), "R = {r}");
     // Paced gaps of this frame are d = 1 ms.
     let sent = send(&mut cc, &mut pn, 30, &mut t);

@@ -23,7 +23,9 @@ pub mod target_rate;
 #[cfg(test)]
 mod tests;
 
-use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
+use crate::cc::{
+    Calibration, CcContext, CongestionControl, HandoverState, MediaControl, Telemetry,
+};
 use crate::intent::Intent;
 use crate::policies::handover::{self, FlowView, Overrides};
 use crate::registry::{check_range, parse_params, CcError, CcSpec, Params, Registry};
@@ -463,6 +465,10 @@ impl CongestionControl for Janus {
     fn pacing_rate(&self) -> Option<Rate> {
         self.active().pacing_rate()
     }
+    /// The active stage's: a media controller in either stage drives its source while in charge.
+    fn media_control(&self) -> Option<MediaControl> {
+        self.active().media_control()
+    }
     fn ssthresh(&self) -> Option<Bytes> {
         self.active().ssthresh()
     }
@@ -590,5 +596,10 @@ impl CongestionControl for Janus {
     fn adopt(&mut self, now: Time, from: &HandoverState) {
         self.flow.adopt(from);
         self.active_mut().adopt(now, from);
+    }
+
+    /// Calibrations reach whichever stage is active, so both must accept them.
+    fn accepts_calibration(&self) -> bool {
+        self.conservative.accepts_calibration() && self.aggressive.accepts_calibration()
     }
 }

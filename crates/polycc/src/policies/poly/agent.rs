@@ -33,7 +33,9 @@ use super::fusion::{Every, Fusion, FusionInput, Pick};
 use super::members::{Member, Quantity};
 use super::signals::Signals;
 use super::telemetry;
-use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
+use crate::cc::{
+    Calibration, CcContext, CongestionControl, HandoverState, MediaControl, Telemetry,
+};
 use crate::intent::Intent;
 use crate::policies::handover::{self, FlowView, Overrides};
 use crate::signals::{AckEvent, Feedback, FrameInfo, LossEvent, PacketOutcome, SentPacket};
@@ -549,8 +551,8 @@ impl CongestionControl for Poly {
             Quantity::Cwnd => self.members[self.pilot].cc.pacing_rate(),
         }
     }
-    fn target_bitrate(&self) -> Option<Rate> {
-        self.members[self.pilot].cc.target_bitrate()
+    fn media_control(&self) -> Option<MediaControl> {
+        self.members[self.pilot].cc.media_control()
     }
     fn ssthresh(&self) -> Option<Bytes> {
         self.members[self.pilot].cc.ssthresh()
@@ -606,5 +608,10 @@ impl CongestionControl for Poly {
             m.cc.adopt(now, from);
         }
         self.fuse(now);
+    }
+
+    /// An outside calibration reaches every member.
+    fn accepts_calibration(&self) -> bool {
+        self.members.iter().all(|m| m.cc.accepts_calibration())
     }
 }

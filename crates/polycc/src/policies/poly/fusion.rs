@@ -2,9 +2,9 @@
 //! 3): the calibrated window or rate computed from every member's own value.
 //!
 //! Built in: `max`, `min`, `closest` (argmin |x_i − x*| for a target x* given or derived),
-//! `mean` (weighted). Anything else implements [`Fusion`]: registered by name in the
-//! [`crate::registry::Registry`] ([`crate::registry::Registry::register_fusion`], how the Python
-//! bindings add `py:<name>` fusions) or built into its own CCA with [`super::build_with_fusion`].
+//! `mean` (weighted). Anything else implements [`Fusion`]: registered by name in a
+//! [`crate::registry::Registry`] ([`super::register_fusion`], how the Python bindings add
+//! `py:<name>` fusions) or built into its own CCA with [`super::build_with_fusion`].
 //!
 //! When it runs ([`Every`]): the paper fuses on every feedback (§2: each CCA "receives feedback
 //! (i.e., ACK) and computes" its value; the fusion follows), which is [`Every::Event`]: every ACK,

@@ -18,18 +18,20 @@
 //! - `write_back`: `"all"` (default, the paper) or `"pilot"`.
 //! - `rules`: rule-based pilot selection ([`filter`]), `min_dwell_rtts` (default 4).
 //!
-//! A user-defined fusion implements [`fusion::Fusion`]. Registered in the registry by name
-//! ([`Registry::register_fusion`]) it is chosen with `fuse = "<name>"` like a built-in one (the
+//! A user-defined fusion implements [`fusion::Fusion`]. Registered in a registry by name
+//! ([`register_fusion`]) it is chosen with `fuse = "<name>"` like a built-in one (the
 //! Python bindings register Python callables as `py:<name>`); or it is built into a CCA of its
 //! own name with [`build_with_fusion`].
 //!
 //! One concept per file: [`agent`] (running the pool, fusing, writing back), [`members`] (a
 //! member's value and the window ↔ rate conversions), [`filter`] (pilot selection),
-//! [`signals`] (what rules measure), [`fusion`], [`telemetry`].
+//! [`signals`] (what rules measure), [`fusion`], [`fusion_registry`] (user fusions by name),
+//! [`telemetry`].
 
 pub mod agent;
 pub mod filter;
 pub mod fusion;
+pub mod fusion_registry;
 pub mod members;
 pub mod signals;
 pub mod telemetry;
@@ -38,12 +40,14 @@ pub mod telemetry;
 mod tests;
 
 pub use agent::{AgentConfig, Poly, Target, WriteBack};
+pub use fusion_registry::{register_fusion, FusionFactory};
 pub use telemetry::MAX_MEMBERS;
 
 use crate::cc::{CcContext, CongestionControl};
 use crate::registry::{parse_params, CcError, CcSpec, Params, Registry};
 use filter::{Filter, Rule, RuleParams};
 use fusion::{Every, Fusion};
+use fusion_registry::{registered, registered_names};
 use members::{Member, Quantity};
 use serde::Deserialize;
 
@@ -182,7 +186,7 @@ fn build_poly(
             (f, Target::Bdp)
         }
         // A registered fusion: `target` reaches it (it may read one), `weights` is `mean`'s.
-        None => match params.fuse.as_deref().and_then(|f| registry.fusion(f)) {
+        None => match params.fuse.as_deref().and_then(|f| registered(registry, f)) {
             Some(f) => {
                 if params.weights.is_some() {
                     return Err(bad(format!(
@@ -205,26 +209,23 @@ fn build_poly(
             .enumerate()
             .map(|(i, s)| (format!("copilots[{i}]"), s)),
     );
-    if n > 1 {
-        if let Some((role, spec)) = specs
-            .iter()
-            .find(|(_, s)| crate::algos::pcc::NAMES.contains(&s.name()))
-        {
-            return Err(bad(format!(
-                "{role}: {} cannot share a pool (yet): every write-back of the fused value \
-                 restarts a PCC controller's search, so it never backs off and the pool floods \
-                 the path (pilot cubic with copilot pcc-vivace on 20 Mbit/s: 99 % loss); run it \
-                 alone, or as a pilot with no copilots",
-                spec.name()
-            )));
-        }
-    }
     let srtt = crate::estimators::rtt::INITIAL_RTT;
     let mut members = Vec::with_capacity(n);
     for (role, spec) in specs {
         let cc = registry
             .build(&spec, ctx)
             .map_err(|e| bad(format!("{role}: {e}")))?;
+        // The write-back calibrates every member on every ACK.
+        if n > 1 && !cc.accepts_calibration() {
+            return Err(bad(format!(
+                "{role}: {} cannot share a pool (yet): it learns from its own sending, as the \
+                 PCC family does, and every write-back of the fused value restarts its search, \
+                 so it never backs off and the pool floods the path (pilot cubic with copilot \
+                 pcc-vivace on 20 Mbit/s: 99 % loss); run it alone, or as a pilot with no \
+                 copilots",
+                spec.name()
+            )));
+        }
         members.push(Member::new(spec.name().to_string(), cc, srtt));
     }
     let names: Vec<String> = members.iter().map(|m| m.name.clone()).collect();
@@ -281,9 +282,8 @@ fn builtin_fusion(
             })?)
         }
         other => {
-            let registered = registry.fusion_names();
             let mut known = BUILTIN_FUSIONS.join(", ");
-            for r in &registered {
+            for r in &registered_names(registry) {
                 known.push_str(", ");
                 known.push_str(r);
             }

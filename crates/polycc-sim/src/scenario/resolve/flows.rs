@@ -1,0 +1,240 @@
+//! Flows: each `[[flows]]` entry, checked key by key in file order, expanded into `count`
+//! flows of the same settings.
+
+use super::{intents, traffic};
+use crate::scenario::quantity::Size;
+use crate::scenario::spec::{AckPolicy, DelayedAck, FlowSpec, JitterDistribution, Scenario};
+use crate::scenario::{
+    bytes_of, FlowModel, Origin, ScenarioError, SendJitterModel, Traffic, MAX_SEND_JITTER,
+};
+use polycc::registry::Registry;
+use polycc::units::Duration;
+use polycc::CcContext;
+use std::collections::HashMap;
+
+/// What resolving a flow needs from the rest of the scenario.
+struct Context<'a> {
+    sc: &'a Scenario,
+    origin: &'a Origin,
+    registry: &'a Registry,
+    link_index: &'a HashMap<String, usize>,
+    full_packet: u64,
+}
+
+/// Every flow, and for each link the largest RTT of the flows crossing it (link delay both ways
+/// included; zero where none does).
+pub(super) fn resolve_flows(
+    sc: &Scenario,
+    origin: &Origin,
+    registry: &Registry,
+    link_index: &HashMap<String, usize>,
+    full_packet: u64,
+) -> Result<(Vec<FlowModel>, Vec<Duration>), ScenarioError> {
+    let cx = Context {
+        sc,
+        origin,
+        registry,
+        link_index,
+        full_packet,
+    };
+    let mut flows = Vec::new();
+    let mut max_rtt_on_link = vec![Duration::ZERO; sc.links.len()];
+    let mut ids = HashMap::new();
+    for (i, f) in sc.flows.iter().enumerate() {
+        let flow = resolve_flow(&cx, i, f)?;
+        for &l in &flow.path {
+            max_rtt_on_link[l] = max_rtt_on_link[l].max(f.rtt.value + sc.links[l].delay.value * 2);
+        }
+        for k in 0..f.count {
+            let id = if f.count == 1 {
+                f.id.clone()
+            } else {
+                format!("{}-{}", f.id, k + 1)
+            };
+            if ids.insert(id.clone(), i).is_some() {
+                return Err(origin.err(
+                    format!("flows[{i}].id"),
+                    format!("duplicate flow id {id:?}"),
+                ));
+            }
+            flows.push(FlowModel { id, ..flow.clone() });
+        }
+    }
+    Ok((flows, max_rtt_on_link))
+}
+
+/// One `[[flows]]` entry under its own id. The controller is built once, so that an unknown
+/// name or a bad parameter is reported here.
+fn resolve_flow(cx: &Context, i: usize, f: &FlowSpec) -> Result<FlowModel, ScenarioError> {
+    let origin = cx.origin;
+    let at = |k: &str| format!("flows[{i}].{k}");
+    if f.rtt.value.is_zero() {
+        return Err(origin.err(at("rtt"), "must be positive"));
+    }
+    if f.count == 0 {
+        return Err(origin.err(at("count"), "must be at least 1"));
+    }
+    if let Some(stop) = &f.stop {
+        if stop.value <= f.start.value {
+            return Err(origin.err(at("stop"), "must be after start"));
+        }
+    }
+    let path = resolve_path(cx, i, f)?;
+    let traffic = traffic::resolve_flow_traffic(origin, &at("traffic"), &f.traffic, cx.sc)?;
+    let (ack_every, max_ack_delay) = resolve_ack(origin, i, &f.ack)?;
+    let rwnd = resolve_rwnd(origin, &at("rwnd"), f, cx.full_packet)?;
+    check_reverse_bounded(cx, &at("reverse"), f, &traffic, rwnd, &path)?;
+    let (intent, intent_schedule) = intents::resolve_intents(origin, i, f, &traffic)?;
+    let send_jitter =
+        resolve_send_jitter(f, &traffic).map_err(|m| origin.err(at("send_jitter"), m))?;
+    if !traffic.is_unresponsive() {
+        cx.registry
+            .build(&f.cca, &CcContext::new(cx.full_packet))
+            .map_err(|e| origin.err(at("cca"), e.to_string()))?;
+    }
+    Ok(FlowModel {
+        id: f.id.clone(),
+        cca: f.cca.clone(),
+        rtt: f.rtt.value,
+        start: f.start.value,
+        stop: f.stop.as_ref().map(|s| s.value),
+        traffic,
+        path,
+        reverse: f.reverse,
+        ack_every,
+        max_ack_delay,
+        pacing: f.pacing,
+        rwnd,
+        intent,
+        intent_schedule,
+        send_jitter,
+    })
+}
+
+/// The links the flow's data crosses, by index (the first link when `path` is not given).
+fn resolve_path(cx: &Context, i: usize, f: &FlowSpec) -> Result<Vec<usize>, ScenarioError> {
+    match &f.path {
+        None => Ok(vec![0]),
+        Some(p) if p.is_empty() => Err(cx
+            .origin
+            .err(format!("flows[{i}].path"), "must name at least one link")),
+        Some(p) => p
+            .iter()
+            .enumerate()
+            .map(|(j, id)| {
+                cx.link_index.get(id).copied().ok_or_else(|| {
+                    let known: Vec<_> = cx.sc.links.iter().map(|l| l.id.as_str()).collect();
+                    cx.origin.err(
+                        format!("flows[{i}].path[{j}]"),
+                        format!("unknown link {id:?}; known: {}", known.join(", ")),
+                    )
+                })
+            })
+            .collect(),
+    }
+}
+
+/// `ack`: packets per ACK and the delayed-ACK timer.
+fn resolve_ack(
+    origin: &Origin,
+    i: usize,
+    ack: &AckPolicy,
+) -> Result<(u32, Duration), ScenarioError> {
+    match ack {
+        AckPolicy::Named(n) if n == "every" => Ok((1, Duration::ZERO)),
+        AckPolicy::Named(n) if n == "delayed" => {
+            let d = DelayedAck::default();
+            Ok((d.every, d.max_delay.value))
+        }
+        AckPolicy::Named(n) => Err(origin.err(
+            format!("flows[{i}].ack"),
+            format!("unknown ACK policy {n:?}; allowed: \"every\", \"delayed\" or {{ every = N, max_delay = \"25ms\" }}"),
+        )),
+        AckPolicy::Delayed(d) => {
+            if d.every == 0 {
+                return Err(origin.err(format!("flows[{i}].ack.every"), "must be at least 1"));
+            }
+            Ok((d.every, d.max_delay.value))
+        }
+    }
+}
+
+/// `rwnd` in bytes: at least two full packets, not in bdp.
+fn resolve_rwnd(
+    origin: &Origin,
+    at: &str,
+    f: &FlowSpec,
+    full_packet: u64,
+) -> Result<Option<u64>, ScenarioError> {
+    match f.rwnd.as_ref().map(|r| r.value) {
+        None => Ok(None),
+        Some(Size::Bdp(_)) => {
+            Err(origin.err(at, "give the receive window in pkt or bytes, not bdp"))
+        }
+        Some(s) => {
+            let b = bytes_of(&s, full_packet, 0);
+            if b < 2 * full_packet {
+                return Err(origin.err(at, "must allow at least two full packets"));
+            }
+            Ok(Some(b))
+        }
+    }
+}
+
+/// A responsive flow whose data meets no capacity limit grows without bound (and the run with
+/// it): reverse data crosses the links' reverse directions, unlimited unless given.
+fn check_reverse_bounded(
+    cx: &Context,
+    at: &str,
+    f: &FlowSpec,
+    traffic: &Traffic,
+    rwnd: Option<u64>,
+    path: &[usize],
+) -> Result<(), ScenarioError> {
+    let links = &cx.sc.links;
+    if f.reverse
+        && !traffic.is_unresponsive()
+        && rwnd.is_none()
+        && path.iter().all(|&l| links[l].reverse_rate.is_none())
+    {
+        let ids: Vec<_> = path.iter().map(|&l| links[l].id.as_str()).collect();
+        return Err(cx.origin.err(
+            at,
+            format!(
+                "the data of this reverse flow would cross only unlimited reverse directions \
+                 (no `reverse_rate` on {}); give one of them `reverse_rate`, or bound the \
+                 flow with `rwnd`",
+                ids.join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The send-time noise of a flow, or why its `send_jitter` is not allowed.
+fn resolve_send_jitter(f: &FlowSpec, traffic: &Traffic) -> Result<Option<SendJitterModel>, String> {
+    let Some(q) = &f.send_jitter else {
+        if f.send_jitter_dist.is_some() {
+            return Err("send_jitter_dist is given without send_jitter".into());
+        }
+        return Ok(None);
+    };
+    let d = q.value;
+    if d > MAX_SEND_JITTER {
+        return Err(format!(
+            "{q} exceeds the {MAX_SEND_JITTER} allowed (host timing noise is micro- to milliseconds)"
+        ));
+    }
+    if d.is_zero() {
+        return Ok(None);
+    }
+    if traffic.is_unresponsive() {
+        return Err(
+            "unresponsive traffic (cbr, poisson) has no sender to delay; remove send_jitter".into(),
+        );
+    }
+    Ok(Some(match f.send_jitter_dist.unwrap_or_default() {
+        JitterDistribution::Uniform => SendJitterModel::Uniform { max: d },
+        JitterDistribution::Exponential => SendJitterModel::Exponential { mean: d },
+    }))
+}

@@ -1,0 +1,56 @@
+//! One direction of a link: its capacity and queue, the queue's size converted to bytes or
+//! packets (a size in bdp from the rate and the largest RTT of the flows crossing it).
+
+use crate::scenario::quantity::Size;
+use crate::scenario::spec::{Capacity, QueueKind, QueueSpec};
+use crate::scenario::{bytes_of, LinkDirModel, Origin, ScenarioError};
+use polycc::units::{Duration, Rate};
+
+/// The direction with `capacity` and queue `q` (errors name `at`, the queue's key); `rate` is
+/// the capacity a bdp refers to. Loss, jitter and ACK aggregation are the link's to fill in.
+pub(super) fn dir_model(
+    origin: &Origin,
+    at: &str,
+    capacity: Capacity,
+    q: &QueueSpec,
+    rate: Rate,
+    max_rtt: Duration,
+    full_packet: u64,
+) -> Result<LinkDirModel, ScenarioError> {
+    let bdp_rtt = q.bdp_rtt.as_ref().map(|d| d.value).unwrap_or(max_rtt);
+    let bdp = rate.bytes_in(bdp_rtt);
+    if matches!(q.size.value, Size::Bdp(_)) && bdp_rtt.is_zero() {
+        return Err(origin.err(
+            format!("{at}.size"),
+            "a size in bdp needs an RTT: no flow crosses this link, so set bdp_rtt or give the size in pkt or bytes",
+        ));
+    }
+    let (limit_bytes, limit_packets) = match q.size.value {
+        Size::Packets(n) => (None, Some(n)),
+        ref s => (Some(bytes_of(s, full_packet, bdp)), None),
+    };
+    if limit_bytes == Some(0) || limit_packets == Some(0) {
+        return Err(origin.err(
+            format!("{at}.size"),
+            "a queue must hold at least one packet",
+        ));
+    }
+    if q.kind == QueueKind::FqCodel && q.quantum == 0 {
+        return Err(origin.err(format!("{at}.quantum"), "must be positive"));
+    }
+    if q.kind != QueueKind::Droptail && (q.target.value.is_zero() || q.interval.value.is_zero()) {
+        return Err(origin.err(
+            format!("{at}.target"),
+            "CoDel target and interval must be positive",
+        ));
+    }
+    Ok(LinkDirModel {
+        capacity,
+        queue: q.clone(),
+        queue_limit_bytes: limit_bytes,
+        queue_limit_packets: limit_packets,
+        loss: 0.0,
+        jitter: None,
+        ack_aggregation: None,
+    })
+}

@@ -1,0 +1,144 @@
+//! A flow's traffic source: bulk, sized, web, CBR, Poisson or video, with its numbers checked.
+
+use crate::scenario::quantity::{self, DurationQ, RateQ, SizeQ};
+use crate::scenario::spec::{Arrivals, Scenario, TrafficSpec, TrafficTable};
+use crate::scenario::{Origin, ScenarioError, Traffic, VideoModel};
+use polycc::units::Duration;
+use quantity::Size;
+
+/// Web traffic's `connection` values.
+const WEB_PER_REQUEST: &str = "per_request";
+const WEB_PERSISTENT: &str = "persistent";
+
+/// The source of a flow; errors name `at` (the flow's `traffic` key) or the key under it.
+pub(super) fn resolve_flow_traffic(
+    origin: &Origin,
+    at: &str,
+    t: &TrafficSpec,
+    sc: &Scenario,
+) -> Result<Traffic, ScenarioError> {
+    let traffic = resolve_traffic(t, sc.mss).map_err(|m| origin.err(at, m))?;
+    if let Traffic::Video(v) = &traffic {
+        if v.packet <= sc.header_bytes {
+            return Err(origin.err(
+                format!("{at}.packet"),
+                format!(
+                    "{} bytes leave no payload after the {}-byte header",
+                    v.packet, sc.header_bytes
+                ),
+            ));
+        }
+    }
+    Ok(traffic)
+}
+
+fn resolve_traffic(t: &TrafficSpec, mss: u64) -> Result<Traffic, String> {
+    let size_bytes = |s: &SizeQ| -> Result<u64, String> {
+        match s.value {
+            Size::Bytes(0) | Size::Packets(0) => Err("size must be positive".into()),
+            Size::Bytes(b) => Ok(b),
+            Size::Packets(n) => Ok(n * mss),
+            Size::Bdp(_) => Err("a transfer size cannot be given in bdp".into()),
+        }
+    };
+    Ok(match t {
+        TrafficSpec::Named(n) if n == "bulk" => Traffic::Bulk,
+        TrafficSpec::Named(n) => {
+            return Err(format!("unknown traffic {n:?}; allowed: \"bulk\" or a table with kind = bulk | sized | web | cbr | poisson | video"))
+        }
+        TrafficSpec::Table(TrafficTable::Bulk) => Traffic::Bulk,
+        TrafficSpec::Table(TrafficTable::Sized { size }) => Traffic::Sized { bytes: size_bytes(size)? },
+        TrafficSpec::Table(TrafficTable::Web { size, interval, arrivals, connection }) => {
+            web(interval, *arrivals, connection.as_deref(), || size_bytes(size))?
+        }
+        TrafficSpec::Table(TrafficTable::Cbr { rate }) | TrafficSpec::Table(TrafficTable::Poisson { rate })
+            if rate.value.as_bps() == 0 =>
+        {
+            return Err("rate must be positive".into())
+        }
+        TrafficSpec::Table(TrafficTable::Cbr { rate }) => Traffic::Cbr { rate: rate.value },
+        TrafficSpec::Table(TrafficTable::Poisson { rate }) => Traffic::Poisson { rate: rate.value },
+        TrafficSpec::Table(TrafficTable::Video { fps, min_rate, max_rate, packet, fec, retransmit, frame_noise }) => {
+            Traffic::Video(video(*fps, min_rate, max_rate, packet, *fec, *retransmit, *frame_noise)?)
+        }
+    })
+}
+
+/// Web-like transfers; the size is checked after the interval and the connection.
+fn web(
+    interval: &DurationQ,
+    arrivals: Arrivals,
+    connection: Option<&str>,
+    size_bytes: impl Fn() -> Result<u64, String>,
+) -> Result<Traffic, String> {
+    if interval.value.is_zero() {
+        return Err("web interval must be positive".into());
+    }
+    let persistent = match connection {
+        None | Some(WEB_PER_REQUEST) => false,
+        Some(WEB_PERSISTENT) => true,
+        Some(c) => {
+            return Err(format!(
+                "connection = {c:?} is not allowed; use \"{WEB_PER_REQUEST}\" (a new connection per request, the default) or \"{WEB_PERSISTENT}\" (one connection for all requests)"
+            ))
+        }
+    };
+    Ok(Traffic::Web {
+        bytes: size_bytes()?,
+        interval: interval.value,
+        poisson: arrivals == Arrivals::Poisson,
+        persistent,
+    })
+}
+
+/// A real-time video source (`spec::TrafficTable::Video`).
+fn video(
+    fps: f64,
+    min_rate: &RateQ,
+    max_rate: &RateQ,
+    packet: &SizeQ,
+    fec: f64,
+    retransmit: bool,
+    frame_noise: f64,
+) -> Result<VideoModel, String> {
+    if !(fps.is_finite() && (1.0..=1000.0).contains(&fps)) {
+        return Err(format!("fps = {fps} is outside 1 ..= 1000"));
+    }
+    if max_rate.value.as_bps() == 0 {
+        return Err("max_rate must be positive".into());
+    }
+    if min_rate.value > max_rate.value {
+        return Err(format!(
+            "min_rate {} must not exceed max_rate {}",
+            min_rate.value, max_rate.value
+        ));
+    }
+    let packet = match packet.value {
+        Size::Bytes(b) => b,
+        Size::Packets(_) | Size::Bdp(_) => {
+            return Err("packet is a datagram size: give it in bytes (\"1200B\")".into())
+        }
+    };
+    if !(64..=65_000).contains(&packet) {
+        return Err(format!("packet = {packet} bytes is outside 64 ..= 65000"));
+    }
+    if !(fec.is_finite() && (0.0..=4.0).contains(&fec)) {
+        return Err(format!(
+            "fec = {fec} is outside 0.0 ..= 4.0 (repair packets per data packet)"
+        ));
+    }
+    if !(frame_noise.is_finite() && (0.0..=0.5).contains(&frame_noise)) {
+        return Err(format!(
+            "frame_noise = {frame_noise} is outside 0.0 ..= 0.5"
+        ));
+    }
+    Ok(VideoModel {
+        interval: Duration::from_secs_f64(1.0 / fps),
+        min_rate: min_rate.value,
+        max_rate: max_rate.value,
+        packet,
+        fec,
+        retransmit,
+        frame_noise,
+    })
+}
