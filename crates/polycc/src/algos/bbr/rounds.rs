@@ -1,0 +1,33 @@
+//! Round-trip counting as Linux `bbr_update_bw` does it: by packet number (`algos/round.rs`,
+//! Linux's `next_rtt_delivered`), advancing only on ACKs that carry a valid delivery-rate sample.
+
+use crate::algos::round::RoundTracker;
+
+#[derive(Clone, Debug, Default)]
+pub struct Rounds {
+    tracker: RoundTracker,
+    /// Rounds ended so far (Linux `rtt_cnt`): the max-bandwidth filter's clock.
+    pub count: u64,
+    /// The last ACK ended a round (Linux `round_start`).
+    pub start: bool,
+}
+
+impl Rounds {
+    pub fn on_sent(&mut self, pn: u64) {
+        self.tracker.on_sent(pn);
+    }
+
+    /// Whether this ACK, with a valid rate sample or not, ends a round.
+    pub fn on_ack(&mut self, valid_sample: bool, largest_acked: u64) -> bool {
+        self.start = valid_sample && self.tracker.on_ack(largest_acked);
+        if self.start {
+            self.count += 1;
+        }
+        self.start
+    }
+
+    /// Starts a round now: it ends once a packet sent from now on is acknowledged.
+    pub fn restart(&mut self) {
+        self.tracker.start();
+    }
+}
