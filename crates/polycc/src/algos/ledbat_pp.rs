@@ -14,9 +14,10 @@
 //! up to exactly one RTT's change.
 
 use crate::algos::ledbat::delay::DelayEstimator;
+use crate::algos::ledbat::target_param;
 use crate::algos::ledbat::window::Window;
 use crate::cc::{Calibration, CcContext, CongestionControl, Telemetry, MIN_WINDOW_PACKETS};
-use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::registry::{parse_params, CcError, Params, Registry};
 use crate::signals::{AckEvent, LossEvent, SentPacket};
 use crate::units::{Bytes, Duration, Time};
 use serde::Deserialize;
@@ -72,11 +73,11 @@ pub fn build(
 ) -> Result<Box<dyn CongestionControl>, CcError> {
     let params: LedbatPpParams = parse_params(NAME, p)?;
     // RFC 6817's bound on TARGET (≤ 100 ms) carries over.
-    check_range(NAME, "target_ms", params.target_ms, 1.0, 100.0)?;
+    let target = target_param(NAME, params.target_ms)?;
     Ok(Box::new(LedbatPp::new(
         ctx,
         LedbatPpConfig {
-            target: Duration::from_secs_f64(params.target_ms / 1e3),
+            target,
             slowdown: params.slowdown,
         },
     )))
@@ -187,6 +188,17 @@ impl LedbatPp {
         };
     }
 
+    /// One ACK of LEDBAT++'s slow start (§4.4; the initial one and a slowdown's regrowth): the
+    /// window grows by GAIN per byte acked until it reaches ssthresh or the queue exceeds 3/4 of
+    /// the target (`ss_exit`). True when this ACK ends it (the window is then left as it is).
+    fn slow_start_ends(&mut self, ss_exit: bool, gain: f64, acked: Bytes) -> bool {
+        if ss_exit || self.window.cwnd >= self.ssthresh as f64 {
+            return true;
+        }
+        self.window.cwnd += gain * acked as f64;
+        false
+    }
+
     /// One ACK's share of the per-RTT congestion-avoidance change (LEDBAT++ §4.3).
     fn congestion_avoidance(&mut self, acked: Bytes, qd: Duration, gain: f64) {
         let w = self.window.cwnd / self.window.mss as f64;
@@ -227,10 +239,8 @@ impl CongestionControl for LedbatPp {
         let ss_exit = qd.as_secs_f64() > SLOW_START_EXIT_FRACTION * self.cfg.target.as_secs_f64();
         match self.phase {
             Phase::SlowStart => {
-                if ss_exit || self.window.cwnd >= self.ssthresh as f64 {
+                if self.slow_start_ends(ss_exit, gain, ack.acked_bytes) {
                     self.enter_congestion_avoidance(now);
-                } else {
-                    self.window.cwnd += gain * ack.acked_bytes as f64;
                 }
             }
             Phase::CongestionAvoidance => {
@@ -247,12 +257,8 @@ impl CongestionControl for LedbatPp {
                 }
             }
             Phase::Regrow => {
-                // The modified slow start ends at ssthresh, or earlier if the queue already
-                // exceeds 3/4 of the target.
-                if ss_exit || self.window.cwnd >= self.ssthresh as f64 {
+                if self.slow_start_ends(ss_exit, gain, ack.acked_bytes) {
                     self.finish_slowdown(now);
-                } else {
-                    self.window.cwnd += gain * ack.acked_bytes as f64;
                 }
             }
         }

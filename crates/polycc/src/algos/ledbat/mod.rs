@@ -38,6 +38,8 @@ pub const SUMMARY: &str =
 
 /// RFC 6817 §2.5: TARGET MUST be 100 ms or less.
 pub const TARGET: Duration = Duration::from_millis(100);
+/// The `target_ms` a scenario may give: at most the RFC's 100 ms (LEDBAT++ keeps the bound).
+const TARGET_MS_RANGE: (f64, f64) = (1.0, 100.0);
 /// RFC 6817 §2.5: GAIN MUST be 1 or less.
 pub const GAIN: f64 = 1.0;
 /// RFC 6817 §2.5: ALLOWED_INCREASE SHOULD be 1 (packets above the flight size).
@@ -82,16 +84,23 @@ pub fn build(
 ) -> Result<Box<dyn CongestionControl>, CcError> {
     let params: LedbatParams = parse_params(NAME, p)?;
     // The RFC's MUSTs: TARGET ≤ 100 ms, GAIN ≤ 1.
-    check_range(NAME, "target_ms", params.target_ms, 1.0, 100.0)?;
+    let target = target_param(NAME, params.target_ms)?;
     check_range(NAME, "gain", params.gain, 0.001, 1.0)?;
     Ok(Box::new(Ledbat::new(
         ctx,
         LedbatConfig {
-            target: Duration::from_secs_f64(params.target_ms / 1e3),
+            target,
             gain: params.gain,
             slow_start: params.slow_start,
         },
     )))
+}
+
+/// A scenario's `target_ms` for controller `name`, checked against RFC 6817 §2.5's bound.
+pub(crate) fn target_param(name: &str, target_ms: f64) -> Result<Duration, CcError> {
+    let (lo, hi) = TARGET_MS_RANGE;
+    check_range(name, "target_ms", target_ms, lo, hi)?;
+    Ok(Duration::from_secs_f64(target_ms / 1e3))
 }
 
 /// Configuration of [`Ledbat`], validated by [`build`].
