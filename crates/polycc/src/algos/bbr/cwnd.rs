@@ -40,22 +40,14 @@ pub fn grow(
     cwnd.max(min_target)
 }
 
-/// The window's bounds in order: the clamp (Linux `snd_cwnd_clamp`), the PROBE_RTT window when
-/// in PROBE_RTT, the model's cap (v3's inflight bounds; `Bytes::MAX` in v1), RFC 9002's minimum
-/// window last.
-pub fn bound(
-    cwnd: Bytes,
-    clamp: Option<Bytes>,
-    probe_rtt: Option<Bytes>,
-    model_cap: Bytes,
-    mss: Bytes,
-) -> Bytes {
+/// The window's bounds: the clamp (Linux `snd_cwnd_clamp`), then `cap` (the version's caps: the
+/// PROBE_RTT window, v3's inflight bounds; `Bytes::MAX` for none), then RFC 9002's minimum
+/// window, which wins over both. (`cap` is a closure so that it is computed after the clamp is
+/// applied, as Linux orders them; the result would be the same either way.)
+pub fn bound(cwnd: Bytes, clamp: Option<Bytes>, cap: impl FnOnce() -> Bytes, mss: Bytes) -> Bytes {
     let mut cwnd = cwnd;
     if let Some(c) = clamp {
         cwnd = cwnd.min(c);
     }
-    if let Some(p) = probe_rtt {
-        cwnd = cwnd.min(p);
-    }
-    cwnd.min(model_cap).max(MIN_WINDOW_PACKETS * mss)
+    cwnd.min(cap()).max(MIN_WINDOW_PACKETS * mss)
 }

@@ -79,13 +79,13 @@ impl ProbeRtt {
         self.app_limited.covers(pn)
     }
 
-    /// The ACK's delivery-rate sample, if valid (a non-zero interval), marked app-limited when its
-    /// packet was sent during PROBE_RTT.
-    pub fn rate_sample(&mut self, ack: &AckEvent) -> Option<RateSample> {
+    /// The ACK's delivery-rate sample, if valid (a non-zero interval, and `usable` by the
+    /// version's own rule), marked app-limited when its packet was sent during PROBE_RTT.
+    pub fn rate_sample(&mut self, ack: &AckEvent, usable: bool) -> Option<RateSample> {
         self.app_limited.on_ack(ack.largest_acked);
         let marked = self.app_limited.covers(ack.largest_acked);
         ack.rate_sample
-            .filter(|r| !r.interval.is_zero())
+            .filter(|r| !r.interval.is_zero() && usable)
             .map(|mut r| {
                 r.is_app_limited |= marked;
                 r

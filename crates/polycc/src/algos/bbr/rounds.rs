@@ -2,6 +2,7 @@
 //! Linux's `next_rtt_delivered`), advancing only on ACKs that carry a valid delivery-rate sample.
 
 use crate::algos::round::RoundTracker;
+use crate::signals::RateSample;
 
 #[derive(Clone, Debug, Default)]
 pub struct Rounds {
@@ -17,11 +18,12 @@ impl Rounds {
         self.tracker.on_sent(pn);
     }
 
-    /// Whether this ACK, with a valid rate sample or not, ends a round.
-    pub fn on_ack(&mut self, valid_sample: bool, largest_acked: u64) -> bool {
-        self.start = valid_sample && self.tracker.on_ack(largest_acked);
-        if self.start {
+    /// Whether this ACK ends a round (only one with a valid rate sample can).
+    pub fn on_ack(&mut self, sample: Option<&RateSample>, largest_acked: u64) -> bool {
+        self.start = false;
+        if sample.is_some() && self.tracker.on_ack(largest_acked) {
             self.count += 1;
+            self.start = true;
         }
         self.start
     }

@@ -390,8 +390,11 @@ impl BbrV1 {
 
     /// The clamp, the PROBE_RTT window, RFC 9002's minimum (v1 has no model cap).
     fn apply_caps(&mut self) {
-        let probe_rtt = (self.mode == Mode::ProbeRtt).then(|| self.min_cwnd_target());
-        self.cwnd = cwnd::bound(self.cwnd, self.clamp, probe_rtt, Bytes::MAX, self.mss);
+        let cap = || match self.mode {
+            Mode::ProbeRtt => self.min_cwnd_target(),
+            _ => Bytes::MAX,
+        };
+        self.cwnd = cwnd::bound(self.cwnd, self.clamp, cap, self.mss);
     }
 
     /// BDP at gain 1 for telemetry; NaN before the model has both estimates.
@@ -450,9 +453,9 @@ impl CongestionControl for BbrV1 {
         }
         let losses = std::mem::take(&mut self.pending_losses) > 0;
         self.last.record(ack);
-        let rs = self.probe_rtt.rate_sample(ack);
+        let rs = self.probe_rtt.rate_sample(ack, true);
 
-        if self.rounds.on_ack(rs.is_some(), ack.largest_acked) {
+        if self.rounds.on_ack(rs.as_ref(), ack.largest_acked) {
             self.packet_conservation = false;
         }
         if let Some(r) = rs {

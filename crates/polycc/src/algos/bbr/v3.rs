@@ -729,7 +729,11 @@ impl BbrV3 {
 
     /// Linux `snd_cwnd_clamp`, the PROBE_RTT cap and `bbr_bound_cwnd_for_inflight_model`.
     fn apply_caps(&mut self) {
-        let probe_rtt = (self.mode == Mode::ProbeRtt).then(|| self.probe_rtt_cwnd());
+        self.cwnd = cwnd::bound(self.cwnd, self.clamp, || self.cwnd_cap(), self.mss);
+    }
+
+    /// The PROBE_RTT window and the inflight model's bounds (at least the minimum target).
+    fn cwnd_cap(&self) -> Bytes {
         let mut cap = match self.mode {
             Mode::ProbeBw(Phase::Cruise) | Mode::ProbeRtt => self.inflight_with_headroom(),
             Mode::ProbeBw(_) => self.inflight_hi.unwrap_or(Bytes::MAX),
@@ -737,7 +741,10 @@ impl BbrV3 {
         };
         cap = cap.min(self.inflight_lo.unwrap_or(Bytes::MAX));
         cap = cap.max(self.min_target());
-        self.cwnd = cwnd::bound(self.cwnd, self.clamp, probe_rtt, cap, self.mss);
+        if self.mode == Mode::ProbeRtt {
+            cap = cap.min(self.probe_rtt_cwnd());
+        }
+        cap
     }
 
     pub fn mode(&self) -> Mode {
@@ -794,12 +801,9 @@ impl CongestionControl for BbrV3 {
             self.cwnd = self.cwnd.max(self.recovery.prior_cwnd);
         }
         // An ACK that acknowledges nothing new carries no sample for v3.
-        let rs = self
-            .probe_rtt
-            .rate_sample(ack)
-            .filter(|_| ack.acked_bytes > 0);
+        let rs = self.probe_rtt.rate_sample(ack, ack.acked_bytes > 0);
 
-        if self.rounds.on_ack(rs.is_some(), ack.largest_acked) {
+        if self.rounds.on_ack(rs.as_ref(), ack.largest_acked) {
             self.rounds_since_probe = (self.rounds_since_probe + 1).min(0xff);
             self.cwnd_limited_last_round = std::mem::take(&mut self.cwnd_limited_this_round);
         }
