@@ -9,9 +9,10 @@
 //! `W += max(GAIN − Constant·W·(delay/TARGET − 1), −W/2)` above it with Constant = 1, slow-start
 //! exit at 3/4·TARGET, slowdown: ssthresh = cwnd, cwnd = 2 packets for 2 RTTs, slow start back to
 //! ssthresh, next slowdown 9× that slowdown's duration later. Base history (10 one-minute minima)
-//! and the current-delay filter (minimum of the last 4) are LEDBAT's (`ledbat.rs`). The per-RTT
-//! rules are applied per ACK in proportion to the bytes acked, so a full window of ACKs adds them
-//! up to exactly one RTT's change.
+//! and the current-delay filter (minimum of the last 4) are LEDBAT's (`ledbat/delay.rs`), and so
+//! are the window's bounds: the flight cap, halving at most once per RTT, the clamp and minimum
+//! (`ledbat/window.rs`). The per-RTT rules are applied per ACK in proportion to the bytes acked,
+//! so a full window of ACKs adds them up to exactly one RTT's change.
 
 use crate::algos::ledbat::delay::DelayEstimator;
 use crate::algos::ledbat::target_param;
