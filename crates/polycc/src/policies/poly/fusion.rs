@@ -68,8 +68,14 @@ impl Pick {
     /// The picked one of `values`, taken in order (`None` when there are none). The one
     /// selection of the pool's windows: the agent's fusions read members through it as they go.
     #[inline]
-    pub fn among<T: Ord>(self, values: impl Iterator<Item = T>) -> Option<T> {
-        values.reduce(|a, b| self.of(a, b))
+    pub fn among<T: Ord + Copy>(self, values: impl Iterator<Item = T>) -> Option<T> {
+        // One loop with the running pick in an Option (not `reduce`, which peels the first
+        // value off): the agent's per-ACK loop stays as small as it was written by hand.
+        let mut picked: Option<T> = None;
+        for v in values {
+            picked = Some(picked.map_or(v, |p| self.of(p, v)));
+        }
+        picked
     }
 
     /// [`Pick::among`] for values that may be NaN (a fusion's input): a NaN is passed over,
