@@ -29,6 +29,7 @@ impl AckAggregation {
     }
 
     /// Largest recent excess in bytes.
+    #[inline]
     pub fn extra_acked(&self) -> Bytes {
         self.extra[0].max(self.extra[1])
     }
@@ -39,6 +40,7 @@ impl AckAggregation {
         self.epoch_acked = 0;
     }
 
+    #[inline]
     pub fn update(
         &mut self,
         now: Time,

@@ -4,6 +4,7 @@ use crate::units::{Bytes, Duration, Rate};
 
 /// `ceil(bw · min_rtt · gain)` in bytes, rounded up to whole packets (Linux `bbr_bdp` rounds up in
 /// packets "to avoid a negative feedback loop"). Without an RTT sample: the initial window.
+#[inline]
 pub fn bdp(bw: Rate, min_rtt: Option<Duration>, gain: f64, mss: Bytes, init_cwnd: Bytes) -> Bytes {
     let Some(rtt) = min_rtt else {
         return init_cwnd;

@@ -33,6 +33,7 @@ impl MinRttFilter {
 
     /// Takes the ACK's RTT sample; returns whether the PROBE_RTT window had expired (judged before
     /// the sample was applied, as Linux does).
+    #[inline]
     pub fn update(&mut self, now: Time, sample: Option<Duration>) -> bool {
         let probe_expired = now > self.probe_stamp + self.probe_win;
         if let Some(s) = sample {

@@ -9,6 +9,7 @@ use crate::units::{Bytes, Duration, Rate};
 pub const PACING_MARGIN: f64 = 0.01;
 
 /// The pacing rate for `bw` and `gain`, less the pacing margin; never zero.
+#[inline]
 pub fn pacing_for(bw: Rate, gain: f64) -> Rate {
     Rate(bw.mul_f64(gain * (1.0 - PACING_MARGIN)).as_bps().max(1))
 }

@@ -26,6 +26,7 @@ pub struct ProbeRttAppLimited {
 }
 
 impl ProbeRttAppLimited {
+    #[inline]
     pub fn on_sent(&mut self, pn: u64) {
         self.largest_sent = Some(self.largest_sent.map_or(pn, |p| p.max(pn)));
         if self.mark.is_some() {
@@ -33,6 +34,7 @@ impl ProbeRttAppLimited {
         }
     }
 
+    #[inline]
     pub fn on_ack(&mut self, largest_acked: u64) {
         let a = self
             .largest_acked
@@ -44,11 +46,13 @@ impl ProbeRttAppLimited {
     }
 
     /// Marks everything sent until what is in flight now has been delivered.
+    #[inline]
     pub fn mark(&mut self) {
         self.mark = self.largest_sent.or(self.largest_acked);
     }
 
     /// The packet was sent during a marked period.
+    #[inline]
     pub fn covers(&self, pn: u64) -> bool {
         self.upto.is_some_and(|u| pn <= u)
     }

@@ -42,6 +42,7 @@ impl Recovery {
     }
 
     /// Linux `bbr_save_cwnd`: a window cut by recovery or PROBE_RTT is not remembered as good.
+    #[inline]
     pub fn save_cwnd(&mut self, cwnd: Bytes, in_probe_rtt: bool) {
         if self.state == CaState::Open && !in_probe_rtt {
             self.prior_cwnd = cwnd;
@@ -76,6 +77,7 @@ impl Recovery {
     }
 
     /// Returns the state left when this ACK ends recovery or the loss state.
+    #[inline]
     pub fn on_ack(&mut self, ack: &AckEvent) -> Option<CaState> {
         let ended = self.state != CaState::Open
             && self.start.is_none_or(|r| ack.largest_acked_sent_time > r);

@@ -50,6 +50,7 @@ impl TxRecords {
         self.slots[(rec.pn as usize) & (n - 1)] = rec;
     }
 
+    #[inline]
     pub fn get(&self, pn: u64) -> Option<TxRecord> {
         let n = self.slots.len();
         if n == 0 {
