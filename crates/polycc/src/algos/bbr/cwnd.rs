@@ -1,6 +1,6 @@
 //! The congestion window's mechanics both versions share: its size at start, its growth toward
-//! the in-flight target (Linux `bbr_set_cwnd`) and its bounds. Each version chooses the target
-//! and its own caps.
+//! the in-flight target (Linux `bbr_set_cwnd`) and the bounds around a version's own caps (the
+//! clamp first, the minimum window last). Each version chooses the target and its caps.
 
 use crate::cc::{CcContext, MIN_WINDOW_PACKETS};
 use crate::units::Bytes;
@@ -40,14 +40,15 @@ pub fn grow(
     cwnd.max(min_target)
 }
 
-/// The window's bounds: the clamp (Linux `snd_cwnd_clamp`), then `cap` (the version's caps: the
-/// PROBE_RTT window, v3's inflight bounds; `Bytes::MAX` for none), then RFC 9002's minimum
-/// window, which wins over both. (`cap` is a closure so that it is computed after the clamp is
-/// applied, as Linux orders them; the result would be the same either way.)
-pub fn bound(cwnd: Bytes, clamp: Option<Bytes>, cap: impl FnOnce() -> Bytes, mss: Bytes) -> Bytes {
-    let mut cwnd = cwnd;
-    if let Some(c) = clamp {
-        cwnd = cwnd.min(c);
+/// Linux `snd_cwnd_clamp`: a clamp set by a calibration bounds the window before any cap.
+pub fn clamp(cwnd: Bytes, clamp: Option<Bytes>) -> Bytes {
+    match clamp {
+        Some(c) => cwnd.min(c),
+        None => cwnd,
     }
-    cwnd.min(cap()).max(MIN_WINDOW_PACKETS * mss)
+}
+
+/// RFC 9002's minimum window: the last bound, which wins over the clamp and every cap.
+pub fn at_least_minimum(cwnd: Bytes, mss: Bytes) -> Bytes {
+    cwnd.max(MIN_WINDOW_PACKETS * mss)
 }

@@ -390,11 +390,11 @@ impl BbrV1 {
 
     /// The clamp, the PROBE_RTT window, RFC 9002's minimum (v1 has no model cap).
     fn apply_caps(&mut self) {
-        let cap = || match self.mode {
-            Mode::ProbeRtt => self.min_cwnd_target(),
-            _ => Bytes::MAX,
-        };
-        self.cwnd = cwnd::bound(self.cwnd, self.clamp, cap, self.mss);
+        let mut w = cwnd::clamp(self.cwnd, self.clamp);
+        if self.mode == Mode::ProbeRtt {
+            w = w.min(self.min_cwnd_target());
+        }
+        self.cwnd = cwnd::at_least_minimum(w, self.mss);
     }
 
     /// BDP at gain 1 for telemetry; NaN before the model has both estimates.

@@ -729,11 +729,10 @@ impl BbrV3 {
 
     /// Linux `snd_cwnd_clamp`, the PROBE_RTT cap and `bbr_bound_cwnd_for_inflight_model`.
     fn apply_caps(&mut self) {
-        self.cwnd = cwnd::bound(self.cwnd, self.clamp, || self.cwnd_cap(), self.mss);
-    }
-
-    /// The PROBE_RTT window and the inflight model's bounds (at least the minimum target).
-    fn cwnd_cap(&self) -> Bytes {
+        let mut w = cwnd::clamp(self.cwnd, self.clamp);
+        if self.mode == Mode::ProbeRtt {
+            w = w.min(self.probe_rtt_cwnd());
+        }
         let mut cap = match self.mode {
             Mode::ProbeBw(Phase::Cruise) | Mode::ProbeRtt => self.inflight_with_headroom(),
             Mode::ProbeBw(_) => self.inflight_hi.unwrap_or(Bytes::MAX),
@@ -741,10 +740,7 @@ impl BbrV3 {
         };
         cap = cap.min(self.inflight_lo.unwrap_or(Bytes::MAX));
         cap = cap.max(self.min_target());
-        if self.mode == Mode::ProbeRtt {
-            cap = cap.min(self.probe_rtt_cwnd());
-        }
-        cap
+        self.cwnd = cwnd::at_least_minimum(w.min(cap), self.mss);
     }
 
     pub fn mode(&self) -> Mode {
