@@ -9,14 +9,16 @@
 //! `W += max(GAIN − Constant·W·(delay/TARGET − 1), −W/2)` above it with Constant = 1, slow-start
 //! exit at 3/4·TARGET, slowdown: ssthresh = cwnd, cwnd = 2 packets for 2 RTTs, slow start back to
 //! ssthresh, next slowdown 9× that slowdown's duration later. Base history (10 one-minute minima)
-//! and the current-delay filter (minimum of the last 4) are LEDBAT's (`ledbat.rs`). The per-RTT
-//! rules are applied per ACK in proportion to the bytes acked, so a full window of ACKs adds them
-//! up to exactly one RTT's change.
+//! and the current-delay filter (minimum of the last 4) are LEDBAT's (`ledbat/delay.rs`), and so
+//! are the window's bounds: the flight cap, halving at most once per RTT, the clamp and minimum
+//! (`ledbat/window.rs`). The per-RTT rules are applied per ACK in proportion to the bytes acked,
+//! so a full window of ACKs adds them up to exactly one RTT's change.
 
-use crate::algos::ledbat::{signed_ns, DelayEstimator, ALLOWED_INCREASE};
-use crate::algos::recent_flight::RecentFlight;
+use crate::algos::ledbat::delay::DelayEstimator;
+use crate::algos::ledbat::target_param;
+use crate::algos::ledbat::window::Window;
 use crate::cc::{Calibration, CcContext, CongestionControl, Telemetry, MIN_WINDOW_PACKETS};
-use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::registry::{parse_params, CcError, Params, Registry};
 use crate::signals::{AckEvent, LossEvent, SentPacket};
 use crate::units::{Bytes, Duration, Time};
 use serde::Deserialize;
@@ -43,10 +45,6 @@ pub const SLOWDOWN_CWND_PACKETS: u64 = 2;
 pub const SLOWDOWN_FREEZE_RTTS: u64 = 2;
 /// LEDBAT++ §4.5: the next slowdown is 9 slowdown durations later (≤ 10 % utilisation cost).
 pub const SLOWDOWN_INTERVAL_MULTIPLIER: u64 = 9;
-
-/// Largest packet a transport can send (an IP datagram without jumbograms): bounds the packet size
-/// learnt from sent packets.
-const MAX_PACKET_BYTES: Bytes = 65_535;
 
 /// Registers `ledbat++`.
 pub fn register(r: &mut Registry) {
@@ -76,11 +74,11 @@ pub fn build(
 ) -> Result<Box<dyn CongestionControl>, CcError> {
     let params: LedbatPpParams = parse_params(NAME, p)?;
     // RFC 6817's bound on TARGET (≤ 100 ms) carries over.
-    check_range(NAME, "target_ms", params.target_ms, 1.0, 100.0)?;
+    let target = target_param(NAME, params.target_ms)?;
     Ok(Box::new(LedbatPp::new(
         ctx,
         LedbatPpConfig {
-            target: Duration::from_secs_f64(params.target_ms / 1e3),
+            target,
             slowdown: params.slowdown,
         },
     )))
@@ -119,25 +117,16 @@ enum Phase {
 #[derive(Clone, Debug)]
 pub struct LedbatPp {
     cfg: LedbatPpConfig,
-    /// Packet size windows are counted in: the context's MSS, raised to the largest packet sent.
-    /// A transport that counts headers in flight (the simulator sends MSS + header bytes) would
-    /// otherwise fit only one packet into a "two-packet" window.
-    mss: Bytes,
-    /// Window in bytes, fractional so that small per-ACK changes accumulate.
-    cwnd: f64,
+    /// LEDBAT's window, its bounds and its loss response.
+    window: Window,
     ssthresh: Bytes,
     phase: Phase,
-    /// Largest flight of the last round trip: what ALLOWED_INCREASE is counted above.
-    flight: RecentFlight,
     delays: DelayEstimator,
     /// Smoothed RTT of the last ACK: the "RTT" of the slowdown timings.
     srtt: Option<Duration>,
     /// When the next slowdown begins (none before the initial slow start has ended).
     next_slowdown: Option<Time>,
     slowdown_start: Time,
-    /// One halving per RTT, judged by send time.
-    recovery_start: Option<Time>,
-    clamp: Option<Bytes>,
 }
 
 impl LedbatPp {
@@ -145,29 +134,14 @@ impl LedbatPp {
         let mss = ctx.mss.max(1);
         LedbatPp {
             cfg,
-            mss,
-            cwnd: ctx.initial_cwnd.max(MIN_WINDOW_PACKETS * mss) as f64,
+            window: Window::new(mss, ctx.initial_cwnd.max(MIN_WINDOW_PACKETS * mss) as f64),
             ssthresh: Bytes::MAX,
             phase: Phase::SlowStart,
             delays: DelayEstimator::default(),
-            flight: RecentFlight::default(),
             srtt: None,
             next_slowdown: None,
             slowdown_start: ctx.now,
-            recovery_start: None,
-            clamp: None,
         }
-    }
-
-    fn min_window(&self) -> f64 {
-        (MIN_WINDOW_PACKETS * self.mss) as f64
-    }
-
-    fn bound(&mut self) {
-        if let Some(c) = self.clamp {
-            self.cwnd = self.cwnd.min(c as f64);
-        }
-        self.cwnd = self.cwnd.max(self.min_window());
     }
 
     fn rtt(&self) -> Duration {
@@ -206,17 +180,29 @@ impl LedbatPp {
     }
 
     fn start_slowdown(&mut self, now: Time) {
-        self.ssthresh = (self.cwnd as Bytes).max(self.min_window() as Bytes);
-        self.cwnd = (SLOWDOWN_CWND_PACKETS * self.mss) as f64;
+        let w = &mut self.window;
+        self.ssthresh = (w.cwnd as Bytes).max(w.min() as Bytes);
+        w.cwnd = (SLOWDOWN_CWND_PACKETS * w.mss) as f64;
         self.slowdown_start = now;
         self.phase = Phase::Freeze {
             until: now + self.rtt() * SLOWDOWN_FREEZE_RTTS,
         };
     }
 
+    /// One ACK of LEDBAT++'s slow start (§4.4; the initial one and a slowdown's regrowth): the
+    /// window grows by GAIN per byte acked until it reaches ssthresh or the queue exceeds 3/4 of
+    /// the target (`ss_exit`). True when this ACK ends it (the window is then left as it is).
+    fn slow_start_ends(&mut self, ss_exit: bool, gain: f64, acked: Bytes) -> bool {
+        if ss_exit || self.window.cwnd >= self.ssthresh as f64 {
+            return true;
+        }
+        self.window.cwnd += gain * acked as f64;
+        false
+    }
+
     /// One ACK's share of the per-RTT congestion-avoidance change (LEDBAT++ §4.3).
     fn congestion_avoidance(&mut self, acked: Bytes, qd: Duration, gain: f64) {
-        let w = self.cwnd / self.mss as f64;
+        let w = self.window.cwnd / self.window.mss as f64;
         let ratio = qd.as_secs_f64() / self.cfg.target.as_secs_f64();
         let per_rtt = if ratio <= 1.0 {
             gain
@@ -224,7 +210,7 @@ impl LedbatPp {
             (gain - DECREASE_CONSTANT * w * (ratio - 1.0)).max(-MAX_DECREASE_FRACTION * w)
         };
         // acked/cwnd of a window: per_rtt packets over a full window of ACKs.
-        self.cwnd += per_rtt * acked as f64 / w;
+        self.window.cwnd += per_rtt * acked as f64 / w;
     }
 }
 
@@ -234,14 +220,13 @@ impl CongestionControl for LedbatPp {
     }
 
     fn on_sent(&mut self, _now: Time, sent: &SentPacket) {
-        self.flight.on_sent(sent.pn, sent.in_flight);
-        self.mss = self.mss.max(sent.bytes.min(MAX_PACKET_BYTES));
+        self.window.on_sent(sent);
     }
 
     fn on_ack(&mut self, now: Time, ack: &AckEvent) {
-        self.flight.on_ack(ack.largest_acked, ack.prior_in_flight);
+        self.window.on_ack(ack);
         if let Some(s) = ack.min_rtt_sample {
-            self.delays.update(now, signed_ns(s));
+            self.delays.update_rtt(now, s);
         }
         if ack.rtt.has_sample {
             self.srtt = Some(ack.rtt.smoothed);
@@ -255,10 +240,8 @@ impl CongestionControl for LedbatPp {
         let ss_exit = qd.as_secs_f64() > SLOW_START_EXIT_FRACTION * self.cfg.target.as_secs_f64();
         match self.phase {
             Phase::SlowStart => {
-                if ss_exit || self.cwnd >= self.ssthresh as f64 {
+                if self.slow_start_ends(ss_exit, gain, ack.acked_bytes) {
                     self.enter_congestion_avoidance(now);
-                } else {
-                    self.cwnd += gain * ack.acked_bytes as f64;
                 }
             }
             Phase::CongestionAvoidance => {
@@ -271,58 +254,48 @@ impl CongestionControl for LedbatPp {
             Phase::Freeze { until } => {
                 if now >= until {
                     self.phase = Phase::Regrow;
-                    self.cwnd += gain * ack.acked_bytes as f64;
+                    self.window.cwnd += gain * ack.acked_bytes as f64;
                 }
             }
             Phase::Regrow => {
-                // The modified slow start ends at ssthresh, or earlier if the queue already
-                // exceeds 3/4 of the target.
-                if ss_exit || self.cwnd >= self.ssthresh as f64 {
+                if self.slow_start_ends(ss_exit, gain, ack.acked_bytes) {
                     self.finish_slowdown(now);
-                } else {
-                    self.cwnd += gain * ack.acked_bytes as f64;
                 }
             }
         }
         if !matches!(self.phase, Phase::Freeze { .. }) {
             // RFC 6817 §2.4.2, kept by LEDBAT++: never more than one packet above the flight.
-            let max_allowed = self.flight.max() as f64 + ALLOWED_INCREASE * self.mss as f64;
-            self.cwnd = self.cwnd.min(max_allowed);
+            self.window.cap_at_flight();
         }
-        self.bound();
+        self.window.bound();
     }
 
     fn on_loss(&mut self, now: Time, loss: &LossEvent) {
-        let new_epoch = self
-            .recovery_start
-            .is_none_or(|r| loss.largest_lost_sent_time > r);
-        if new_epoch {
-            self.recovery_start = Some(now);
-            // RFC 6817 §2.4.2 loss response, at most once per RTT.
-            self.cwnd = self.cwnd.min((self.cwnd / 2.0).max(self.min_window()));
+        // RFC 6817 §2.4.2 loss response, at most once per RTT.
+        if self.window.halve_once_per_rtt(now, loss) {
             match self.phase {
                 Phase::SlowStart => {
-                    self.ssthresh = self.cwnd as Bytes;
+                    self.ssthresh = self.window.bytes();
                     self.enter_congestion_avoidance(now);
                 }
                 Phase::Regrow => {
-                    self.ssthresh = self.cwnd as Bytes;
+                    self.ssthresh = self.window.bytes();
                     self.finish_slowdown(now);
                 }
                 Phase::CongestionAvoidance | Phase::Freeze { .. } => {}
             }
         }
         if loss.persistent_congestion {
-            self.cwnd = self.min_window();
+            self.window.cwnd = self.window.min();
             if self.phase == Phase::SlowStart {
                 self.enter_congestion_avoidance(now);
             }
         }
-        self.bound();
+        self.window.bound();
     }
 
     fn cwnd(&self) -> Bytes {
-        self.cwnd as Bytes
+        self.window.bytes()
     }
 
     fn ssthresh(&self) -> Option<Bytes> {
@@ -340,13 +313,7 @@ impl CongestionControl for LedbatPp {
             Phase::Freeze { .. } => "slowdown",
             Phase::Regrow => "slowdown_regrow",
         });
-        let ms = |v: Option<i64>| v.map_or(f64::NAN, |v| v as f64 / 1e6);
-        t.push("base_delay_ms", ms(self.delays.base.get()));
-        t.push("current_delay_ms", ms(self.delays.current.get()));
-        t.push(
-            "queuing_delay_ms",
-            self.queuing_delay().map_or(f64::NAN, |d| d.as_millis_f64()),
-        );
+        self.delays.push_telemetry(&mut t);
         t.push("gain", self.gain());
         t.push(
             "ssthresh_bytes",
@@ -364,26 +331,20 @@ impl CongestionControl for LedbatPp {
     }
 
     fn calibrate(&mut self, now: Time, c: &Calibration) {
-        if let Some(clamp) = c.cwnd_clamp {
-            self.clamp = clamp;
-        }
+        self.window.calibrate(c);
         if let Some(s) = c.ssthresh {
-            self.ssthresh = s.max(self.min_window() as Bytes);
+            self.ssthresh = s.max(self.window.min() as Bytes);
         }
-        if let Some(w) = c.cwnd {
-            self.cwnd = w as f64;
-        }
-        if self.phase == Phase::SlowStart && self.cwnd >= self.ssthresh as f64 {
+        if self.phase == Phase::SlowStart && self.window.cwnd >= self.ssthresh as f64 {
             self.enter_congestion_avoidance(now);
         }
-        // Pacing is left to the transport.
-        self.bound();
+        self.window.bound();
     }
 
     fn adopt(&mut self, now: Time, from: &crate::cc::HandoverState) {
         if from.rtt.has_sample {
             // The predecessor's min RTT is the base delay; its srtt times the slowdowns.
-            self.delays.base.seed(now, signed_ns(from.rtt.min));
+            self.delays.seed_base_rtt(now, from.rtt.min);
             self.srtt = Some(from.rtt.smoothed);
         }
         self.calibrate(
@@ -443,11 +404,11 @@ mod tests {
     #[test]
     fn slow_start_grows_by_gain_per_ack_and_ends_above_three_quarters_of_target() {
         let mut cc = ledbat_pp();
-        let w0 = cc.cwnd;
+        let w0 = cc.window.cwnd;
         for pn in 0..6 {
             ack_at(&mut cc, Time::ZERO, pn, 40); // gain 1/3, no queue
         }
-        assert!((cc.cwnd - (w0 + 6.0 * MSS as f64 / 3.0)).abs() < 1e-6);
+        assert!((cc.window.cwnd - (w0 + 6.0 * MSS as f64 / 3.0)).abs() < 1e-6);
         assert!(cc.in_slow_start());
         // 44 ms of queueing is below 45 ms (3/4 of 60): still slow start; 46 ms ends it (the
         // filter is the minimum of the last four, so four samples).
@@ -490,11 +451,11 @@ mod tests {
     fn below_target_a_window_of_acks_adds_gain() {
         let mut cc = in_ca(30);
         ack_at(&mut cc, Time::ZERO, 0, 40); // base 40 ms: gain 1/3
-        let before = cc.cwnd / MSS as f64;
+        let before = cc.window.cwnd / MSS as f64;
         for pn in 1..=30 {
             ack_at(&mut cc, Time::ZERO, pn, 70); // 30 ms queued, below 60
         }
-        let grown = cc.cwnd / MSS as f64 - before;
+        let grown = cc.window.cwnd / MSS as f64 - before;
         assert!((grown - 1.0 / 3.0).abs() < 0.01, "grew {grown} packets");
     }
 
@@ -509,17 +470,17 @@ mod tests {
         for pn in 1..=3 {
             ack_at(&mut cc, Time::ZERO, pn, 130);
         }
-        let grown = cc.cwnd - (40 * MSS) as f64;
+        let grown = cc.window.cwnd - (40 * MSS) as f64;
         assert!(
             (grown - 4.0 * MSS as f64 / 3.0 / 40.0).abs() < 0.1,
             "{grown}"
         );
         // The fourth 130 ms sample pushes 40 out.
-        let before = cc.cwnd;
+        let before = cc.window.cwnd;
         let w = before / MSS as f64;
         ack_at(&mut cc, Time::ZERO, 4, 130);
         let expected = (1.0 / 3.0 - w * 0.5) / w * MSS as f64;
-        assert!(((cc.cwnd - before) - expected).abs() < 1e-6);
+        assert!(((cc.window.cwnd - before) - expected).abs() < 1e-6);
         // 400 ms queued: ratio 7.67, the uncapped decrease −W·6.67 is capped at −W/2 per RTT:
         // a window of ACKs at most halves the window.
         let mut cc = in_ca(40);
@@ -527,13 +488,13 @@ mod tests {
         for pn in 1..=3 {
             ack_at(&mut cc, Time::ZERO, pn, 440);
         }
-        let start = cc.cwnd / MSS as f64;
+        let start = cc.window.cwnd / MSS as f64;
         let mut pn = 4;
         let mut acked = 0.0;
         while acked < start {
-            let w = cc.cwnd / MSS as f64;
+            let w = cc.window.cwnd / MSS as f64;
             ack_at(&mut cc, Time::ZERO, pn, 440);
-            let dw = cc.cwnd / MSS as f64 - w;
+            let dw = cc.window.cwnd / MSS as f64 - w;
             assert!((dw - (-0.5)).abs() < 1e-9, "per-ACK change {dw}");
             pn += 1;
             acked += 1.0;

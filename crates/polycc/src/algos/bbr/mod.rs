@@ -4,15 +4,26 @@
 //! - [`v1`]: BBR v1 (Linux `tcp_bbr.c`), registered as `bbr`.
 //! - [`v3`]: BBR v3 (google/bbr v3, draft-ietf-ccwg-bbr), registered as `bbr3`.
 //! - [`scavenger`]: BBR-S (Proteus SIGCOMM'20 §7.1), v1 that yields on RTT deviation, `bbr-s`.
-//! - [`model`]: what both share: BDP and quantization budget, the min-RTT filter and PROBE_RTT
-//!   clock, loss-recovery save / restore, the ACK-aggregation estimator, send records, the PRNG.
 //!
-//! Rounds are counted by packet number (`algos/round.rs`), which is Linux's
-//! `next_rtt_delivered` expressed with QUIC packet numbers; a round advances only on ACKs that
-//! carry a valid delivery-rate sample, as in Linux.
+//! What v1 and v3 share, one concept a file (as s2n-quic's BBR): [`bdp`], [`cwnd`] (growth and
+//! bounds), [`pacing`], [`quantum`] (the TSO send quantum), [`rounds`] (round counting),
+//! [`min_rtt`] (the filter and the PROBE_RTT clock), [`probe_rtt`] (the hold), [`recovery`]
+//! (loss recovery's save / restore), [`handover`] (calibrate, hand over, adopt),
+//! [`ack_aggregation`] and [`tx_records`] (v3's), [`prng`].
 
-pub mod model;
+pub mod ack_aggregation;
+pub mod bdp;
+pub mod cwnd;
+pub mod handover;
+pub mod min_rtt;
+pub mod pacing;
+pub mod prng;
+pub mod probe_rtt;
+pub mod quantum;
+pub mod recovery;
+pub mod rounds;
 pub mod scavenger;
+pub mod tx_records;
 pub mod v1;
 pub mod v3;
 

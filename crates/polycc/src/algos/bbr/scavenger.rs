@@ -17,7 +17,7 @@
 //! forces the next one. The paper calls its thresholds illustrative (footnote 7), so both are
 //! parameters.
 
-use super::model::default_seed;
+use super::prng::default_seed;
 use super::v1::{BbrV1, BbrV1Config, CWND_GAIN, HIGH_GAIN};
 use crate::cc::{CcContext, CongestionControl};
 use crate::registry::{check_range, parse_params, CcError, Params, Registry};

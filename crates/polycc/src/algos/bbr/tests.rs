@@ -1,7 +1,7 @@
 //! BBR v1 / v3 unit tests: explicit event sequences checked against the algorithms' definitions,
 //! and a closed loop through the test_support flow.
 
-use super::model::{pacing_for, PACING_MARGIN};
+use super::pacing::{pacing_for, PACING_MARGIN};
 use super::scavenger::{self, ScavengerRule};
 use super::v1::{self, BbrV1, BbrV1Config, PACING_GAIN_CYCLE};
 use super::v3::{self, BbrV3, BbrV3Config, Phase};

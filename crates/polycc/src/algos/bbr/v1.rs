@@ -14,16 +14,18 @@
 //! (`lt_bw`), and the earliest-departure-time correction of in-flight (`bbr_packets_in_net_at_edt`,
 //! which concerns the kernel's pacing layer).
 
-use super::model::{
-    bdp, default_seed, pacing_for, tso_goal_v1, CaState, MinRttFilter, Prng, ProbeRttAppLimited,
-    Recovery, CWND_MIN_TARGET_PACKETS, MIN_RTT_WINDOW, PROBE_RTT_DURATION, TSO_MAX_SEGS,
-};
+use super::bdp::bdp;
+use super::cwnd;
+use super::handover::{self, LastAck};
+use super::min_rtt::{MinRttFilter, MIN_RTT_WINDOW};
+use super::pacing::Pacing;
+use super::prng::{default_seed, Prng};
+use super::probe_rtt::{ProbeRtt, PROBE_RTT_DURATION};
+use super::quantum::{tso_goal_v1, TSO_MAX_SEGS};
+use super::recovery::{CaState, Recovery};
+use super::rounds::Rounds;
 use super::scavenger::{LinuxMdev, ScavengerRule};
-use crate::algos::round::RoundTracker;
-use crate::cc::{
-    Calibration, CcContext, CongestionControl, HandoverState, Telemetry, MIN_WINDOW_PACKETS,
-};
-use crate::estimators::rtt::RttSnapshot;
+use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
 use crate::estimators::windowed_filter::WindowedFilter;
 use crate::registry::{check_range, parse_params, CcError, Params, Registry};
 use crate::signals::{AckEvent, LossEvent, SentPacket};
@@ -149,21 +151,17 @@ pub struct BbrV1 {
     init_cwnd: Bytes,
     mode: Mode,
     cwnd: Bytes,
-    pacing_rate: Rate,
-    has_seen_rtt: bool,
+    pacing: Pacing,
     /// BtlBw: max filter over `BW_FILTER_ROUNDS`, time in round counts.
     bw: WindowedFilter<Rate>,
-    rounds: RoundTracker,
-    round_count: u64,
-    round_start: bool,
+    rounds: Rounds,
     min_rtt: MinRttFilter,
     full_bw: Rate,
     full_bw_cnt: u32,
     full_bw_reached: bool,
     cycle_idx: usize,
     cycle_stamp: Time,
-    probe_rtt_done: Option<Time>,
-    probe_rtt_round_done: bool,
+    probe_rtt: ProbeRtt,
     /// How long the current PROBE_RTT holds its minimal window (200 ms, or BBR-S's forced hold).
     probe_rtt_hold: Duration,
     /// BBR-S: the kernel's smoothed RTT deviation the scavenger rule compares.
@@ -176,37 +174,29 @@ pub struct BbrV1 {
     /// Bytes declared lost since the last ACK (Linux `rs->losses`).
     pending_losses: Bytes,
     rng: Prng,
-    probe_rtt_app_limited: ProbeRttAppLimited,
     clamp: Option<Bytes>,
-    last_app_limited: bool,
-    last_rtt: RttSnapshot,
-    last_in_flight: Bytes,
+    last: LastAck,
 }
 
 impl BbrV1 {
     pub fn new(ctx: &CcContext, cfg: BbrV1Config) -> Self {
-        let mss = ctx.mss.max(1);
-        let init_cwnd = ctx.initial_cwnd.max(MIN_WINDOW_PACKETS * mss);
-        let mut s = BbrV1 {
+        let (mss, init_cwnd) = cwnd::initial(ctx);
+        BbrV1 {
             cfg,
             mss,
             init_cwnd,
             mode: Mode::Startup,
             cwnd: init_cwnd,
-            pacing_rate: Rate(1),
-            has_seen_rtt: false,
+            pacing: Pacing::new(init_cwnd, cfg.startup_gain),
             bw: WindowedFilter::new_max(BW_FILTER_ROUNDS),
-            rounds: RoundTracker::default(),
-            round_count: 0,
-            round_start: false,
+            rounds: Rounds::default(),
             min_rtt: MinRttFilter::new(ctx.now, MIN_RTT_WINDOW, MIN_RTT_WINDOW),
             full_bw: Rate::ZERO,
             full_bw_cnt: 0,
             full_bw_reached: false,
             cycle_idx: 0,
             cycle_stamp: ctx.now,
-            probe_rtt_done: None,
-            probe_rtt_round_done: false,
+            probe_rtt: ProbeRtt::default(),
             probe_rtt_hold: PROBE_RTT_DURATION,
             rtt_dev: LinuxMdev::default(),
             forced_probe_rtts: 0,
@@ -215,23 +205,9 @@ impl BbrV1 {
             packet_conservation: false,
             pending_losses: 0,
             rng: Prng::new(cfg.seed),
-            probe_rtt_app_limited: ProbeRttAppLimited::default(),
             clamp: None,
-            last_app_limited: false,
-            last_rtt: RttSnapshot::default(),
-            last_in_flight: 0,
-        };
-        s.init_pacing_rate(None);
-        s
-    }
-
-    /// Linux `bbr_init_pacing_rate_from_rtt`: high_gain · cwnd / srtt, with 1 ms before any RTT
-    /// sample.
-    fn init_pacing_rate(&mut self, srtt: Option<Duration>) {
-        let rtt = srtt.unwrap_or(Duration::from_millis(1)).max(Duration(1));
-        self.has_seen_rtt = srtt.is_some();
-        let bw = Rate::from_bytes_over(self.cwnd, rtt);
-        self.pacing_rate = pacing_for(bw, self.cfg.startup_gain);
+            last: LastAck::default(),
+        }
     }
 
     fn max_bw(&self) -> Rate {
@@ -248,7 +224,7 @@ impl BbrV1 {
     }
 
     fn min_cwnd_target(&self) -> Bytes {
-        CWND_MIN_TARGET_PACKETS * self.mss
+        cwnd::min_target(self.mss)
     }
 
     /// Linux `bbr_quantization_budget`: 3 TSO bursts for the end hosts, rounded up to an even
@@ -258,7 +234,7 @@ impl BbrV1 {
         let quantum = self
             .cfg
             .send_quantum_packets
-            .unwrap_or_else(|| tso_goal_v1(self.pacing_rate, self.mss));
+            .unwrap_or_else(|| tso_goal_v1(self.pacing.rate(), self.mss));
         let mut packets = cwnd.div_ceil(self.mss) + 3 * quantum;
         packets = (packets + 1) & !1;
         if self.mode == Mode::ProbeBw && self.cycle_idx == 0 {
@@ -318,7 +294,7 @@ impl BbrV1 {
 
     /// Linux `bbr_check_full_bw_reached`.
     fn check_full_bw_reached(&mut self, app_limited: bool) {
-        if self.full_bw_reached || !self.round_start || app_limited {
+        if self.full_bw_reached || !self.rounds.start || app_limited {
             return;
         }
         let max_bw = self.max_bw();
@@ -342,12 +318,13 @@ impl BbrV1 {
     }
 
     fn check_probe_rtt_done(&mut self, now: Time) {
-        if self.probe_rtt_done.is_none_or(|d| now <= d) {
-            return;
+        let prior_cwnd = self.recovery.prior_cwnd;
+        if self
+            .probe_rtt
+            .leave_if_done(now, &mut self.min_rtt, &mut self.cwnd, prior_cwnd)
+        {
+            self.reset_mode(now);
         }
-        self.min_rtt.probe_done(now);
-        self.cwnd = self.cwnd.max(self.recovery.prior_cwnd);
-        self.reset_mode(now);
     }
 
     /// Enters PROBE_RTT (Linux `bbr_update_min_rtt`'s entry): the window is saved and cut to
@@ -355,7 +332,7 @@ impl BbrV1 {
     fn enter_probe_rtt(&mut self, hold: Duration) {
         self.recovery.save_cwnd(self.cwnd, false);
         self.mode = Mode::ProbeRtt;
-        self.probe_rtt_done = None;
+        self.probe_rtt.enter();
         self.probe_rtt_hold = hold;
     }
 
@@ -376,37 +353,17 @@ impl BbrV1 {
             }
         }
         if self.mode == Mode::ProbeRtt {
-            self.probe_rtt_app_limited.mark();
-            if self.probe_rtt_done.is_none() && ack.in_flight <= self.min_cwnd_target() {
-                self.probe_rtt_done = Some(now + self.probe_rtt_hold);
-                self.probe_rtt_round_done = false;
-                self.rounds.start();
-            } else if self.probe_rtt_done.is_some() {
-                if self.round_start {
-                    self.probe_rtt_round_done = true;
-                }
-                if self.probe_rtt_round_done {
-                    self.check_probe_rtt_done(now);
-                }
+            let target = self.min_cwnd_target();
+            let hold = self.probe_rtt_hold;
+            if self
+                .probe_rtt
+                .on_ack(now, ack.in_flight, target, hold, &mut self.rounds)
+            {
+                self.check_probe_rtt_done(now);
             }
         }
         if delivered_any {
             self.idle_restart = false;
-        }
-    }
-
-    /// Linux `bbr_set_pacing_rate`: before the pipe is full the rate never decreases.
-    fn set_pacing_rate(&mut self, ack: &AckEvent, gain: f64) {
-        if !self.has_seen_rtt && ack.rtt.has_sample {
-            self.init_pacing_rate(Some(ack.rtt.smoothed));
-        }
-        let bw = self.max_bw();
-        if bw == Rate::ZERO {
-            return;
-        }
-        let rate = pacing_for(bw, gain);
-        if self.full_bw_reached || rate > self.pacing_rate {
-            self.pacing_rate = rate;
         }
     }
 
@@ -423,25 +380,21 @@ impl BbrV1 {
                 self.cwnd = self.cwnd.max(ack.in_flight.saturating_add(acked));
             } else {
                 let target = self.inflight(self.max_bw(), gain);
-                if self.full_bw_reached {
-                    self.cwnd = self.cwnd.saturating_add(acked).min(target);
-                } else if self.cwnd < target || ack.delivered < INIT_CWND_PACKETS * self.mss {
-                    self.cwnd = self.cwnd.saturating_add(acked);
-                }
-                self.cwnd = self.cwnd.max(self.min_cwnd_target());
+                let early = ack.delivered < INIT_CWND_PACKETS * self.mss;
+                let (full, floor) = (self.full_bw_reached, self.min_cwnd_target());
+                self.cwnd = cwnd::grow(self.cwnd, acked, target, full, early, floor);
             }
         }
         self.apply_caps();
     }
 
+    /// The clamp, the PROBE_RTT window, RFC 9002's minimum (v1 has no model cap).
     fn apply_caps(&mut self) {
-        if let Some(c) = self.clamp {
-            self.cwnd = self.cwnd.min(c);
-        }
+        let mut w = cwnd::clamp(self.cwnd, self.clamp);
         if self.mode == Mode::ProbeRtt {
-            self.cwnd = self.cwnd.min(self.min_cwnd_target());
+            w = w.min(self.min_cwnd_target());
         }
-        self.cwnd = self.cwnd.max(MIN_WINDOW_PACKETS * self.mss);
+        self.cwnd = cwnd::at_least_minimum(w, self.mss);
     }
 
     /// BDP at gain 1 for telemetry; NaN before the model has both estimates.
@@ -474,13 +427,12 @@ impl CongestionControl for BbrV1 {
 
     fn on_sent(&mut self, now: Time, sent: &SentPacket) {
         self.rounds.on_sent(sent.pn);
-        self.probe_rtt_app_limited.on_sent(sent.pn);
-        // Linux CA_EVENT_TX_START: the first packet after an application-limited idle period.
-        if sent.in_flight <= sent.bytes && self.last_app_limited && self.has_seen_rtt {
+        self.probe_rtt.on_sent(sent.pn);
+        if self.last.restarts_from_idle(sent, &self.pacing) {
             self.idle_restart = true;
             match self.mode {
                 Mode::ProbeBw if self.max_bw() > Rate::ZERO => {
-                    self.pacing_rate = pacing_for(self.max_bw(), 1.0);
+                    self.pacing.set(self.max_bw(), 1.0);
                 }
                 Mode::ProbeRtt => self.check_probe_rtt_done(now),
                 _ => {}
@@ -500,31 +452,17 @@ impl CongestionControl for BbrV1 {
             self.mss = ack.mss;
         }
         let losses = std::mem::take(&mut self.pending_losses) > 0;
-        self.last_app_limited = ack.app_limited;
-        self.last_rtt = ack.rtt;
-        self.last_in_flight = ack.in_flight;
-        self.probe_rtt_app_limited.on_ack(ack.largest_acked);
-        let marked = self.probe_rtt_app_limited.covers(ack.largest_acked);
-        let rs = ack
-            .rate_sample
-            .filter(|r| !r.interval.is_zero())
-            .map(|mut r| {
-                r.is_app_limited |= marked;
-                r
-            });
+        self.last.record(ack);
+        let rs = self.probe_rtt.rate_sample(ack, true);
 
-        // Linux bbr_update_bw: rounds are counted on valid rate samples.
-        self.round_start = false;
-        if rs.is_some() && self.rounds.on_ack(ack.largest_acked) {
-            self.round_count += 1;
-            self.round_start = true;
+        if self.rounds.on_ack(rs.as_ref(), ack.largest_acked) {
             self.packet_conservation = false;
         }
         if let Some(r) = rs {
             // App-limited samples only count when they raise the max: they can underestimate,
             // never overestimate.
             if !r.is_app_limited || r.delivery_rate >= self.max_bw() {
-                self.bw.update(Time(self.round_count), r.delivery_rate);
+                self.bw.update(Time(self.rounds.count), r.delivery_rate);
             }
         }
         if self.mode == Mode::ProbeBw && self.is_next_cycle_phase(now, ack, losses) {
@@ -536,7 +474,10 @@ impl CongestionControl for BbrV1 {
         self.update_min_rtt(now, ack, rs.is_some_and(|r| r.delivered > 0));
 
         let (pacing_gain, cwnd_gain) = self.gains();
-        self.set_pacing_rate(ack, pacing_gain);
+        let (startup_gain, full) = (self.cfg.startup_gain, self.full_bw_reached);
+        let bw = self.max_bw();
+        self.pacing
+            .update(&ack.rtt, self.cwnd, startup_gain, bw, pacing_gain, full);
         self.set_cwnd(ack, cwnd_gain);
         self.cwnd
     }
@@ -553,14 +494,14 @@ impl CongestionControl for BbrV1 {
             // Linux bbr_set_state(TCP_CA_Loss): restart full-bandwidth detection; TCP sets cwnd to
             // what is in flight plus one packet (here the RFC 9002 minimum window).
             self.full_bw = Rate::ZERO;
-            self.round_start = true;
+            self.rounds.start = true;
             self.packet_conservation = false;
             self.cwnd = loss.in_flight.saturating_add(self.mss);
         } else if out.new_epoch {
             // Entering recovery: packet conservation for one round (Linux sets cwnd = in flight +
             // acked on the first recovery ACK; in flight here is before that ACK's removal).
             self.packet_conservation = true;
-            self.rounds.start();
+            self.rounds.restart();
             self.cwnd = loss.in_flight;
         } else {
             self.cwnd = self.cwnd.saturating_sub(loss.lost_bytes);
@@ -573,7 +514,7 @@ impl CongestionControl for BbrV1 {
     }
 
     fn pacing_rate(&self) -> Option<Rate> {
-        Some(Rate(self.pacing_rate.as_bps().max(1)))
+        Some(Rate(self.pacing.rate().as_bps().max(1)))
     }
 
     fn in_slow_start(&self) -> bool {
@@ -584,10 +525,7 @@ impl CongestionControl for BbrV1 {
         let (pacing_gain, cwnd_gain) = self.gains();
         let mut t = Telemetry::new(self.mode.name());
         t.push("btl_bw_mbps", self.max_bw().as_mbps_f64());
-        t.push(
-            "min_rtt_ms",
-            self.min_rtt.min_rtt.map_or(f64::NAN, |d| d.as_millis_f64()),
-        );
+        t.push("min_rtt_ms", self.min_rtt.min_rtt_ms());
         t.push("bdp_bytes", self.bdp_bytes());
         t.push("pacing_gain", pacing_gain);
         t.push("cwnd_gain", cwnd_gain);
@@ -601,7 +539,7 @@ impl CongestionControl for BbrV1 {
         );
         t.push("full_bw_reached", self.full_bw_reached as u8 as f64);
         t.push("full_bw_cnt", self.full_bw_cnt as f64);
-        t.push("round", self.round_count as f64);
+        t.push("round", self.rounds.count as f64);
         if self.cfg.scavenger.is_some() {
             t.push("forced_probe_rtts", self.forced_probe_rtts as f64);
             t.push(
@@ -621,18 +559,9 @@ impl CongestionControl for BbrV1 {
         t
     }
 
-    /// `cwnd` and `pacing_rate` are written as is (both are recomputed from the model on the
-    /// next ACK); `cwnd_clamp` bounds the window as Linux `snd_cwnd_clamp`; BBR has no ssthresh.
+    /// See [`handover::calibrate`].
     fn calibrate(&mut self, _now: Time, c: &Calibration) {
-        if let Some(clamp) = c.cwnd_clamp {
-            self.clamp = clamp;
-        }
-        if let Some(w) = c.cwnd {
-            self.cwnd = w;
-        }
-        if let Some(r) = c.pacing_rate {
-            self.pacing_rate = Rate(r.as_bps().max(1));
-        }
+        handover::calibrate(c, &mut self.clamp, &mut self.cwnd, &mut self.pacing);
         self.apply_caps();
     }
 
@@ -643,40 +572,19 @@ impl CongestionControl for BbrV1 {
     }
 
     fn handover_state(&self) -> HandoverState {
-        let bw = self.max_bw();
-        HandoverState {
-            cwnd: self.cwnd,
-            ssthresh: None,
-            pacing_rate: Some(self.pacing_rate),
-            bandwidth_estimate: (bw > Rate::ZERO).then_some(bw),
-            rtt: self.last_rtt,
-            in_flight: self.last_in_flight,
-        }
+        handover::state(self.cwnd, &self.pacing, self.max_bw(), &self.last)
     }
 
-    /// Keeps the window; seeds min RTT from the predecessor's RTT state and, when it had a
-    /// bandwidth estimate, BtlBw too and goes straight to PROBE_BW (the pipe is taken as full).
-    /// Without one BBR starts in STARTUP at the inherited window, as Linux does on a switch.
+    /// [`handover::adopt`]; with a bandwidth estimate BtlBw is seeded with it and PROBE_BW starts
+    /// (the pipe is taken as full).
     fn adopt(&mut self, now: Time, from: &HandoverState) {
-        self.cwnd = from.cwnd;
-        if from.rtt.has_sample {
-            self.min_rtt.seed(now, from.rtt.min);
-            self.last_rtt = from.rtt;
-        }
-        match from.bandwidth_estimate.filter(|b| *b > Rate::ZERO) {
-            Some(bw) if self.min_rtt.min_rtt.is_some() => {
-                self.bw.reset(Time(self.round_count), bw);
-                self.full_bw = bw;
-                self.full_bw_reached = true;
-                self.pacing_rate = pacing_for(bw, 1.0);
-                self.has_seen_rtt = true;
-                self.reset_probe_bw_mode(now);
-            }
-            _ => {
-                if from.rtt.has_sample {
-                    self.init_pacing_rate(Some(from.rtt.smoothed));
-                }
-            }
+        let (startup_gain, min_rtt) = (self.cfg.startup_gain, &mut self.min_rtt);
+        let (cwnd, last, pacing) = (&mut self.cwnd, &mut self.last, &mut self.pacing);
+        if let Some(bw) = handover::adopt(now, from, cwnd, min_rtt, last, pacing, startup_gain) {
+            self.bw.reset(Time(self.rounds.count), bw);
+            self.full_bw = bw;
+            self.full_bw_reached = true;
+            self.reset_probe_bw_mode(now);
         }
         self.apply_caps();
     }

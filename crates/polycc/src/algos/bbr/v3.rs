@@ -12,16 +12,20 @@
 //! ACK-aggregation allowance (`extra_acked`). ECN is not used (the transport does not report it),
 //! nor PLB or the TLP-specific loss handling.
 
-use super::model::{
-    bdp, default_seed, pacing_for, tso_goal_v3, AckAggregation, CaState, MinRttFilter, Prng,
-    ProbeRttAppLimited, Recovery, TxRecord, TxRecords, CWND_MIN_TARGET_PACKETS, MIN_RTT_WINDOW,
-    PROBE_RTT_DURATION,
-};
+use super::ack_aggregation::AckAggregation;
+use super::bdp::bdp;
+use super::cwnd;
+use super::handover::{self, LastAck};
+use super::min_rtt::{MinRttFilter, MIN_RTT_WINDOW};
+use super::pacing::Pacing;
+use super::prng::{default_seed, Prng};
+use super::probe_rtt::{ProbeRtt, PROBE_RTT_DURATION};
+use super::quantum::tso_goal_v3;
+use super::recovery::{CaState, Recovery};
+use super::rounds::Rounds;
+use super::tx_records::{TxRecord, TxRecords};
 use crate::algos::round::RoundTracker;
-use crate::cc::{
-    Calibration, CcContext, CongestionControl, HandoverState, Telemetry, MIN_WINDOW_PACKETS,
-};
-use crate::estimators::rtt::RttSnapshot;
+use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
 use crate::registry::{check_range, parse_params, CcError, Params, Registry};
 use crate::signals::{AckEvent, LossEvent, SentPacket};
 use crate::units::{Bytes, Duration, Rate, Time};
@@ -195,8 +199,7 @@ pub struct BbrV3 {
     init_cwnd: Bytes,
     mode: Mode,
     cwnd: Bytes,
-    pacing_rate: Rate,
-    has_seen_rtt: bool,
+    pacing: Pacing,
     /// Max-bandwidth filter: [previous cycle, current cycle].
     bw_hi: [Rate; 2],
     bw_lo: Option<Rate>,
@@ -204,9 +207,7 @@ pub struct BbrV3 {
     inflight_lo: Option<Bytes>,
     bw_latest: Rate,
     inflight_latest: Bytes,
-    rounds: RoundTracker,
-    round_count: u64,
-    round_start: bool,
+    rounds: Rounds,
     loss_rounds: RoundTracker,
     loss_round_start: bool,
     loss_in_round: bool,
@@ -230,8 +231,7 @@ pub struct BbrV3 {
     /// Linux `tp->is_cwnd_limited`: the window was full at some send in this or the last round.
     cwnd_limited_this_round: bool,
     cwnd_limited_last_round: bool,
-    probe_rtt_done: Option<Time>,
-    probe_rtt_round_done: bool,
+    probe_rtt: ProbeRtt,
     idle_restart: bool,
     ack_agg: AckAggregation,
     recovery: Recovery,
@@ -239,34 +239,27 @@ pub struct BbrV3 {
     lost_total: Bytes,
     pending_losses: Bytes,
     rng: Prng,
-    probe_rtt_app_limited: ProbeRttAppLimited,
     clamp: Option<Bytes>,
-    last_app_limited: bool,
-    last_rtt: RttSnapshot,
-    last_in_flight: Bytes,
+    last: LastAck,
 }
 
 impl BbrV3 {
     pub fn new(ctx: &CcContext, cfg: BbrV3Config) -> Self {
-        let mss = ctx.mss.max(1);
-        let init_cwnd = ctx.initial_cwnd.max(MIN_WINDOW_PACKETS * mss);
-        let mut s = BbrV3 {
+        let (mss, init_cwnd) = cwnd::initial(ctx);
+        BbrV3 {
             cfg,
             mss,
             init_cwnd,
             mode: Mode::Startup,
             cwnd: init_cwnd,
-            pacing_rate: Rate(1),
-            has_seen_rtt: false,
+            pacing: Pacing::new(init_cwnd, STARTUP_PACING_GAIN),
             bw_hi: [Rate::ZERO; 2],
             bw_lo: None,
             inflight_hi: None,
             inflight_lo: None,
             bw_latest: Rate::ZERO,
             inflight_latest: 0,
-            rounds: RoundTracker::default(),
-            round_count: 0,
-            round_start: false,
+            rounds: Rounds::default(),
             loss_rounds: RoundTracker::default(),
             loss_round_start: false,
             loss_in_round: false,
@@ -288,8 +281,7 @@ impl BbrV3 {
             ack_phase: AckPhase::Init,
             cwnd_limited_this_round: false,
             cwnd_limited_last_round: false,
-            probe_rtt_done: None,
-            probe_rtt_round_done: false,
+            probe_rtt: ProbeRtt::default(),
             idle_restart: false,
             ack_agg: AckAggregation::new(ctx.now),
             recovery: Recovery::new(0),
@@ -297,21 +289,9 @@ impl BbrV3 {
             lost_total: 0,
             pending_losses: 0,
             rng: Prng::new(cfg.seed),
-            probe_rtt_app_limited: ProbeRttAppLimited::default(),
             clamp: None,
-            last_app_limited: false,
-            last_rtt: RttSnapshot::default(),
-            last_in_flight: 0,
-        };
-        s.init_pacing_rate(None);
-        s
-    }
-
-    fn init_pacing_rate(&mut self, srtt: Option<Duration>) {
-        let rtt = srtt.unwrap_or(Duration::from_millis(1)).max(Duration(1));
-        self.has_seen_rtt = srtt.is_some();
-        let bw = Rate::from_bytes_over(self.cwnd, rtt);
-        self.pacing_rate = pacing_for(bw, STARTUP_PACING_GAIN);
+            last: LastAck::default(),
+        }
     }
 
     fn max_bw(&self) -> Rate {
@@ -335,7 +315,7 @@ impl BbrV3 {
     }
 
     fn min_target(&self) -> Bytes {
-        CWND_MIN_TARGET_PACKETS * self.mss
+        cwnd::min_target(self.mss)
     }
 
     fn is_probing_bw(&self) -> bool {
@@ -347,7 +327,7 @@ impl BbrV3 {
 
     /// v3 `bbr_quantization_budget`: at least 3 TSO bursts and 4 packets, plus 2 packets in UP.
     fn quantization_budget(&self, cwnd: Bytes) -> Bytes {
-        let goal = 3 * tso_goal_v3(self.pacing_rate, self.min_rtt.min_rtt, self.mss) * self.mss;
+        let goal = 3 * tso_goal_v3(self.pacing.rate(), self.min_rtt.min_rtt, self.mss) * self.mss;
         let mut w = cwnd.max(goal).max(self.min_target());
         if self.mode == Mode::ProbeBw(Phase::Up) {
             w = w.saturating_add(2 * self.mss);
@@ -438,7 +418,7 @@ impl BbrV3 {
         self.pick_probe_wait();
         self.cycle_stamp = now;
         self.ack_phase = AckPhase::ProbeStopping;
-        self.rounds.start();
+        self.rounds.restart();
         self.mode = Mode::ProbeBw(Phase::Down);
     }
 
@@ -455,13 +435,13 @@ impl BbrV3 {
         self.bw_probe_up_acks = 0;
         self.stopped_risky_probe = false;
         self.ack_phase = AckPhase::Refilling;
-        self.rounds.start();
+        self.rounds.restart();
         self.mode = Mode::ProbeBw(Phase::Refill);
     }
 
     fn start_probe_up(&mut self, now: Time, sample_bw: Rate) {
         self.ack_phase = AckPhase::ProbeStarting;
-        self.rounds.start();
+        self.rounds.restart();
         self.cycle_stamp = now;
         self.reset_full_bw();
         self.full_bw = sample_bw;
@@ -489,7 +469,7 @@ impl BbrV3 {
                 self.inflight_hi = Some(hi.saturating_add(delta.saturating_mul(self.mss)));
             }
         }
-        if self.round_start {
+        if self.rounds.start {
             self.raise_inflight_hi_slope();
         }
     }
@@ -515,10 +495,10 @@ impl BbrV3 {
         ack: &AckEvent,
         cwnd_limited: bool,
     ) -> bool {
-        if self.ack_phase == AckPhase::ProbeStarting && self.round_start {
+        if self.ack_phase == AckPhase::ProbeStarting && self.rounds.start {
             self.ack_phase = AckPhase::ProbeFeedback;
         }
-        if self.ack_phase == AckPhase::ProbeStopping && self.round_start {
+        if self.ack_phase == AckPhase::ProbeStopping && self.rounds.start {
             self.bw_probe_samples = false;
             self.ack_phase = AckPhase::Init;
             let in_probe_bw = matches!(self.mode, Mode::ProbeBw(_));
@@ -581,7 +561,7 @@ impl BbrV3 {
             }
             Phase::Refill => {
                 // After a round of REFILL the ACKs start to reflect a full pipe: probe.
-                if self.round_start {
+                if self.rounds.start {
                     self.bw_probe_samples = true;
                     self.start_probe_up(now, sample_bw);
                 }
@@ -647,7 +627,7 @@ impl BbrV3 {
             self.full_bw = sample_bw;
             return;
         }
-        if !self.round_start {
+        if !self.rounds.start {
             return;
         }
         self.full_bw_cnt += 1;
@@ -693,12 +673,13 @@ impl BbrV3 {
     }
 
     fn check_probe_rtt_done(&mut self, now: Time) {
-        if self.probe_rtt_done.is_none_or(|d| now <= d) {
-            return;
+        let prior_cwnd = self.recovery.prior_cwnd;
+        if self
+            .probe_rtt
+            .leave_if_done(now, &mut self.min_rtt, &mut self.cwnd, prior_cwnd)
+        {
+            self.exit_probe_rtt(now);
         }
-        self.min_rtt.probe_done(now);
-        self.cwnd = self.cwnd.max(self.recovery.prior_cwnd);
-        self.exit_probe_rtt(now);
     }
 
     fn update_min_rtt(&mut self, now: Time, ack: &AckEvent, delivered_any: bool) {
@@ -706,41 +687,24 @@ impl BbrV3 {
         if expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
             self.mode = Mode::ProbeRtt;
             self.recovery.save_cwnd(self.cwnd, true);
-            self.probe_rtt_done = None;
+            self.probe_rtt.enter();
             self.ack_phase = AckPhase::ProbeStopping;
-            self.rounds.start();
+            self.rounds.restart();
         }
         if self.mode == Mode::ProbeRtt {
-            self.probe_rtt_app_limited.mark();
-            if self.probe_rtt_done.is_none() && ack.in_flight <= self.probe_rtt_cwnd() {
-                self.probe_rtt_done = Some(now + PROBE_RTT_DURATION);
-                self.probe_rtt_round_done = false;
-                self.rounds.start();
-            } else if self.probe_rtt_done.is_some() {
-                if self.round_start {
-                    self.probe_rtt_round_done = true;
-                }
-                if self.probe_rtt_round_done {
-                    self.check_probe_rtt_done(now);
-                }
+            let target = self.probe_rtt_cwnd();
+            if self.probe_rtt.on_ack(
+                now,
+                ack.in_flight,
+                target,
+                PROBE_RTT_DURATION,
+                &mut self.rounds,
+            ) {
+                self.check_probe_rtt_done(now);
             }
         }
         if delivered_any {
             self.idle_restart = false;
-        }
-    }
-
-    fn set_pacing_rate(&mut self, ack: &AckEvent, gain: f64) {
-        if !self.has_seen_rtt && ack.rtt.has_sample {
-            self.init_pacing_rate(Some(ack.rtt.smoothed));
-        }
-        let bw = self.bw();
-        if bw == Rate::ZERO {
-            return;
-        }
-        let rate = pacing_for(bw, gain);
-        if self.full_bw_reached || rate > self.pacing_rate {
-            self.pacing_rate = rate;
         }
     }
 
@@ -756,23 +720,18 @@ impl BbrV3 {
                 self.bdp(self.bw(), gain)
                     .saturating_add(self.aggregation_cwnd()),
             );
-            if self.full_bw_reached {
-                self.cwnd = self.cwnd.saturating_add(acked).min(target);
-            } else if self.cwnd < target || self.cwnd < 2 * self.init_cwnd {
-                self.cwnd = self.cwnd.saturating_add(acked);
-            }
-            self.cwnd = self.cwnd.max(self.min_target());
+            let early = self.cwnd < 2 * self.init_cwnd;
+            let (full, floor) = (self.full_bw_reached, self.min_target());
+            self.cwnd = cwnd::grow(self.cwnd, acked, target, full, early, floor);
         }
         self.apply_caps();
     }
 
     /// Linux `snd_cwnd_clamp`, the PROBE_RTT cap and `bbr_bound_cwnd_for_inflight_model`.
     fn apply_caps(&mut self) {
-        if let Some(c) = self.clamp {
-            self.cwnd = self.cwnd.min(c);
-        }
+        let mut w = cwnd::clamp(self.cwnd, self.clamp);
         if self.mode == Mode::ProbeRtt {
-            self.cwnd = self.cwnd.min(self.probe_rtt_cwnd());
+            w = w.min(self.probe_rtt_cwnd());
         }
         let mut cap = match self.mode {
             Mode::ProbeBw(Phase::Cruise) | Mode::ProbeRtt => self.inflight_with_headroom(),
@@ -781,7 +740,7 @@ impl BbrV3 {
         };
         cap = cap.min(self.inflight_lo.unwrap_or(Bytes::MAX));
         cap = cap.max(self.min_target());
-        self.cwnd = self.cwnd.min(cap).max(MIN_WINDOW_PACKETS * self.mss);
+        self.cwnd = cwnd::at_least_minimum(w.min(cap), self.mss);
     }
 
     pub fn mode(&self) -> Mode {
@@ -800,7 +759,7 @@ impl CongestionControl for BbrV3 {
 
     fn on_sent(&mut self, now: Time, sent: &SentPacket) {
         self.rounds.on_sent(sent.pn);
-        self.probe_rtt_app_limited.on_sent(sent.pn);
+        self.probe_rtt.on_sent(sent.pn);
         self.loss_rounds.on_sent(sent.pn);
         if sent.in_flight.saturating_add(sent.bytes) > self.cwnd {
             self.cwnd_limited_this_round = true;
@@ -810,17 +769,16 @@ impl CongestionControl for BbrV3 {
                 pn: sent.pn,
                 in_flight: sent.in_flight,
                 lost: self.lost_total,
-                app_limited: sent.app_limited || self.probe_rtt_app_limited.covers(sent.pn),
+                app_limited: sent.app_limited || self.probe_rtt.covers(sent.pn),
             },
             self.mss,
         );
-        if sent.in_flight <= sent.bytes && self.last_app_limited && self.has_seen_rtt {
-            // Linux CA_EVENT_TX_START after an application-limited idle period.
+        if self.last.restarts_from_idle(sent, &self.pacing) {
             self.idle_restart = true;
             self.ack_agg.restart(now);
             match self.mode {
                 Mode::ProbeBw(_) if self.bw() > Rate::ZERO => {
-                    self.pacing_rate = pacing_for(self.bw(), 1.0);
+                    self.pacing.set(self.bw(), 1.0);
                 }
                 Mode::ProbeRtt => self.check_probe_rtt_done(now),
                 _ => {}
@@ -833,27 +791,15 @@ impl CongestionControl for BbrV3 {
             self.mss = ack.mss;
         }
         let losses = std::mem::take(&mut self.pending_losses);
-        self.last_app_limited = ack.app_limited;
-        self.last_rtt = ack.rtt;
-        self.last_in_flight = ack.in_flight;
+        self.last.record(ack);
         // Linux bbr_set_state: leaving the loss state restores the window saved when it began.
         if self.recovery.on_ack(ack) == Some(CaState::Loss) {
             self.cwnd = self.cwnd.max(self.recovery.prior_cwnd);
         }
-        self.probe_rtt_app_limited.on_ack(ack.largest_acked);
-        let marked = self.probe_rtt_app_limited.covers(ack.largest_acked);
-        let rs = ack
-            .rate_sample
-            .filter(|r| !r.interval.is_zero() && ack.acked_bytes > 0)
-            .map(|mut r| {
-                r.is_app_limited |= marked;
-                r
-            });
+        // An ACK that acknowledges nothing new carries no sample for v3.
+        let rs = self.probe_rtt.rate_sample(ack, ack.acked_bytes > 0);
 
-        self.round_start = false;
-        if rs.is_some() && self.rounds.on_ack(ack.largest_acked) {
-            self.round_count += 1;
-            self.round_start = true;
+        if self.rounds.on_ack(rs.as_ref(), ack.largest_acked) {
             self.rounds_since_probe = (self.rounds_since_probe + 1).min(0xff);
             self.cwnd_limited_last_round = std::mem::take(&mut self.cwnd_limited_this_round);
         }
@@ -905,7 +851,7 @@ impl CongestionControl for BbrV3 {
                 ack.acked_bytes,
                 bw,
                 self.cwnd,
-                self.round_start,
+                self.rounds.start,
                 window,
             );
         }
@@ -918,7 +864,15 @@ impl CongestionControl for BbrV3 {
         self.update_min_rtt(now, ack, rs.is_some_and(|r| r.delivered > 0));
 
         let (pacing_gain, cwnd_gain) = self.gains();
-        self.set_pacing_rate(ack, pacing_gain);
+        let (bw, full) = (self.bw(), self.full_bw_reached);
+        self.pacing.update(
+            &ack.rtt,
+            self.cwnd,
+            STARTUP_PACING_GAIN,
+            bw,
+            pacing_gain,
+            full,
+        );
         self.set_cwnd(ack.acked_bytes, cwnd_gain);
 
         // bbr_advance_latest_delivery_signals
@@ -981,7 +935,7 @@ impl CongestionControl for BbrV3 {
     }
 
     fn pacing_rate(&self) -> Option<Rate> {
-        Some(Rate(self.pacing_rate.as_bps().max(1)))
+        Some(Rate(self.pacing.rate().as_bps().max(1)))
     }
 
     fn in_slow_start(&self) -> bool {
@@ -998,69 +952,40 @@ impl CongestionControl for BbrV3 {
             "bw_lo_mbps",
             self.bw_lo.map_or(f64::NAN, |b| b.as_mbps_f64()),
         );
-        t.push(
-            "min_rtt_ms",
-            self.min_rtt.min_rtt.map_or(f64::NAN, |d| d.as_millis_f64()),
-        );
+        t.push("min_rtt_ms", self.min_rtt.min_rtt_ms());
         t.push("inflight_hi_bytes", opt(self.inflight_hi));
         t.push("inflight_lo_bytes", opt(self.inflight_lo));
         t.push("pacing_gain", pacing_gain);
         t.push("cwnd_gain", cwnd_gain);
         t.push("extra_acked_bytes", self.ack_agg.extra_acked() as f64);
         t.push("full_bw_reached", self.full_bw_reached as u8 as f64);
-        t.push("round", self.round_count as f64);
+        t.push("round", self.rounds.count as f64);
         t.push("probe_wait_s", self.probe_wait.as_secs_f64());
         t
     }
 
+    /// See [`handover::calibrate`].
     fn calibrate(&mut self, _now: Time, c: &Calibration) {
-        if let Some(clamp) = c.cwnd_clamp {
-            self.clamp = clamp;
-        }
-        if let Some(w) = c.cwnd {
-            self.cwnd = w;
-        }
-        if let Some(r) = c.pacing_rate {
-            self.pacing_rate = Rate(r.as_bps().max(1));
-        }
+        handover::calibrate(c, &mut self.clamp, &mut self.cwnd, &mut self.pacing);
         self.apply_caps();
     }
 
     fn handover_state(&self) -> HandoverState {
-        let bw = self.bw();
-        HandoverState {
-            cwnd: self.cwnd,
-            ssthresh: None,
-            pacing_rate: Some(self.pacing_rate),
-            bandwidth_estimate: (bw > Rate::ZERO).then_some(bw),
-            rtt: self.last_rtt,
-            in_flight: self.last_in_flight,
-        }
+        handover::state(self.cwnd, &self.pacing, self.bw(), &self.last)
     }
 
-    /// As BBR v1's: keep the window, seed min RTT, and with a bandwidth estimate start PROBE_BW
-    /// (cruising, the next probe 2–3 s away).
+    /// As BBR v1's ([`handover::adopt`]); with a bandwidth estimate it is the max-bandwidth
+    /// filter's and PROBE_BW starts cruising, the next probe 2–3 s away.
     fn adopt(&mut self, now: Time, from: &HandoverState) {
-        self.cwnd = from.cwnd;
-        if from.rtt.has_sample {
-            self.min_rtt.seed(now, from.rtt.min);
-            self.last_rtt = from.rtt;
-        }
-        match from.bandwidth_estimate.filter(|b| *b > Rate::ZERO) {
-            Some(bw) if self.min_rtt.min_rtt.is_some() => {
-                self.bw_hi = [Rate::ZERO, bw];
-                self.full_bw = bw;
-                self.full_bw_reached = true;
-                self.pacing_rate = pacing_for(bw, 1.0);
-                self.has_seen_rtt = true;
-                self.start_probe_down(now);
-                self.start_probe_cruise();
-            }
-            _ => {
-                if from.rtt.has_sample {
-                    self.init_pacing_rate(Some(from.rtt.smoothed));
-                }
-            }
+        let (cwnd, min_rtt) = (&mut self.cwnd, &mut self.min_rtt);
+        let (last, pacing) = (&mut self.last, &mut self.pacing);
+        let gain = STARTUP_PACING_GAIN;
+        if let Some(bw) = handover::adopt(now, from, cwnd, min_rtt, last, pacing, gain) {
+            self.bw_hi = [Rate::ZERO, bw];
+            self.full_bw = bw;
+            self.full_bw_reached = true;
+            self.start_probe_down(now);
+            self.start_probe_cruise();
         }
         self.apply_caps();
     }

@@ -229,11 +229,7 @@ impl Poly {
     /// [`Poly::fuse`] for window fusion by `max` or `min`.
     #[inline]
     fn fuse_picked_window(&mut self, now: Time, pick: Pick) {
-        let mut fused: Option<Bytes> = None;
-        for m in &mut self.members {
-            let w = m.read_cwnd();
-            fused = Some(fused.map_or(w, |f| pick.of(f, w)));
-        }
+        let fused = pick.among(self.members.iter_mut().map(Member::read_cwnd));
         self.write_picked_window(now, fused.unwrap_or(0));
     }
 
@@ -387,11 +383,8 @@ impl Poly {
         let Some(pick) = self.fast_pick else {
             return self.members[self.pilot].cc.cwnd();
         };
-        let fused = self
-            .members
-            .iter()
-            .map(|m| m.cc.cwnd())
-            .reduce(|a, b| pick.of(a, b))
+        let fused = pick
+            .among(self.members.iter().map(|m| m.cc.cwnd()))
             .unwrap_or(0);
         fused.max(self.ctx.min_window())
     }
@@ -448,11 +441,8 @@ impl CongestionControl for Poly {
             // Hot path (window fusion by max / min, per event, no measurement windows): each
             // member takes the ACK and is read in the same pass, then the pool is written back.
             Some(pick) => {
-                let mut fused: Option<Bytes> = None;
-                for m in &mut self.members {
-                    let w = m.ack_and_read_cwnd(now, ack);
-                    fused = Some(fused.map_or(w, |f| pick.of(f, w)));
-                }
+                let members = self.members.iter_mut();
+                let fused = pick.among(members.map(|m| m.ack_and_read_cwnd(now, ack)));
                 self.pilot_cwnd = self.write_picked_window_hot(now, fused.unwrap_or(0));
                 self.pilot_fresh = true;
             }

@@ -64,6 +64,30 @@ impl Pick {
             Pick::Smallest => a.min(b),
         }
     }
+
+    /// The picked one of `values`, taken in order (`None` when there are none). The one
+    /// selection of the pool's windows: the agent's fusions read members through it as they go.
+    #[inline]
+    pub fn among<T: Ord + Copy>(self, values: impl Iterator<Item = T>) -> Option<T> {
+        // One loop with the running pick in an Option (not `reduce`, which peels the first
+        // value off): the agent's per-ACK loop stays as small as it was written by hand.
+        let mut picked: Option<T> = None;
+        for v in values {
+            picked = Some(picked.map_or(v, |p| self.of(p, v)));
+        }
+        picked
+    }
+
+    /// [`Pick::among`] for values that may be NaN (a fusion's input): a NaN is passed over,
+    /// as by `f64::max` / `f64::min`; NaN when all are.
+    #[inline]
+    pub fn among_f64(self, values: &[f64]) -> f64 {
+        let pick = match self {
+            Pick::Largest => f64::max,
+            Pick::Smallest => f64::min,
+        };
+        values.iter().copied().fold(f64::NAN, pick)
+    }
 }
 
 /// A fusion function. It returns the calibrated value in the unit of `input.quantity`; a result
@@ -89,41 +113,26 @@ pub trait Fusion: Send {
     }
 }
 
-/// The largest value (§3.1: cwnd = max{cwnd_bbr, cwnd_cubic}).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Max;
+/// `max` (§3.1: cwnd = max{cwnd_bbr, cwnd_cubic}) or `min` (§3.2: r = min{r_bbr, r_copa}): the
+/// largest or the smallest value.
+#[derive(Clone, Copy, Debug)]
+pub struct Extreme(pub Pick);
 
-impl Fusion for Max {
+impl Fusion for Extreme {
     fn name(&self) -> &str {
-        "max"
+        match self.0 {
+            Pick::Largest => "max",
+            Pick::Smallest => "min",
+        }
     }
     fn fuse(&mut self, input: &FusionInput<'_>) -> f64 {
-        input.values.iter().copied().fold(f64::NAN, f64::max)
+        self.0.among_f64(input.values)
     }
     fn uses_target(&self) -> bool {
         false
     }
     fn picks(&self) -> Option<Pick> {
-        Some(Pick::Largest)
-    }
-}
-
-/// The smallest value (§3.2: r = min{r_bbr, r_copa}).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Min;
-
-impl Fusion for Min {
-    fn name(&self) -> &str {
-        "min"
-    }
-    fn fuse(&mut self, input: &FusionInput<'_>) -> f64 {
-        input.values.iter().copied().fold(f64::NAN, f64::min)
-    }
-    fn uses_target(&self) -> bool {
-        false
-    }
-    fn picks(&self) -> Option<Pick> {
-        Some(Pick::Smallest)
+        Some(self.0)
     }
 }
 
@@ -204,8 +213,16 @@ mod tests {
     #[test]
     fn max_and_min_pick_the_extremes() {
         let v = [30_000.0, 120_000.0, 45_000.0];
-        assert_eq!(Max.fuse(&input(&v, None)), 120_000.0);
-        assert_eq!(Min.fuse(&input(&v, None)), 30_000.0);
+        assert_eq!(Extreme(Pick::Largest).fuse(&input(&v, None)), 120_000.0);
+        assert_eq!(Extreme(Pick::Smallest).fuse(&input(&v, None)), 30_000.0);
+        // A NaN is passed over.
+        let with_nan = [f64::NAN, 45_000.0, 30_000.0];
+        assert_eq!(
+            Extreme(Pick::Largest).fuse(&input(&with_nan, None)),
+            45_000.0
+        );
+        assert_eq!(Pick::Smallest.among([3, 1, 2].into_iter()), Some(1));
+        assert_eq!(Pick::Largest.among(std::iter::empty::<u64>()), None);
     }
 
     #[test]

@@ -266,8 +266,8 @@ fn builtin_fusion(
 ) -> Result<(Box<dyn Fusion>, Target), String> {
     let fuse = params.fuse.as_deref().unwrap_or("max");
     let f: Box<dyn Fusion> = match fuse {
-        "max" => Box::new(fusion::Max),
-        "min" => Box::new(fusion::Min),
+        "max" => Box::new(fusion::Extreme(fusion::Pick::Largest)),
+        "min" => Box::new(fusion::Extreme(fusion::Pick::Smallest)),
         "closest" => Box::new(fusion::Closest),
         "mean" => {
             let w = params.weights.clone().unwrap_or_else(|| vec![1.0; n]);

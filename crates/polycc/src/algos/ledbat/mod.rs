@@ -19,12 +19,18 @@
 //! the bytes acknowledged (doubling per RTT) until the first loss or until the queueing delay
 //! passes 90 % of TARGET (libutp's exit rule; ns-3 exits on loss only), then LEDBAT proper.
 
-use crate::algos::recent_flight::RecentFlight;
+pub(crate) mod delay;
+pub(crate) mod window;
+
+pub use delay::{BASE_BUCKET, BASE_HISTORY, CURRENT_FILTER};
+
 use crate::cc::{Calibration, CcContext, CongestionControl, Telemetry, MIN_WINDOW_PACKETS};
 use crate::registry::{check_range, parse_params, CcError, Params, Registry};
 use crate::signals::{AckEvent, Feedback, LossEvent, SentPacket};
 use crate::units::{Bytes, Duration, Time};
+use delay::DelayEstimator;
 use serde::Deserialize;
+use window::Window;
 
 pub const NAME: &str = "ledbat";
 pub const SUMMARY: &str =
@@ -32,15 +38,10 @@ pub const SUMMARY: &str =
 
 /// RFC 6817 §2.5: TARGET MUST be 100 ms or less.
 pub const TARGET: Duration = Duration::from_millis(100);
+/// The `target_ms` a scenario may give: at most the RFC's 100 ms (LEDBAT++ keeps the bound).
+const TARGET_MS_RANGE: (f64, f64) = (1.0, 100.0);
 /// RFC 6817 §2.5: GAIN MUST be 1 or less.
 pub const GAIN: f64 = 1.0;
-/// RFC 6817 §2.5: BASE_HISTORY SHOULD be 10 (one-minute minima).
-pub const BASE_HISTORY: usize = 10;
-/// RFC 6817 §2.4.2: base-delay buckets roll over every minute.
-pub const BASE_BUCKET: Duration = Duration::from_secs(60);
-/// RFC 6817 §2.4.2 CURRENT_FILTER: the RFC leaves the sample count to the implementation; ns-3
-/// `TcpLedbat` NoiseFilterLen uses 4, as here.
-pub const CURRENT_FILTER: usize = 4;
 /// RFC 6817 §2.5: ALLOWED_INCREASE SHOULD be 1 (packets above the flight size).
 pub const ALLOWED_INCREASE: f64 = 1.0;
 /// RFC 6817 §2.5: INIT_CWND SHOULD be 2 packets (and MIN_CWND 2, RFC 9002's minimum too).
@@ -52,10 +53,6 @@ pub const SLOW_START_EXIT_FRACTION: f64 = 0.9;
 /// application-limited sender does not inflate it (RFC 5681 §3.1 growth is per byte acknowledged
 /// of a full window; the same cap as polycc's other slow starts).
 const SLOW_START_FLIGHT_FACTOR: f64 = 2.0;
-
-/// Largest packet a transport can send (an IP datagram without jumbograms): bounds the packet size
-/// learnt from sent packets.
-const MAX_PACKET_BYTES: Bytes = 65_535;
 
 /// Registers `ledbat`.
 pub fn register(r: &mut Registry) {
@@ -87,16 +84,23 @@ pub fn build(
 ) -> Result<Box<dyn CongestionControl>, CcError> {
     let params: LedbatParams = parse_params(NAME, p)?;
     // The RFC's MUSTs: TARGET ≤ 100 ms, GAIN ≤ 1.
-    check_range(NAME, "target_ms", params.target_ms, 1.0, 100.0)?;
+    let target = target_param(NAME, params.target_ms)?;
     check_range(NAME, "gain", params.gain, 0.001, 1.0)?;
     Ok(Box::new(Ledbat::new(
         ctx,
         LedbatConfig {
-            target: Duration::from_secs_f64(params.target_ms / 1e3),
+            target,
             gain: params.gain,
             slow_start: params.slow_start,
         },
     )))
+}
+
+/// A scenario's `target_ms` for controller `name`, checked against RFC 6817 §2.5's bound.
+pub(crate) fn target_param(name: &str, target_ms: f64) -> Result<Duration, CcError> {
+    let (lo, hi) = TARGET_MS_RANGE;
+    check_range(name, "target_ms", target_ms, lo, hi)?;
+    Ok(Duration::from_secs_f64(target_ms / 1e3))
 }
 
 /// Configuration of [`Ledbat`], validated by [`build`].
@@ -118,109 +122,6 @@ impl Default for LedbatConfig {
     }
 }
 
-/// RFC 6817 §2.4.2 base-delay history: the minimum delay of each of the last
-/// [`BASE_HISTORY`] minutes. Delays are signed nanoseconds because a one-way delay between
-/// unsynchronised clocks can be negative.
-#[derive(Clone, Debug)]
-pub(crate) struct BaseHistory {
-    minima: [i64; BASE_HISTORY],
-    /// Index of the current (newest) bucket.
-    head: usize,
-    len: usize,
-    last_rollover: Time,
-}
-
-impl Default for BaseHistory {
-    fn default() -> Self {
-        BaseHistory {
-            minima: [i64::MAX; BASE_HISTORY],
-            head: 0,
-            len: 0,
-            last_rollover: Time::ZERO,
-        }
-    }
-}
-
-impl BaseHistory {
-    pub(crate) fn update(&mut self, now: Time, delay: i64) {
-        if self.len == 0 {
-            self.minima[0] = delay;
-            self.head = 0;
-            self.len = 1;
-            self.last_rollover = now;
-        } else if now.saturating_since(self.last_rollover) >= BASE_BUCKET {
-            // A new minute: start a new bucket, dropping the oldest when the history is full.
-            self.head = (self.head + 1) % BASE_HISTORY;
-            self.minima[self.head] = delay;
-            self.len = (self.len + 1).min(BASE_HISTORY);
-            self.last_rollover = now;
-        } else {
-            self.minima[self.head] = self.minima[self.head].min(delay);
-        }
-    }
-
-    /// The base delay: the minimum over the history.
-    pub(crate) fn get(&self) -> Option<i64> {
-        (self.len > 0).then(|| {
-            (0..self.len)
-                .map(|i| self.minima[(self.head + BASE_HISTORY - i) % BASE_HISTORY])
-                .min()
-                .unwrap_or(i64::MAX)
-        })
-    }
-
-    /// Lowers the current bucket to `delay` if that is smaller (a hand-over's min RTT).
-    pub(crate) fn seed(&mut self, now: Time, delay: i64) {
-        self.update(now, delay);
-    }
-}
-
-/// RFC 6817 §2.4.2 current delays: the last [`CURRENT_FILTER`] samples, filtered by MIN.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct CurrentFilter {
-    samples: [i64; CURRENT_FILTER],
-    next: usize,
-    len: usize,
-}
-
-impl CurrentFilter {
-    pub(crate) fn update(&mut self, delay: i64) {
-        self.samples[self.next] = delay;
-        self.next = (self.next + 1) % CURRENT_FILTER;
-        self.len = (self.len + 1).min(CURRENT_FILTER);
-    }
-
-    pub(crate) fn get(&self) -> Option<i64> {
-        self.samples[..self.len].iter().copied().min()
-    }
-}
-
-/// Base history and current filter together: the queueing-delay estimate of LEDBAT and
-/// LEDBAT++.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct DelayEstimator {
-    pub(crate) base: BaseHistory,
-    pub(crate) current: CurrentFilter,
-}
-
-impl DelayEstimator {
-    pub(crate) fn update(&mut self, now: Time, delay: i64) {
-        self.base.update(now, delay);
-        self.current.update(delay);
-    }
-
-    /// FILTER(current_delays) − MIN(base_delays), never negative.
-    pub(crate) fn queuing_delay(&self) -> Option<Duration> {
-        let (cur, base) = (self.current.get()?, self.base.get()?);
-        Some(Duration(cur.saturating_sub(base).max(0) as u64))
-    }
-}
-
-/// Signed nanoseconds of a duration (saturating).
-pub(crate) fn signed_ns(d: Duration) -> i64 {
-    d.0.min(i64::MAX as u64) as i64
-}
-
 /// Which delay the controller is driven by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Signal {
@@ -235,20 +136,9 @@ enum Signal {
 #[derive(Clone, Debug)]
 pub struct Ledbat {
     cfg: LedbatConfig,
-    /// Packet size windows are counted in: the context's MSS, raised to the largest packet sent.
-    /// A transport that counts headers in flight (the simulator sends MSS + header bytes) would
-    /// otherwise fit only one packet into a "two-packet" window.
-    mss: Bytes,
-    /// Window in bytes, fractional so that sub-byte increments accumulate.
-    cwnd: f64,
-    /// Largest flight of the last round trip: what ALLOWED_INCREASE is counted above.
-    flight: RecentFlight,
+    window: Window,
     delays: DelayEstimator,
     signal: Signal,
-    /// Packets sent at or before this time belong to the last reduction's RTT: their losses do not
-    /// halve the window again (the RFC's "at most once per RTT", judged by send time).
-    recovery_start: Option<Time>,
-    clamp: Option<Bytes>,
     /// Last off_target, for telemetry.
     off_target: f64,
     /// Still in the initial slow start (only with `slow_start`; it never restarts).
@@ -260,27 +150,15 @@ impl Ledbat {
         let mss = ctx.mss.max(1);
         Ledbat {
             cfg,
-            mss,
-            cwnd: (INIT_CWND_PACKETS.max(MIN_WINDOW_PACKETS) * mss) as f64,
+            window: Window::new(
+                mss,
+                (INIT_CWND_PACKETS.max(MIN_WINDOW_PACKETS) * mss) as f64,
+            ),
             delays: DelayEstimator::default(),
-            flight: RecentFlight::default(),
             signal: Signal::None,
-            recovery_start: None,
-            clamp: None,
             off_target: f64::NAN,
             in_slow_start: cfg.slow_start,
         }
-    }
-
-    fn min_window(&self) -> f64 {
-        (MIN_WINDOW_PACKETS * self.mss) as f64
-    }
-
-    fn bound(&mut self) {
-        if let Some(c) = self.clamp {
-            self.cwnd = self.cwnd.min(c as f64);
-        }
-        self.cwnd = self.cwnd.max(self.min_window());
     }
 
     /// The queueing delay the window reacts to, if any delay has been measured.
@@ -295,8 +173,7 @@ impl CongestionControl for Ledbat {
     }
 
     fn on_sent(&mut self, _now: Time, sent: &SentPacket) {
-        self.flight.on_sent(sent.pn, sent.in_flight);
-        self.mss = self.mss.max(sent.bytes.min(MAX_PACKET_BYTES));
+        self.window.on_sent(sent);
     }
 
     fn wants_feedback(&self) -> bool {
@@ -320,11 +197,11 @@ impl CongestionControl for Ledbat {
     }
 
     fn on_ack(&mut self, now: Time, ack: &AckEvent) {
-        self.flight.on_ack(ack.largest_acked, ack.prior_in_flight);
+        self.window.on_ack(ack);
         if self.signal != Signal::OneWay {
             if let Some(s) = ack.min_rtt_sample {
                 self.signal = Signal::Rtt;
-                self.delays.update(now, signed_ns(s));
+                self.delays.update_rtt(now, s);
             }
         }
         let Some(qd) = self.delays.queuing_delay() else {
@@ -333,42 +210,35 @@ impl CongestionControl for Ledbat {
         let target = self.cfg.target.as_secs_f64();
         let off_target = (target - qd.as_secs_f64()) / target;
         self.off_target = off_target;
-        let mss = self.mss as f64;
+        let w = &mut self.window;
         if self.in_slow_start {
             if qd.as_secs_f64() > SLOW_START_EXIT_FRACTION * target {
                 self.in_slow_start = false;
             } else {
-                let cap = (ack.prior_in_flight as f64 * SLOW_START_FLIGHT_FACTOR).max(self.cwnd);
-                self.cwnd = (self.cwnd + ack.acked_bytes as f64).min(cap);
-                self.bound();
+                let cap = (ack.prior_in_flight as f64 * SLOW_START_FLIGHT_FACTOR).max(w.cwnd);
+                w.cwnd = (w.cwnd + ack.acked_bytes as f64).min(cap);
+                w.bound();
                 return;
             }
         }
         // cwnd is never below 2·mss, so the division is safe.
-        self.cwnd += self.cfg.gain * off_target * ack.acked_bytes as f64 * mss / self.cwnd;
-        let max_allowed = self.flight.max() as f64 + ALLOWED_INCREASE * mss;
-        self.cwnd = self.cwnd.min(max_allowed);
-        self.bound();
+        w.cwnd += self.cfg.gain * off_target * ack.acked_bytes as f64 * w.mss as f64 / w.cwnd;
+        w.cap_at_flight();
+        w.bound();
     }
 
     fn on_loss(&mut self, now: Time, loss: &LossEvent) {
-        let new_epoch = self
-            .recovery_start
-            .is_none_or(|r| loss.largest_lost_sent_time > r);
         // The first loss also ends slow start (as TCP's and libutp's do).
         self.in_slow_start = false;
-        if new_epoch {
-            self.recovery_start = Some(now);
-            self.cwnd = self.cwnd.min((self.cwnd / 2.0).max(self.min_window()));
-        }
+        self.window.halve_once_per_rtt(now, loss);
         if loss.persistent_congestion {
-            self.cwnd = self.min_window();
+            self.window.cwnd = self.window.min();
         }
-        self.bound();
+        self.window.bound();
     }
 
     fn cwnd(&self) -> Bytes {
-        self.cwnd as Bytes
+        self.window.bytes()
     }
 
     fn telemetry(&self) -> Telemetry {
@@ -377,13 +247,7 @@ impl CongestionControl for Ledbat {
             Signal::Rtt => "rtt_delay",
             Signal::OneWay => "one_way_delay",
         });
-        let ms = |v: Option<i64>| v.map_or(f64::NAN, |v| v as f64 / 1e6);
-        t.push("base_delay_ms", ms(self.delays.base.get()));
-        t.push("current_delay_ms", ms(self.delays.current.get()));
-        t.push(
-            "queuing_delay_ms",
-            self.queuing_delay().map_or(f64::NAN, |d| d.as_millis_f64()),
-        );
+        self.delays.push_telemetry(&mut t);
         t.push("off_target", self.off_target);
         t.push("target_ms", self.cfg.target.as_millis_f64());
         t.push("slow_start", if self.in_slow_start { 1.0 } else { 0.0 });
@@ -391,17 +255,12 @@ impl CongestionControl for Ledbat {
     }
 
     fn calibrate(&mut self, _now: Time, c: &Calibration) {
-        if let Some(clamp) = c.cwnd_clamp {
-            self.clamp = clamp;
-        }
-        if let Some(w) = c.cwnd {
+        if self.window.calibrate(c) {
             // A window set from outside is a measured one: no slow start from it.
-            self.cwnd = w as f64;
             self.in_slow_start = false;
         }
-        // LEDBAT keeps no ssthresh (its optional slow start ends on loss or delay) and leaves
-        // pacing to the transport.
-        self.bound();
+        // LEDBAT keeps no ssthresh (its optional slow start ends on loss or delay).
+        self.window.bound();
     }
 
     fn adopt(&mut self, now: Time, from: &crate::cc::HandoverState) {
@@ -416,7 +275,7 @@ impl CongestionControl for Ledbat {
         // receiver timestamps and is learnt from the first feedback.
         if from.rtt.has_sample && self.signal != Signal::OneWay {
             self.signal = Signal::Rtt;
-            self.delays.base.seed(now, signed_ns(from.rtt.min));
+            self.delays.seed_base_rtt(now, from.rtt.min);
         }
     }
 }
@@ -452,36 +311,6 @@ mod tests {
     }
 
     #[test]
-    fn base_history_keeps_ten_minute_minima() {
-        let mut b = BaseHistory::default();
-        let t = |s: u64| Time::ZERO + Duration::from_secs(s);
-        b.update(t(0), 50);
-        b.update(t(30), 40); // same minute
-        assert_eq!(b.get(), Some(40));
-        b.update(t(60), 70); // a new bucket
-        assert_eq!(b.get(), Some(40));
-        // Nine more minutes of 70: the bucket holding 40 is pushed out of the 10-minute history.
-        for m in 2..=10 {
-            b.update(t(60 * m), 70);
-        }
-        assert_eq!(b.get(), Some(70));
-    }
-
-    #[test]
-    fn current_filter_is_the_minimum_of_the_last_four() {
-        let mut f = CurrentFilter::default();
-        assert_eq!(f.get(), None);
-        for d in [10, 5, 20, 30] {
-            f.update(d);
-        }
-        assert_eq!(f.get(), Some(5));
-        f.update(40); // 10 leaves
-        assert_eq!(f.get(), Some(5));
-        f.update(50); // 5 leaves
-        assert_eq!(f.get(), Some(20));
-    }
-
-    #[test]
     fn one_way_delay_ignores_clock_offset_and_sets_the_window_change() {
         let mut cc = ledbat();
         cc.calibrate(
@@ -511,7 +340,11 @@ mod tests {
         // off_target = (100 − 45)/100 = 0.55; cwnd += 0.55·1000·1000/20000 = 27.5 bytes.
         ack_one(&mut cc, now, 1);
         assert!((cc.off_target - 0.55).abs() < 1e-12);
-        assert!((cc.cwnd - (20_000.0 + 27.5)).abs() < 1e-9, "{}", cc.cwnd);
+        assert!(
+            (cc.window.cwnd - (20_000.0 + 27.5)).abs() < 1e-9,
+            "{}",
+            cc.window.cwnd
+        );
         assert_eq!(cc.telemetry().state, "one_way_delay");
     }
 
@@ -538,7 +371,7 @@ mod tests {
         for pn in 0..50 {
             ack_one(&mut cc, now, pn);
         }
-        let lost = 50.0 - cc.cwnd / MSS as f64;
+        let lost = 50.0 - cc.window.cwnd / MSS as f64;
         assert!((lost - 1.5).abs() < 0.05, "shrank {lost} packets");
     }
 

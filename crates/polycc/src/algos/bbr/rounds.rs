@@ -1,0 +1,35 @@
+//! Round-trip counting as Linux `bbr_update_bw` does it: by packet number (`algos/round.rs`,
+//! Linux's `next_rtt_delivered`), advancing only on ACKs that carry a valid delivery-rate sample.
+
+use crate::algos::round::RoundTracker;
+use crate::signals::RateSample;
+
+#[derive(Clone, Debug, Default)]
+pub struct Rounds {
+    tracker: RoundTracker,
+    /// Rounds ended so far (Linux `rtt_cnt`): the max-bandwidth filter's clock.
+    pub count: u64,
+    /// The last ACK ended a round (Linux `round_start`).
+    pub start: bool,
+}
+
+impl Rounds {
+    pub fn on_sent(&mut self, pn: u64) {
+        self.tracker.on_sent(pn);
+    }
+
+    /// Whether this ACK ends a round (only one with a valid rate sample can).
+    pub fn on_ack(&mut self, sample: Option<&RateSample>, largest_acked: u64) -> bool {
+        self.start = false;
+        if sample.is_some() && self.tracker.on_ack(largest_acked) {
+            self.count += 1;
+            self.start = true;
+        }
+        self.start
+    }
+
+    /// Starts a round now: it ends once a packet sent from now on is acknowledged.
+    pub fn restart(&mut self) {
+        self.tracker.start();
+    }
+}
