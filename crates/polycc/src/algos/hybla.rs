@@ -16,14 +16,16 @@
 //!   is capped at 16 (`min(rho, 16)`); slow start never overshoots ssthresh.
 //! - In slow start the window is bounded by twice the bytes in flight before the ACK (when the
 //!   transport reports them). Linux applies that rule (`tcp_is_cwnd_limited`) as a gate, so
-//!   one ACK on a 600 ms path (rho = 24) still adds 2^16 − 1 segments; real senders are then
-//!   held back by the receive window, which the simulator does not model, and the burst would
-//!   put ~95 MB in flight. As a bound it lets the window at most double per ACK, so slow start
-//!   proceeds as fast as the sender can fill the window (pacing at 2·cwnd/srtt grows it
-//!   e-fold every srtt/4), still far faster than Reno's doubling per RTT.
-//! - Linux sets the initial window to `rho` segments (`hybla_init`, from the handshake RTT) and
-//!   clamps cwnd at 65535 segments. Here the transport's initial window is kept (the RTT is not
-//!   known when the controller is built) and no clamp is added beyond a policy's.
+//!   one ACK on a 600 ms path (rho = 24) still adds 2^16 − 1 segments (~95 MB) and only the
+//!   receive window holds the sender back. The simulator's default receive window (64 MiB,
+//!   polycc-sim's `DEFAULT_RWND`, when a flow sets no `rwnd`) is far above any path's BDP, so
+//!   with a gate alone tens of megabytes would burst into the queue. As a bound the rule lets
+//!   the window at most double per ACK, so slow start proceeds as fast as the sender can fill
+//!   the window (pacing at 2·cwnd/srtt grows it e-fold every srtt/4), still far faster than
+//!   Reno's doubling per RTT.
+//! - Linux sets the initial window to `rho` segments (`hybla_init`, from the handshake RTT).
+//!   Here the transport's initial window is kept (the RTT is not known when the controller is
+//!   built). Linux's clamp of 65535 segments is kept (`max_cwnd_segments`).
 
 use crate::cc::{
     Calibration, CcContext, CongestionControl, HandoverState, Telemetry, MIN_WINDOW_PACKETS,
