@@ -2,8 +2,8 @@
 //!
 //! The window is kept in bytes; the cubic curve and the Reno-friendly estimate are computed in
 //! segments of the ACK's MSS, as the RFC defines them, and converted back. Growth smaller than a
-//! byte is carried over ([`ByteCarry`]) so that slow per-ACK increments are not lost to rounding.
-//! Recovery, the window's bounds and calibration are the Reno family's (`reno/`).
+//! byte is carried over (`reno::ByteCarry`) so that slow per-ACK increments are not lost to
+//! rounding. Recovery, the window's bounds and calibration are the Reno family's (`reno/`).
 
 use crate::algos::reno;
 use crate::algos::reno::{reno_family_methods, reno_window_in, ByteCarry, RenoFamily, RenoWindow};
