@@ -57,9 +57,10 @@ impl NewReno {
 impl RenoFamily for NewReno {
     reno_window_in!(reno);
 
-    // NewReno restarts its credit at a congestion event only (below): unlike the rest of the
-    // family it keeps it through the persistent-congestion collapse and through a written
-    // window, as it always has. The credit is below the window it was earned at.
+    // NewReno restarts its credit at a congestion event only (below). Unlike the rest of the
+    // family it keeps the credit through the persistent-congestion collapse and through a written
+    // window: it always has, and restarting it there could change the results of runs that write
+    // NewReno's window (Janus hand-overs, PolyCC pools).
     fn reset_growth(&mut self) {}
 
     fn on_congestion_event(&mut self, _now: Time) {
