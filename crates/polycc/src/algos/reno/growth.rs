@@ -56,3 +56,38 @@ impl ByteCarry {
         self.0 = 0.0;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::CcContext;
+
+    #[test]
+    fn ai_credit_adds_one_mss_per_window_of_acked_bytes() {
+        let mut w = RenoWindow::new(&CcContext::new(1000));
+        let mut credit = AiCredit::default();
+        for _ in 0..9 {
+            credit.on_ack(&mut w, 1000);
+        }
+        assert_eq!(w.cwnd, 10_000);
+        credit.on_ack(&mut w, 1000);
+        assert_eq!(w.cwnd, 11_000);
+    }
+
+    #[test]
+    fn byte_carry_keeps_the_fraction_as_floor_would() {
+        // The controllers that moved onto ByteCarry used `floor`; truncation must agree.
+        let mut cwnd: Bytes = 0;
+        let mut carry = ByteCarry::default();
+        let mut floor_cwnd = 0.0f64;
+        let mut floor_frac = 0.0f64;
+        for bytes in [0.3, 0.9, 1.25, 1e6 + 0.7, 0.0, -5.0, 123.456] {
+            carry.grow(&mut cwnd, bytes);
+            let total: f64 = floor_frac + f64::max(bytes, 0.0);
+            floor_cwnd += total.floor();
+            floor_frac = total - total.floor();
+            assert_eq!(cwnd as f64, floor_cwnd);
+            assert_eq!(carry.0, floor_frac);
+        }
+    }
+}

@@ -54,3 +54,51 @@ impl RecoveryPeriod {
         *self = RecoveryPeriod::default();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algos::test_support::{ack, loss};
+    use crate::estimators::rtt::RttSnapshot;
+    use crate::units::Duration;
+
+    fn at(ms: u64) -> Time {
+        Time::ZERO + Duration::from_millis(ms)
+    }
+
+    fn ack_of_packet_sent_at(ms: u64) -> AckEvent {
+        ack(
+            0,
+            at(ms),
+            1000,
+            1000,
+            Duration::from_millis(1),
+            RttSnapshot::default(),
+        )
+    }
+
+    #[test]
+    fn one_event_per_period() {
+        let mut r = RecoveryPeriod::default();
+        assert!(r.is_new_event(&loss(0, at(5), 1000, 1000)));
+        r.begin(at(10));
+        assert!(!r.is_new_event(&loss(0, at(10), 1000, 1000)));
+        assert!(r.is_new_event(&loss(0, at(11), 1000, 1000)));
+        r.reset();
+        assert!(r.is_new_event(&loss(0, at(5), 1000, 1000)));
+    }
+
+    #[test]
+    fn follow_reenters_on_an_old_ack_and_end_does_not() {
+        let mut r = RecoveryPeriod::default();
+        r.begin(at(10));
+        assert!(r.follow(&ack_of_packet_sent_at(9)));
+        assert!(!r.follow(&ack_of_packet_sent_at(11)));
+        assert!(r.follow(&ack_of_packet_sent_at(9)), "a reordered old ACK");
+        // The other reading: once ended, an old ACK is ignored by the caller (`covers`) and
+        // the period stays over.
+        assert!(r.end());
+        assert!(r.covers(at(9)) && !r.is_active());
+        assert!(!r.end());
+    }
+}
