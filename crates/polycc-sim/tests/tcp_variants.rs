@@ -35,8 +35,9 @@ fn hybla_fills_a_lossy_satellite_path_newreno_cannot() {
     // GEO-like path: 600 ms, 10 Mbit/s, 0.1 % residual loss. rho = 600/25 = 24, so Hybla adds
     // 576 segments per RTT in congestion avoidance where NewReno adds one: NewReno stays near
     // its Mathis rate, Hybla near the link rate. The window is bounded at 2000 segments
-    // (2.9 MB), standing in for the receive window that bounds Hybla's 2^rho slow start in
-    // Linux and ns-3 (the simulator has none; see hybla.rs).
+    // (2.9 MB), standing in for a receive window of the size that bounds Hybla's 2^rho slow start
+    // in Linux and ns-3: the simulator's default one (64 MiB, `DEFAULT_RWND`) is far above this
+    // path's 0.75 MB BDP and would not hold back the overshoot of slow start (see hybla.rs).
     let (reno, _, _) = alone(r#""newreno""#, "10Mbps", "600ms", 0.001, "1bdp", 30);
     let (hybla, util, loss) = alone(
         r#"{ name = "hybla", max_cwnd_segments = 2000 }"#,

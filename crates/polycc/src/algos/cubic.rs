@@ -2,12 +2,15 @@
 //!
 //! The window is kept in bytes; the cubic curve and the Reno-friendly estimate are computed in
 //! segments of the ACK's MSS, as the RFC defines them, and converted back. Growth smaller than a
-//! byte is carried over in `cwnd_frac` so that slow per-ACK increments are not lost to rounding.
+//! byte is carried over (`reno::ByteCarry`) so that slow per-ACK increments are not lost to
+//! rounding. Recovery, the window's bounds and calibration are the Reno family's (`reno/`).
 
+use crate::algos::reno;
+use crate::algos::reno::{reno_family_methods, reno_window_in, ByteCarry, RenoFamily, RenoWindow};
 use crate::algos::round::RoundTracker;
-use crate::cc::{Calibration, CcContext, CongestionControl, Telemetry, MIN_WINDOW_PACKETS};
+use crate::cc::{CcContext, CongestionControl, Telemetry};
 use crate::registry::{check_range, parse_params, CcError, Params, Registry};
-use crate::signals::{AckEvent, LossEvent, SentPacket};
+use crate::signals::{AckEvent, SentPacket};
 use crate::units::{Bytes, Duration, Time};
 use serde::Deserialize;
 
@@ -41,59 +44,20 @@ pub const HYSTART_CSS_ROUNDS: u32 = 5;
 // L = ∞ when paced. Every polycc transport paces (cc.rs: `pacing_rate() == None` means the transport
 // paces at cwnd/srtt), so no cap is applied.
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CubicParams {
-    #[serde(default = "default_beta")]
-    beta: f64,
-    #[serde(default = "default_c")]
-    c: f64,
-    #[serde(default = "default_fast_convergence")]
-    fast_convergence: bool,
-    #[serde(default = "default_hystart")]
-    hystart: bool,
-    #[serde(default = "default_reno_friendly")]
-    reno_friendly: bool,
-}
-
-fn default_beta() -> f64 {
-    BETA
-}
-fn default_c() -> f64 {
-    C
-}
-fn default_fast_convergence() -> bool {
-    FAST_CONVERGENCE
-}
-fn default_hystart() -> bool {
-    true
-}
-fn default_reno_friendly() -> bool {
-    RENO_FRIENDLY
-}
-
 pub fn build(
     p: &Params,
     ctx: &CcContext,
     _: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let params: CubicParams = parse_params("cubic", p)?;
-    check_range("cubic", "beta", params.beta, 0.05, 0.95)?;
-    check_range("cubic", "c", params.c, 0.01, 100.0)?;
-    Ok(Box::new(Cubic::new(
-        ctx,
-        CubicConfig {
-            beta: params.beta,
-            c: params.c,
-            fast_convergence: params.fast_convergence,
-            hystart: params.hystart,
-            reno_friendly: params.reno_friendly,
-        },
-    )))
+    let cfg: CubicConfig = parse_params("cubic", p)?;
+    check_range("cubic", "beta", cfg.beta, 0.05, 0.95)?;
+    check_range("cubic", "c", cfg.c, 0.01, 100.0)?;
+    Ok(Box::new(Cubic::new(ctx, cfg)))
 }
 
-/// Tunables of [`Cubic`], validated by [`build`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Tunables of [`Cubic`], validated by [`build`]; absent keys take the defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct CubicConfig {
     pub beta: f64,
     pub c: f64,
@@ -142,12 +106,9 @@ struct Epoch {
 #[derive(Clone, Debug)]
 pub struct Cubic {
     cfg: CubicConfig,
-    /// MSS from the context; the minimum window is counted in it.
-    mss: Bytes,
-    cwnd: Bytes,
-    /// Growth below one byte, carried to the next ACK; in [0, 1).
-    cwnd_frac: f64,
-    ssthresh: Bytes,
+    /// Its recovery period ends for good at the first ACK of a packet sent after it began.
+    reno: RenoWindow,
+    carry: ByteCarry,
     /// W_max in bytes: the window before the last reduction (after fast convergence).
     w_max: f64,
     /// cwnd_prior in bytes: the window when ssthresh was last set by a congestion event.
@@ -158,54 +119,23 @@ pub struct Cubic {
     after_timeout: bool,
     /// Start of the application-limited period in progress, to be cut out of t.
     app_limited_since: Option<Time>,
-    /// Packets sent at or before this time belong to the last recovery epoch: their ACKs do not
-    /// grow the window and their losses do not reduce it again (RFC 9002 §7.3.2). Kept after
-    /// recovery ends, as RFC 9002's congestion_recovery_start_time.
-    recovery_start: Option<Time>,
-    /// From a reduction until the first ACK of a packet sent after it.
-    in_recovery: bool,
     /// `Some` during the initial slow start when HyStart++ is enabled.
     hystart: Option<HyStart>,
-    clamp: Option<Bytes>,
 }
 
 impl Cubic {
     pub fn new(ctx: &CcContext, cfg: CubicConfig) -> Self {
         Cubic {
             cfg,
-            mss: ctx.mss.max(1),
-            cwnd: ctx.initial_cwnd.max(MIN_WINDOW_PACKETS * ctx.mss),
-            cwnd_frac: 0.0,
-            ssthresh: Bytes::MAX,
+            reno: RenoWindow::new(ctx),
+            carry: ByteCarry::default(),
             w_max: 0.0,
             cwnd_prior: 0.0,
             epoch: None,
             after_timeout: false,
             app_limited_since: None,
-            recovery_start: None,
-            in_recovery: false,
             hystart: cfg.hystart.then(HyStart::default),
-            clamp: None,
         }
-    }
-
-    fn min_window(&self) -> Bytes {
-        MIN_WINDOW_PACKETS * self.mss
-    }
-
-    /// Takes a written window: the curve restarts from it; W_max is kept, so CUBIC still aims
-    /// back at the last saturation point.
-    fn restart_at(&mut self, cwnd: Bytes) {
-        self.cwnd = cwnd;
-        self.cwnd_frac = 0.0;
-        self.epoch = None;
-    }
-
-    fn apply_clamp(&mut self) {
-        if let Some(c) = self.clamp {
-            self.cwnd = self.cwnd.min(c.max(self.min_window()));
-        }
-        self.cwnd = self.cwnd.max(self.min_window());
     }
 
     /// α_cubic = 3(1 − β)/(1 + β) (RFC 9438 §4.3): makes the Reno-friendly estimate grow as fast
@@ -216,19 +146,15 @@ impl Cubic {
 
     /// Adds `bytes` (possibly fractional, never negative) to the window.
     fn grow(&mut self, bytes: f64) {
-        let total = self.cwnd_frac + bytes.max(0.0);
-        // Truncation is floor for a non-negative value, without a libm call on every ACK.
-        let whole = total as Bytes;
-        self.cwnd = self.cwnd.saturating_add(whole);
-        self.cwnd_frac = total - whole as f64;
+        self.carry.grow(&mut self.reno.cwnd, bytes);
     }
 
     /// Leaving slow start without a loss (RFC 9438 §4.10): the next stage starts on a flat curve
     /// at the current window.
     fn exit_slow_start(&mut self) {
-        self.ssthresh = self.cwnd;
-        self.w_max = self.cwnd as f64;
-        self.cwnd_prior = self.cwnd as f64;
+        self.reno.ssthresh = self.reno.cwnd;
+        self.w_max = self.reno.cwnd as f64;
+        self.cwnd_prior = self.reno.cwnd as f64;
         self.epoch = None;
         self.hystart = None;
     }
@@ -280,7 +206,7 @@ impl Cubic {
     }
 
     fn start_epoch(&mut self, now: Time, seg: f64) {
-        let cwnd = self.cwnd as f64;
+        let cwnd = self.reno.cwnd as f64;
         if self.after_timeout || self.w_max <= cwnd {
             self.after_timeout = false;
             self.w_max = cwnd;
@@ -305,7 +231,7 @@ impl Cubic {
         let Some(mut epoch) = self.epoch else {
             return;
         };
-        let cwnd_seg = self.cwnd as f64 / seg;
+        let cwnd_seg = self.reno.cwnd as f64 / seg;
         let t = (now - epoch.start).as_secs_f64();
         let rtt = ack.rtt.smoothed.as_secs_f64();
 
@@ -321,9 +247,9 @@ impl Cubic {
         if self.cfg.reno_friendly && self.w_cubic(t, epoch.k, seg) < epoch.w_est / seg {
             // Never shrink on an ACK: cwnd may already sit above W_est from the cubic region.
             let w_est = epoch.w_est.min(u64::MAX as f64) as Bytes;
-            if w_est > self.cwnd {
-                self.cwnd = w_est;
-                self.cwnd_frac = 0.0;
+            if w_est > self.reno.cwnd {
+                self.reno.cwnd = w_est;
+                self.carry.reset();
             }
         } else {
             // Concave and convex regions (RFC 9438 §4.4, §4.5): aim at W_cubic one RTT ahead.
@@ -333,10 +259,18 @@ impl Cubic {
             self.grow((target - cwnd_seg) / cwnd_seg * ack.acked_bytes as f64);
         }
     }
+}
+
+impl RenoFamily for Cubic {
+    reno_window_in!(reno);
+
+    fn reset_growth(&mut self) {
+        self.carry.reset();
+    }
 
     /// Multiplicative decrease (RFC 9438 §4.6) with fast convergence (§4.7).
-    fn reduce(&mut self, now: Time) {
-        let cwnd = self.cwnd as f64;
+    fn on_congestion_event(&mut self, _now: Time) {
+        let cwnd = self.reno.cwnd as f64;
         self.w_max = if self.cfg.fast_convergence && cwnd < self.w_max {
             cwnd * (1.0 + self.cfg.beta) / 2.0
         } else {
@@ -344,31 +278,37 @@ impl Cubic {
         };
         self.cwnd_prior = cwnd;
         // cwnd·β rather than flight_size·β is allowed because growth stops while app-limited.
-        self.ssthresh = ((cwnd * self.cfg.beta) as Bytes).max(self.min_window());
-        self.cwnd = self.ssthresh;
-        self.cwnd_frac = 0.0;
+        self.reno.reduce(self.cfg.beta);
         self.epoch = None;
         self.after_timeout = false;
         self.hystart = None;
-        self.recovery_start = Some(now);
-        self.in_recovery = true;
     }
 
     /// Persistent congestion, QUIC's equivalent of an RTO (RFC 9438 §4.8, RFC 9002 §7.6.2). The
-    /// caller has already set ssthresh with β (unless this epoch had reduced it already).
-    fn collapse(&mut self) {
-        self.cwnd = self.min_window();
-        self.cwnd_frac = 0.0;
+    /// threshold is already set with β (unless this epoch had reduced it already).
+    fn on_persistent_congestion(&mut self, _now: Time) {
         self.epoch = None;
         self.after_timeout = true;
         self.hystart = None;
-        self.recovery_start = None;
-        self.in_recovery = false;
         self.app_limited_since = None;
+    }
+
+    /// A written window restarts the curve from it; W_max is kept, so CUBIC still aims back at
+    /// the last saturation point.
+    fn on_cwnd_written(&mut self) {
+        self.epoch = None;
+    }
+
+    /// HyStart++ is for the initial slow start only (RFC 9406 §4.3); a policy that sets the
+    /// threshold has taken that decision over.
+    fn on_ssthresh_written(&mut self) {
+        self.hystart = None;
     }
 }
 
 impl CongestionControl for Cubic {
+    reno_family_methods!();
+
     fn name(&self) -> &str {
         "cubic"
     }
@@ -380,13 +320,10 @@ impl CongestionControl for Cubic {
     }
 
     fn on_ack(&mut self, now: Time, ack: &AckEvent) {
-        if self
-            .recovery_start
-            .is_some_and(|r| ack.largest_acked_sent_time <= r)
-        {
+        if self.reno.recovery.covers(ack.largest_acked_sent_time) {
             return; // acknowledges a packet from before the last reduction
         }
-        self.in_recovery = false;
+        self.reno.recovery.end();
         if ack.app_limited {
             // No growth while application-limited (RFC 9002 §7.8), and the time does not count
             // towards t (RFC 9438 §4.2).
@@ -398,75 +335,32 @@ impl CongestionControl for Cubic {
                 e.start += now - since;
             }
         }
-        let seg = if ack.mss > 0 { ack.mss } else { self.mss } as f64;
-        if self.cwnd < self.ssthresh {
+        let seg = if ack.mss > 0 { ack.mss } else { self.reno.mss } as f64;
+        if self.reno.in_slow_start() {
             self.slow_start(ack);
         } else {
             self.congestion_avoidance(now, ack, seg);
         }
-        self.apply_clamp();
-    }
-
-    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
-        // One reduction per recovery epoch: losses of packets sent before it began are part of
-        // the congestion event already answered.
-        let new_epoch = self
-            .recovery_start
-            .is_none_or(|r| loss.largest_lost_sent_time > r);
-        if new_epoch {
-            self.reduce(now);
-        }
-        if loss.persistent_congestion {
-            self.collapse();
-        }
-        self.apply_clamp();
-    }
-
-    fn cwnd(&self) -> Bytes {
-        self.cwnd
-    }
-
-    fn ssthresh(&self) -> Option<Bytes> {
-        Some(self.ssthresh)
+        self.reno.apply_clamp();
     }
 
     fn telemetry(&self) -> Telemetry {
-        let css = self
-            .hystart
-            .as_ref()
-            .is_some_and(|h| h.css_baseline_min_rtt.is_some());
-        let mut t = Telemetry::new(if self.in_recovery {
-            "recovery"
-        } else if self.cwnd < self.ssthresh {
-            if css {
-                "css"
-            } else {
-                "slow_start"
-            }
-        } else {
-            "congestion_avoidance"
-        });
-        let opt_ms = |d: Option<Duration>| d.map_or(f64::NAN, |d| d.as_millis_f64());
-        t.push(
-            "ssthresh_bytes",
-            if self.ssthresh == Bytes::MAX {
-                f64::NAN
-            } else {
-                self.ssthresh as f64
-            },
-        );
+        let mut t = self.reno.telemetry();
+        let hs = self.hystart.as_ref();
+        if t.state == "slow_start" && hs.is_some_and(|h| h.css_baseline_min_rtt.is_some()) {
+            t.state = "css";
+        }
         t.push("w_max_bytes", self.w_max);
         t.push("cwnd_prior_bytes", self.cwnd_prior);
         t.push("k_s", self.epoch.map_or(f64::NAN, |e| e.k));
         t.push("w_est_bytes", self.epoch.map_or(f64::NAN, |e| e.w_est));
-        let hs = self.hystart.as_ref();
         t.push(
             "hystart_last_round_min_rtt_ms",
-            opt_ms(hs.and_then(|h| h.last_round_min_rtt)),
+            reno::millis_or_nan(hs.and_then(|h| h.last_round_min_rtt)),
         );
         t.push(
             "hystart_current_round_min_rtt_ms",
-            opt_ms(hs.and_then(|h| h.current_round_min_rtt)),
+            reno::millis_or_nan(hs.and_then(|h| h.current_round_min_rtt)),
         );
         t.push(
             "hystart_css_rounds",
@@ -475,34 +369,13 @@ impl CongestionControl for Cubic {
         );
         t
     }
-
-    fn calibrate(&mut self, _now: Time, c: &Calibration) {
-        if let Some(clamp) = c.cwnd_clamp {
-            self.clamp = clamp;
-        }
-        if let Some(s) = c.ssthresh {
-            self.ssthresh = s.max(self.min_window());
-            // HyStart++ is for the initial slow start only (RFC 9406 §4.3); a policy that sets
-            // the threshold has taken that decision over.
-            self.hystart = None;
-        }
-        if let Some(w) = c.cwnd {
-            self.restart_at(w);
-        }
-        self.apply_clamp();
-    }
-
-    fn calibrate_cwnd(&mut self, _now: Time, cwnd: Bytes) -> Bytes {
-        self.restart_at(cwnd);
-        self.apply_clamp();
-        self.cwnd
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algos::test_support::{ack, loss, persistent_congestion, Flow};
+    use crate::algos::test_support::{ack, assert_params, loss, persistent_congestion, Flow};
+    use crate::cc::Calibration;
     use crate::estimators::rtt::RttSnapshot;
 
     const MSS: Bytes = 1000;
@@ -889,27 +762,15 @@ mod tests {
 
     #[test]
     fn params_are_validated() {
-        let reg = Registry::standard();
-        let ctx = CcContext::new(MSS);
-        let spec = |v: serde_json::Value| -> crate::registry::CcSpec {
-            serde_json::from_value(v).expect("spec")
-        };
-        assert!(reg
-            .build(&spec(serde_json::json!({"name": "cubic", "beta": 0.8, "c": 0.5, "fast_convergence": false, "hystart": false})), &ctx)
-            .is_ok());
-        for bad in [
-            serde_json::json!({"name": "cubic", "beta": 1.5}),
-            serde_json::json!({"name": "cubic", "c": -1.0}),
-            serde_json::json!({"name": "cubic", "betta": 0.7}),
-            serde_json::json!({"name": "cubic", "hystart": 1}),
-        ] {
-            assert!(
-                matches!(
-                    reg.build(&spec(bad.clone()), &ctx),
-                    Err(CcError::BadParams { .. })
-                ),
-                "{bad}"
-            );
-        }
+        use serde_json::json;
+        assert_params(
+            json!({"name": "cubic", "beta": 0.8, "c": 0.5, "fast_convergence": false, "hystart": false}),
+            &[
+                json!({"name": "cubic", "beta": 1.5}),
+                json!({"name": "cubic", "c": -1.0}),
+                json!({"name": "cubic", "betta": 0.7}),
+                json!({"name": "cubic", "hystart": 1}),
+            ],
+        );
     }
 }

@@ -20,12 +20,12 @@
 //! alpha is recomputed on every ACK in congestion avoidance rather than at each whole-segment
 //! increase; there is no undo of spurious reductions (the trait has no such signal).
 
-use crate::cc::{
-    Calibration, CcContext, CongestionControl, HandoverState, Telemetry, MIN_WINDOW_PACKETS,
-};
+use crate::algos::reno;
+use crate::algos::reno::{reno_family_methods, reno_window_in, ByteCarry, RenoFamily, RenoWindow};
+use crate::cc::{CcContext, CongestionControl, HandoverState, Telemetry};
 use crate::estimators::rtt::RttSnapshot;
 use crate::registry::{parse_params, CcError, Params, Registry};
-use crate::signals::{AckEvent, LossEvent};
+use crate::signals::AckEvent;
 use crate::units::{Bytes, Duration, Time};
 use serde::Deserialize;
 
@@ -125,11 +125,8 @@ pub fn increase_factor(delta: Duration) -> f64 {
 #[derive(Clone, Debug)]
 pub struct Htcp {
     cfg: HtcpConfig,
-    mss: Bytes,
-    cwnd: Bytes,
-    /// Growth below one byte, carried to the next ACK; in [0, 1).
-    cwnd_frac: f64,
-    ssthresh: Bytes,
+    reno: RenoWindow,
+    carry: ByteCarry,
     /// Additive increase, segments per RTT.
     alpha: f64,
     /// Fraction of the window kept at a congestion event.
@@ -149,22 +146,14 @@ pub struct Htcp {
     min_b: f64,
     old_max_b: f64,
     rtt: RttSnapshot,
-    /// Packets sent at or before this time belong to the last recovery epoch: their ACKs do not
-    /// grow the window and their losses do not reduce it again (RFC 9002 §7.3.2).
-    recovery_start: Option<Time>,
-    in_recovery: bool,
-    clamp: Option<Bytes>,
 }
 
 impl Htcp {
     pub fn new(ctx: &CcContext, cfg: HtcpConfig) -> Self {
-        let mss = ctx.mss.max(1);
         Htcp {
             cfg,
-            mss,
-            cwnd: ctx.initial_cwnd.max(MIN_WINDOW_PACKETS * mss),
-            cwnd_frac: 0.0,
-            ssthresh: Bytes::MAX,
+            reno: RenoWindow::new(ctx),
+            carry: ByteCarry::default(),
             alpha: ALPHA_BASE,
             beta: BETA_MIN,
             modeswitch: false,
@@ -178,9 +167,6 @@ impl Htcp {
             min_b: 0.0,
             old_max_b: 0.0,
             rtt: RttSnapshot::default(),
-            recovery_start: None,
-            in_recovery: false,
-            clamp: None,
         }
     }
 
@@ -194,31 +180,11 @@ impl Htcp {
         self.beta
     }
 
-    fn min_window(&self) -> Bytes {
-        MIN_WINDOW_PACKETS * self.mss
-    }
-
-    fn apply_clamp(&mut self) {
-        if let Some(c) = self.clamp {
-            self.cwnd = self.cwnd.min(c.max(self.min_window()));
-        }
-        self.cwnd = self.cwnd.max(self.min_window());
-    }
-
-    fn grow(&mut self, bytes: f64) {
-        let total = self.cwnd_frac + bytes.max(0.0);
-        let whole = total.floor();
-        self.cwnd = self
-            .cwnd
-            .saturating_add(whole.min(u64::MAX as f64) as Bytes);
-        self.cwnd_frac = total - whole;
-    }
-
     /// measure_rtt. RTT_max is tracked only outside recovery.
     fn measure_rtt(&mut self, sample: Duration) {
         let min = self.min_rtt.map_or(sample, |m| m.min(sample));
         self.min_rtt = Some(min);
-        if !self.in_recovery {
+        if !self.reno.recovery.is_active() {
             self.max_rtt = self.max_rtt.max(min);
             if sample > self.max_rtt && sample <= self.max_rtt + MAX_RTT_STEP {
                 self.max_rtt = sample;
@@ -232,7 +198,7 @@ impl Htcp {
         if !self.cfg.use_bandwidth_switch {
             return;
         }
-        if self.in_recovery {
+        if self.reno.recovery.is_active() {
             self.acked_since = 0;
             self.last_time = now;
             return;
@@ -243,9 +209,9 @@ impl Htcp {
         };
         let slack = (self.alpha.floor() as Bytes)
             .max(1)
-            .saturating_mul(self.mss);
+            .saturating_mul(self.reno.mss);
         let elapsed = now - self.last_time;
-        if self.acked_since >= self.cwnd.saturating_sub(slack) && elapsed >= min_rtt {
+        if self.acked_since >= self.reno.cwnd.saturating_sub(slack) && elapsed >= min_rtt {
             let cur = self.acked_since as f64 / elapsed.as_secs_f64().max(1e-9);
             let rtts_since_backoff = (now - self.last_cong).as_nanos() / min_rtt.as_nanos().max(1);
             if rtts_since_backoff <= BACKOFF_SETTLE_RTTS {
@@ -315,136 +281,29 @@ impl Htcp {
     }
 }
 
-impl CongestionControl for Htcp {
-    fn name(&self) -> &str {
-        NAME
+impl RenoFamily for Htcp {
+    reno_window_in!(reno);
+
+    fn reset_growth(&mut self) {
+        self.carry.reset();
     }
 
-    fn on_ack(&mut self, now: Time, ack: &AckEvent) {
-        if ack.rtt.has_sample {
-            self.rtt = ack.rtt;
-        }
-        self.in_recovery = self
-            .recovery_start
-            .is_some_and(|r| ack.largest_acked_sent_time <= r);
-        if let Some(s) = ack.min_rtt_sample {
-            self.measure_rtt(s.max(Duration(1)));
-        }
-        self.measure_throughput(now, ack.acked_bytes);
-        if self.in_recovery || ack.app_limited {
-            return;
-        }
-        if self.cwnd < self.ssthresh {
-            self.cwnd = self.cwnd.saturating_add(ack.acked_bytes).min(self.ssthresh);
-        } else {
-            self.update_alpha(now);
-            // cwnd += alpha / cwnd per segment acknowledged (in segments).
-            let cwnd_seg = self.cwnd as f64 / self.mss as f64;
-            self.grow(self.alpha * ack.acked_bytes as f64 / cwnd_seg);
-        }
-        self.apply_clamp();
+    fn on_congestion_event(&mut self, now: Time) {
+        self.update_params(now);
+        self.reno.reduce(self.beta);
+        self.last_cong = now; // htcp_reset on entering recovery
     }
 
-    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
-        let new_epoch = self
-            .recovery_start
-            .is_none_or(|r| loss.largest_lost_sent_time > r);
-        if new_epoch {
-            self.update_params(now);
-            self.ssthresh = ((self.cwnd as f64 * self.beta) as Bytes).max(self.min_window());
-            self.cwnd = self.ssthresh;
-            self.cwnd_frac = 0.0;
-            self.recovery_start = Some(now);
-            self.in_recovery = true;
-            self.last_cong = now; // htcp_reset on entering recovery
-        }
-        if loss.persistent_congestion {
-            // RFC 9002 §7.6.2 (Linux TCP_CA_Loss): collapse and restart the epoch.
-            self.cwnd = self.min_window();
-            self.cwnd_frac = 0.0;
-            self.recovery_start = None;
-            self.in_recovery = false;
-            self.last_cong = now;
-        }
-        self.apply_clamp();
+    /// Linux TCP_CA_Loss: the epoch restarts with the collapse.
+    fn on_persistent_congestion(&mut self, now: Time) {
+        self.last_cong = now;
     }
 
-    fn cwnd(&self) -> Bytes {
-        self.cwnd
+    fn handover_rtt(&self) -> RttSnapshot {
+        self.rtt
     }
 
-    fn ssthresh(&self) -> Option<Bytes> {
-        Some(self.ssthresh)
-    }
-
-    fn telemetry(&self) -> Telemetry {
-        let mut t = Telemetry::new(if self.in_recovery {
-            "recovery"
-        } else if self.cwnd < self.ssthresh {
-            "slow_start"
-        } else {
-            "congestion_avoidance"
-        });
-        t.push(
-            "ssthresh_bytes",
-            if self.ssthresh == Bytes::MAX {
-                f64::NAN
-            } else {
-                self.ssthresh as f64
-            },
-        );
-        t.push("alpha", self.alpha);
-        t.push("beta", self.beta);
-        t.push(
-            "min_rtt_ms",
-            self.min_rtt.map_or(f64::NAN, |d| d.as_millis_f64()),
-        );
-        t.push(
-            "max_rtt_ms",
-            if self.max_rtt.is_zero() {
-                f64::NAN
-            } else {
-                self.max_rtt.as_millis_f64()
-            },
-        );
-        t.push("max_b_mbps", self.max_b * 8.0 / 1e6);
-        t.push("old_max_b_mbps", self.old_max_b * 8.0 / 1e6);
-        t.push("modeswitch", if self.modeswitch { 1.0 } else { 0.0 });
-        t
-    }
-
-    fn calibrate(&mut self, _now: Time, c: &Calibration) {
-        if let Some(clamp) = c.cwnd_clamp {
-            self.clamp = clamp;
-        }
-        if let Some(s) = c.ssthresh {
-            self.ssthresh = s.max(self.min_window());
-        }
-        if let Some(w) = c.cwnd {
-            self.cwnd = w;
-            self.cwnd_frac = 0.0;
-        }
-        self.apply_clamp();
-    }
-
-    fn handover_state(&self) -> HandoverState {
-        HandoverState {
-            cwnd: self.cwnd,
-            ssthresh: Some(self.ssthresh),
-            rtt: self.rtt,
-            ..HandoverState::default()
-        }
-    }
-
-    fn adopt(&mut self, now: Time, from: &HandoverState) {
-        self.calibrate(
-            now,
-            &Calibration {
-                cwnd: Some(from.cwnd),
-                ssthresh: from.ssthresh,
-                ..Calibration::default()
-            },
-        );
+    fn on_adopt(&mut self, now: Time, from: &HandoverState) {
         if from.rtt.has_sample {
             self.rtt = from.rtt;
             let min = from.rtt.min.max(Duration(1));
@@ -458,10 +317,52 @@ impl CongestionControl for Htcp {
     }
 }
 
+impl CongestionControl for Htcp {
+    reno_family_methods!();
+
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn on_ack(&mut self, now: Time, ack: &AckEvent) {
+        if ack.rtt.has_sample {
+            self.rtt = ack.rtt;
+        }
+        let in_recovery = self.reno.recovery.follow(ack);
+        if let Some(s) = ack.min_rtt_sample {
+            self.measure_rtt(s.max(Duration(1)));
+        }
+        self.measure_throughput(now, ack.acked_bytes);
+        if in_recovery || ack.app_limited {
+            return;
+        }
+        if !self.reno.in_slow_start() {
+            self.update_alpha(now); // only where it is used
+        }
+        self.carry
+            .cong_avoid(&mut self.reno, self.alpha, ack.acked_bytes);
+    }
+
+    fn telemetry(&self) -> Telemetry {
+        let mut t = self.reno.telemetry();
+        t.push("alpha", self.alpha);
+        t.push("beta", self.beta);
+        t.push("min_rtt_ms", reno::millis_or_nan(self.min_rtt));
+        let max_rtt = Some(self.max_rtt).filter(|d| !d.is_zero());
+        t.push("max_rtt_ms", reno::millis_or_nan(max_rtt));
+        t.push("max_b_mbps", self.max_b * 8.0 / 1e6);
+        t.push("old_max_b_mbps", self.old_max_b * 8.0 / 1e6);
+        t.push("modeswitch", if self.modeswitch { 1.0 } else { 0.0 });
+        t
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algos::test_support::{persistent_congestion, Flow};
+    use crate::algos::test_support::{
+        assert_params, clamp_window, persistent_congestion, start_in_ca, Flow,
+    };
 
     const MSS: Bytes = 1000;
 
@@ -471,14 +372,7 @@ mod tests {
 
     fn in_ca(flow: &mut Flow, cfg: HtcpConfig, pkts: u64) -> Htcp {
         let mut cc = htcp(cfg);
-        cc.calibrate(
-            flow.now,
-            &Calibration {
-                cwnd: Some(pkts * MSS),
-                ssthresh: Some(pkts * MSS),
-                ..Calibration::default()
-            },
-        );
+        start_in_ca(&mut cc, flow.now, pkts * MSS);
         cc
     }
 
@@ -553,15 +447,8 @@ mod tests {
     fn on_link(cfg: HtcpConfig, pkts: u64) -> (Flow, Htcp) {
         let flow = Flow::new(MSS, Duration::from_millis(100));
         let mut cc = htcp(cfg);
-        cc.calibrate(
-            flow.now,
-            &Calibration {
-                cwnd: Some(pkts * MSS),
-                ssthresh: Some(pkts * MSS),
-                cwnd_clamp: Some(Some(pkts * MSS)),
-                ..Calibration::default()
-            },
-        );
+        start_in_ca(&mut cc, flow.now, pkts * MSS);
+        clamp_window(&mut cc, flow.now, Some(pkts * MSS));
         (flow, cc)
     }
 
@@ -607,13 +494,7 @@ mod tests {
         }
         assert!((cc.beta() - 0.625).abs() < 1e-9 && cc.modeswitch);
         // The bottleneck halves: the next epoch's maximum throughput is > 20 % lower.
-        cc.calibrate(
-            flow.now,
-            &Calibration {
-                cwnd_clamp: Some(Some(50 * MSS)),
-                ..Calibration::default()
-            },
-        );
+        clamp_window(&mut cc, flow.now, Some(50 * MSS));
         assert_eq!(epoch(&mut flow, &mut cc, 60), BETA_MIN);
         assert!(!cc.modeswitch);
         // One stable epoch re-arms it, the next uses adaptive backoff again.
@@ -628,13 +509,7 @@ mod tests {
         };
         let (mut flow, mut cc) = on_link(cfg, 100);
         assert_eq!(epoch(&mut flow, &mut cc, 60), BETA_MIN);
-        cc.calibrate(
-            flow.now,
-            &Calibration {
-                cwnd_clamp: Some(Some(50 * MSS)),
-                ..Calibration::default()
-            },
-        );
+        clamp_window(&mut cc, flow.now, Some(50 * MSS));
         assert!((epoch(&mut flow, &mut cc, 60) - 0.625).abs() < 1e-9);
     }
 
@@ -654,25 +529,13 @@ mod tests {
 
     #[test]
     fn params_are_validated() {
-        let reg = Registry::standard();
-        let ctx = CcContext::new(MSS);
-        let spec = |v: serde_json::Value| -> crate::registry::CcSpec {
-            serde_json::from_value(v).expect("spec")
-        };
-        assert!(reg
-            .build(
-                &spec(serde_json::json!({"name": NAME, "use_rtt_scaling": false})),
-                &ctx
-            )
-            .is_ok());
-        for bad in [
-            serde_json::json!({"name": NAME, "use_rtt_scaling": 2}),
-            serde_json::json!({"name": NAME, "beta": 0.5}),
-        ] {
-            assert!(matches!(
-                reg.build(&spec(bad), &ctx),
-                Err(CcError::BadParams { .. })
-            ));
-        }
+        use serde_json::json;
+        assert_params(
+            json!({"name": NAME, "use_rtt_scaling": false}),
+            &[
+                json!({"name": NAME, "use_rtt_scaling": 2}),
+                json!({"name": NAME, "beta": 0.5}),
+            ],
+        );
     }
 }

@@ -16,22 +16,26 @@
 //!   is capped at 16 (`min(rho, 16)`); slow start never overshoots ssthresh.
 //! - In slow start the window is bounded by twice the bytes in flight before the ACK (when the
 //!   transport reports them). Linux applies that rule (`tcp_is_cwnd_limited`) as a gate, so
-//!   one ACK on a 600 ms path (rho = 24) still adds 2^16 − 1 segments; real senders are then
-//!   held back by the receive window, which the simulator does not model, and the burst would
-//!   put ~95 MB in flight. As a bound it lets the window at most double per ACK, so slow start
-//!   proceeds as fast as the sender can fill the window (pacing at 2·cwnd/srtt grows it
-//!   e-fold every srtt/4), still far faster than Reno's doubling per RTT.
-//! - Linux sets the initial window to `rho` segments (`hybla_init`, from the handshake RTT) and
-//!   clamps cwnd at 65535 segments. Here the transport's initial window is kept (the RTT is not
-//!   known when the controller is built) and no clamp is added beyond a policy's.
+//!   one ACK on a 600 ms path (rho = 24) still adds 2^16 − 1 segments (~95 MB) and only the
+//!   receive window holds the sender back. The simulator's default receive window (64 MiB,
+//!   polycc-sim's `DEFAULT_RWND`, when a flow sets no `rwnd`) is far above any path's BDP, so
+//!   with a gate alone tens of megabytes would burst into the queue. As a bound the rule lets
+//!   the window at most double per ACK, so slow start proceeds as fast as the sender can fill
+//!   the window (pacing at 2·cwnd/srtt grows it e-fold every srtt/4), still far faster than
+//!   Reno's doubling per RTT.
+//! - Linux sets the initial window to `rho` segments (`hybla_init`, from the handshake RTT).
+//!   Here the transport's initial window is kept (the RTT is not known when the controller is
+//!   built). Linux's clamp of 65535 segments is kept (`max_cwnd_segments`).
 
-use crate::cc::{
-    Calibration, CcContext, CongestionControl, HandoverState, Telemetry, MIN_WINDOW_PACKETS,
+use crate::algos::reno;
+use crate::algos::reno::{
+    reno_family_methods, reno_window_in, ByteCarry, RenoFamily, RenoWindow, RENO_BETA,
 };
+use crate::cc::{CcContext, CongestionControl, HandoverState, Telemetry, MIN_WINDOW_PACKETS};
 use crate::estimators::rtt::RttSnapshot;
 use crate::registry::{check_range, parse_params, CcError, Params, Registry};
-use crate::signals::{AckEvent, LossEvent};
-use crate::units::{Bytes, Duration, Time};
+use crate::signals::AckEvent;
+use crate::units::{Duration, Time};
 use serde::Deserialize;
 
 pub const NAME: &str = "hybla";
@@ -47,8 +51,6 @@ pub const MAX_CWND_SEGMENTS: u64 = 65_535;
 /// Linux tcp_is_cwnd_limited: in slow start the window may grow only while it is below twice
 /// the packets in flight. Applied here as a bound on the window (see the module notes).
 pub const SLOW_START_FLIGHT_FACTOR: u64 = 2;
-/// tcp_reno_ssthresh: halve on loss.
-const LOSS_REDUCTION_FACTOR: f64 = 0.5;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -98,23 +100,14 @@ pub fn register(r: &mut Registry) {
 #[derive(Clone, Debug)]
 pub struct Hybla {
     rtt0: Duration,
-    /// The window never exceeds this (bytes).
-    max_cwnd: Bytes,
-    mss: Bytes,
-    cwnd: Bytes,
-    /// Growth below one byte, carried to the next ACK; in [0, 1).
-    cwnd_frac: f64,
-    ssthresh: Bytes,
+    /// Bounded by `max_cwnd_segments`.
+    reno: RenoWindow,
+    carry: ByteCarry,
     /// `minrtt_us`: the smallest smoothed RTT seen; rho is recomputed when it falls.
     min_srtt: Option<Duration>,
     /// Normalised RTT, at least 1.
     rho: f64,
     rtt: RttSnapshot,
-    /// Packets sent at or before this time belong to the last recovery epoch: their ACKs do not
-    /// grow the window and their losses do not reduce it again (RFC 9002 §7.3.2).
-    recovery_start: Option<Time>,
-    in_recovery: bool,
-    clamp: Option<Bytes>,
 }
 
 impl Hybla {
@@ -124,40 +117,23 @@ impl Hybla {
 
     /// Like [`Hybla::new`] with the window bounded by `max_cwnd_segments` instead of 65535.
     pub fn with_max_cwnd(ctx: &CcContext, rtt0: Duration, max_cwnd_segments: u64) -> Self {
-        let mss = ctx.mss.max(1);
+        let reno = RenoWindow::new(ctx);
+        let max_cwnd = max_cwnd_segments
+            .max(MIN_WINDOW_PACKETS)
+            .saturating_mul(reno.mss);
         Hybla {
-            max_cwnd: max_cwnd_segments
-                .max(MIN_WINDOW_PACKETS)
-                .saturating_mul(mss),
             rtt0: rtt0.max(Duration(1)),
-            mss,
-            cwnd: ctx.initial_cwnd.max(MIN_WINDOW_PACKETS * mss),
-            cwnd_frac: 0.0,
-            ssthresh: Bytes::MAX,
+            reno: reno.with_max_cwnd(max_cwnd),
+            carry: ByteCarry::default(),
             min_srtt: None,
             rho: 1.0,
             rtt: RttSnapshot::default(),
-            recovery_start: None,
-            in_recovery: false,
-            clamp: None,
         }
     }
 
     /// The normalised RTT in use.
     pub fn rho(&self) -> f64 {
         self.rho
-    }
-
-    fn min_window(&self) -> Bytes {
-        MIN_WINDOW_PACKETS * self.mss
-    }
-
-    fn apply_clamp(&mut self) {
-        self.cwnd = self.cwnd.min(self.max_cwnd);
-        if let Some(c) = self.clamp {
-            self.cwnd = self.cwnd.min(c.max(self.min_window()));
-        }
-        self.cwnd = self.cwnd.max(self.min_window());
     }
 
     /// hybla_recalc_param, run when the smoothed RTT reaches a new minimum.
@@ -168,18 +144,53 @@ impl Hybla {
         }
     }
 
-    /// Adds `bytes` (possibly fractional, never negative) to the window.
-    fn grow(&mut self, bytes: f64) {
-        let total = self.cwnd_frac + bytes.max(0.0);
-        let whole = total.floor();
-        self.cwnd = self
-            .cwnd
-            .saturating_add(whole.min(u64::MAX as f64) as Bytes);
-        self.cwnd_frac = total - whole;
+    /// INC = 2^rho − 1 segments per segment acknowledged, not past ssthresh, and not past twice
+    /// what was in flight (see the module notes).
+    fn slow_start(&mut self, ack: &AckEvent, segments: f64) {
+        let mss = self.reno.mss as f64;
+        let inc = self.rho.min(MAX_SLOW_START_EXPONENT).exp2() - 1.0;
+        let before = self.reno.cwnd;
+        self.carry.grow(&mut self.reno.cwnd, inc * segments * mss);
+        let mut cap = self.reno.ssthresh;
+        if ack.prior_in_flight > 0 {
+            let flight_cap = ack.prior_in_flight.saturating_mul(SLOW_START_FLIGHT_FACTOR);
+            cap = cap.min(flight_cap.max(before));
+        }
+        if self.reno.cwnd >= cap {
+            self.reno.cwnd = cap;
+            self.carry.reset();
+        }
+    }
+}
+
+impl RenoFamily for Hybla {
+    reno_window_in!(reno);
+
+    fn reset_growth(&mut self) {
+        self.carry.reset();
+    }
+
+    /// Reno's halving (tcp_reno_ssthresh).
+    fn on_congestion_event(&mut self, _now: Time) {
+        self.reno.reduce(RENO_BETA);
+    }
+
+    fn handover_rtt(&self) -> RttSnapshot {
+        self.rtt
+    }
+
+    fn on_adopt(&mut self, _now: Time, from: &HandoverState) {
+        if from.rtt.has_sample {
+            self.rtt = from.rtt;
+            // The predecessor's minimum RTT is a lower bound on the smoothed RTT to come.
+            self.observe_srtt(from.rtt.min.max(Duration(1)));
+        }
     }
 }
 
 impl CongestionControl for Hybla {
+    reno_family_methods!();
+
     fn name(&self) -> &str {
         NAME
     }
@@ -189,136 +200,36 @@ impl CongestionControl for Hybla {
             self.rtt = ack.rtt;
             self.observe_srtt(ack.rtt.smoothed.max(Duration(1)));
         }
-        self.in_recovery = self
-            .recovery_start
-            .is_some_and(|r| ack.largest_acked_sent_time <= r);
-        if self.in_recovery || ack.app_limited {
+        if self.reno.recovery.follow(ack) || ack.app_limited {
             return;
         }
-        let mss = self.mss as f64;
+        let mss = self.reno.mss as f64;
         let segments = ack.acked_bytes as f64 / mss;
-        if self.cwnd < self.ssthresh {
-            // INC = 2^rho − 1 segments per segment acknowledged, not past ssthresh, and not past
-            // twice what was in flight (see the module notes).
-            let inc = self.rho.min(MAX_SLOW_START_EXPONENT).exp2() - 1.0;
-            let before = self.cwnd;
-            self.grow(inc * segments * mss);
-            let mut cap = self.ssthresh;
-            if ack.prior_in_flight > 0 {
-                let flight_cap = ack.prior_in_flight.saturating_mul(SLOW_START_FLIGHT_FACTOR);
-                cap = cap.min(flight_cap.max(before));
-            }
-            if self.cwnd >= cap {
-                self.cwnd = cap;
-                self.cwnd_frac = 0.0;
-            }
+        if self.reno.in_slow_start() {
+            self.slow_start(ack, segments);
         } else {
             // INC = rho² / cwnd segments per segment acknowledged.
-            let cwnd_seg = self.cwnd as f64 / mss;
-            self.grow(self.rho * self.rho / cwnd_seg * segments * mss);
+            let cwnd_seg = self.reno.cwnd as f64 / mss;
+            let inc = self.rho * self.rho / cwnd_seg * segments * mss;
+            self.carry.grow(&mut self.reno.cwnd, inc);
         }
-        self.apply_clamp();
-    }
-
-    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
-        let new_epoch = self
-            .recovery_start
-            .is_none_or(|r| loss.largest_lost_sent_time > r);
-        if new_epoch {
-            self.recovery_start = Some(now);
-            self.in_recovery = true;
-            self.ssthresh =
-                ((self.cwnd as f64 * LOSS_REDUCTION_FACTOR) as Bytes).max(self.min_window());
-            self.cwnd = self.ssthresh;
-            self.cwnd_frac = 0.0;
-        }
-        if loss.persistent_congestion {
-            // RFC 9002 §7.6.2: collapse to the minimum window and leave recovery; Hybla's slow
-            // start then climbs back to ssthresh within a round trip or two.
-            self.cwnd = self.min_window();
-            self.cwnd_frac = 0.0;
-            self.recovery_start = None;
-            self.in_recovery = false;
-        }
-        self.apply_clamp();
-    }
-
-    fn cwnd(&self) -> Bytes {
-        self.cwnd
-    }
-
-    fn ssthresh(&self) -> Option<Bytes> {
-        Some(self.ssthresh)
+        self.reno.apply_clamp();
     }
 
     fn telemetry(&self) -> Telemetry {
-        let mut t = Telemetry::new(if self.in_recovery {
-            "recovery"
-        } else if self.cwnd < self.ssthresh {
-            "slow_start"
-        } else {
-            "congestion_avoidance"
-        });
-        t.push(
-            "ssthresh_bytes",
-            if self.ssthresh == Bytes::MAX {
-                f64::NAN
-            } else {
-                self.ssthresh as f64
-            },
-        );
+        let mut t = self.reno.telemetry();
         t.push("rho", self.rho);
-        t.push(
-            "min_srtt_ms",
-            self.min_srtt.map_or(f64::NAN, |d| d.as_millis_f64()),
-        );
+        t.push("min_srtt_ms", reno::millis_or_nan(self.min_srtt));
         t
-    }
-
-    fn calibrate(&mut self, _now: Time, c: &Calibration) {
-        if let Some(clamp) = c.cwnd_clamp {
-            self.clamp = clamp;
-        }
-        if let Some(s) = c.ssthresh {
-            self.ssthresh = s.max(self.min_window());
-        }
-        if let Some(w) = c.cwnd {
-            self.cwnd = w;
-            self.cwnd_frac = 0.0;
-        }
-        self.apply_clamp();
-    }
-
-    fn handover_state(&self) -> HandoverState {
-        HandoverState {
-            cwnd: self.cwnd,
-            ssthresh: Some(self.ssthresh),
-            rtt: self.rtt,
-            ..HandoverState::default()
-        }
-    }
-
-    fn adopt(&mut self, now: Time, from: &HandoverState) {
-        self.calibrate(
-            now,
-            &Calibration {
-                cwnd: Some(from.cwnd),
-                ssthresh: from.ssthresh,
-                ..Calibration::default()
-            },
-        );
-        if from.rtt.has_sample {
-            self.rtt = from.rtt;
-            // The predecessor's minimum RTT is a lower bound on the smoothed RTT to come.
-            self.observe_srtt(from.rtt.min.max(Duration(1)));
-        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algos::test_support::{persistent_congestion, Flow};
+    use crate::algos::test_support::{assert_params, persistent_congestion, start_in_ca, Flow};
+    use crate::cc::Calibration;
+    use crate::units::Bytes;
 
     const MSS: Bytes = 1000;
 
@@ -388,14 +299,7 @@ mod tests {
         // rho = 4 (100 ms): 16 segments per RTT, against Reno's one.
         let mut flow = Flow::new(MSS, Duration::from_millis(100));
         let mut cc = hybla();
-        cc.calibrate(
-            flow.now,
-            &Calibration {
-                cwnd: Some(100 * MSS),
-                ssthresh: Some(100 * MSS),
-                ..Calibration::default()
-            },
-        );
+        start_in_ca(&mut cc, flow.now, 100 * MSS);
         flow.run_rtts(&mut cc, 2);
         let before = cc.cwnd();
         flow.run_rtts(&mut cc, 5);
@@ -411,14 +315,7 @@ mod tests {
     fn loss_halves_once_per_epoch_and_persistent_congestion_collapses() {
         let mut flow = Flow::new(MSS, Duration::from_millis(100));
         let mut cc = hybla();
-        cc.calibrate(
-            flow.now,
-            &Calibration {
-                cwnd: Some(100 * MSS),
-                ssthresh: Some(100 * MSS),
-                ..Calibration::default()
-            },
-        );
+        start_in_ca(&mut cc, flow.now, 100 * MSS);
         flow.fill(&mut cc);
         assert!(flow.lose_oldest(&mut cc));
         assert!(flow.lose_oldest(&mut cc));
@@ -467,26 +364,14 @@ mod tests {
 
     #[test]
     fn params_are_validated() {
-        let reg = Registry::standard();
-        let ctx = CcContext::new(MSS);
-        let spec = |v: serde_json::Value| -> crate::registry::CcSpec {
-            serde_json::from_value(v).expect("spec")
-        };
-        assert!(reg
-            .build(
-                &spec(serde_json::json!({"name": NAME, "rtt0_ms": 50})),
-                &ctx
-            )
-            .is_ok());
-        for bad in [
-            serde_json::json!({"name": NAME, "rtt0_ms": 0}),
-            serde_json::json!({"name": NAME, "max_cwnd_segments": 1}),
-            serde_json::json!({"name": NAME, "rtt0": 25}),
-        ] {
-            assert!(matches!(
-                reg.build(&spec(bad), &ctx),
-                Err(CcError::BadParams { .. })
-            ));
-        }
+        use serde_json::json;
+        assert_params(
+            json!({"name": NAME, "rtt0_ms": 50}),
+            &[
+                json!({"name": NAME, "rtt0_ms": 0}),
+                json!({"name": NAME, "max_cwnd_segments": 1}),
+                json!({"name": NAME, "rtt0": 25}),
+            ],
+        );
     }
 }

@@ -18,14 +18,14 @@
 //! guard (`RTT_MAX`); the per-ACK sample is the transport's smallest RTT sample of the ACK.
 //! As in Linux, max RTT is never aged.
 
+use crate::algos::reno;
+use crate::algos::reno::{reno_family_methods, reno_window_in, ByteCarry, RenoFamily, RenoWindow};
 use crate::algos::round::RoundTracker;
-use crate::cc::{
-    Calibration, CcContext, CongestionControl, HandoverState, Telemetry, MIN_WINDOW_PACKETS,
-};
+use crate::cc::{CcContext, CongestionControl, HandoverState, Telemetry};
 use crate::estimators::rtt::RttSnapshot;
 use crate::registry::{check_range, parse_params, CcError, Params, Registry};
-use crate::signals::{AckEvent, LossEvent, SentPacket};
-use crate::units::{Bytes, Duration, Time};
+use crate::signals::{AckEvent, SentPacket};
+use crate::units::{Duration, Time};
 use serde::Deserialize;
 
 pub const NAME: &str = "illinois";
@@ -155,11 +155,8 @@ fn beta(da: f64, dm: f64) -> f64 {
 #[derive(Clone, Debug)]
 pub struct Illinois {
     cfg: IllinoisConfig,
-    mss: Bytes,
-    cwnd: Bytes,
-    /// Growth below one byte, carried to the next ACK; in [0, 1).
-    cwnd_frac: f64,
-    ssthresh: Bytes,
+    reno: RenoWindow,
+    carry: ByteCarry,
     alpha: f64,
     beta: f64,
     /// Smallest and largest RTT sample seen.
@@ -177,22 +174,14 @@ pub struct Illinois {
     /// da and dm (seconds) at the last update, for telemetry.
     last_delays: Option<(f64, f64)>,
     rtt: RttSnapshot,
-    /// Packets sent at or before this time belong to the last recovery epoch: their ACKs do not
-    /// grow the window and their losses do not reduce it again (RFC 9002 §7.3.2).
-    recovery_start: Option<Time>,
-    in_recovery: bool,
-    clamp: Option<Bytes>,
 }
 
 impl Illinois {
     pub fn new(ctx: &CcContext, cfg: IllinoisConfig) -> Self {
-        let mss = ctx.mss.max(1);
         Illinois {
             cfg,
-            mss,
-            cwnd: ctx.initial_cwnd.max(MIN_WINDOW_PACKETS * mss),
-            cwnd_frac: 0.0,
-            ssthresh: Bytes::MAX,
+            reno: RenoWindow::new(ctx),
+            carry: ByteCarry::default(),
             alpha: ALPHA_MAX,
             beta: BETA_BASE,
             base_rtt: None,
@@ -204,9 +193,6 @@ impl Illinois {
             rounds: RoundTracker::default(),
             last_delays: None,
             rtt: RttSnapshot::default(),
-            recovery_start: None,
-            in_recovery: false,
-            clamp: None,
         }
     }
 
@@ -220,26 +206,6 @@ impl Illinois {
         self.beta
     }
 
-    fn min_window(&self) -> Bytes {
-        MIN_WINDOW_PACKETS * self.mss
-    }
-
-    fn apply_clamp(&mut self) {
-        if let Some(c) = self.clamp {
-            self.cwnd = self.cwnd.min(c.max(self.min_window()));
-        }
-        self.cwnd = self.cwnd.max(self.min_window());
-    }
-
-    fn grow(&mut self, bytes: f64) {
-        let total = self.cwnd_frac + bytes.max(0.0);
-        let whole = total.floor();
-        self.cwnd = self
-            .cwnd
-            .saturating_add(whole.min(u64::MAX as f64) as Bytes);
-        self.cwnd_frac = total - whole;
-    }
-
     /// rtt_reset: a new round of samples.
     fn reset_samples(&mut self) {
         self.sum_rtt_ns = 0;
@@ -248,7 +214,7 @@ impl Illinois {
 
     /// update_params, once per round.
     fn update_params(&mut self) {
-        if self.cwnd / self.mss < self.cfg.win_thresh {
+        if self.reno.cwnd / self.reno.mss < self.cfg.win_thresh {
             self.alpha = ALPHA_BASE;
             self.beta = BETA_BASE;
         } else if let (Some(base), true) = (self.base_rtt, self.cnt_rtt > 0) {
@@ -271,9 +237,64 @@ impl Illinois {
     }
 }
 
+impl RenoFamily for Illinois {
+    reno_window_in!(reno);
+
+    fn reset_growth(&mut self) {
+        self.carry.reset();
+    }
+
+    /// tcp_illinois_ssthresh: cwnd − cwnd·beta.
+    fn on_congestion_event(&mut self, _now: Time) {
+        self.reno.reduce(1.0 - self.beta);
+    }
+
+    /// tcp_illinois_state(TCP_CA_Loss): back to Reno's parameters and a fresh round.
+    fn on_persistent_congestion(&mut self, _now: Time) {
+        self.alpha = ALPHA_BASE;
+        self.beta = BETA_BASE;
+        self.rtt_low = 0;
+        self.rtt_above = false;
+        self.reset_samples();
+        self.rounds.start();
+    }
+
+    fn handover_rtt(&self) -> RttSnapshot {
+        self.rtt
+    }
+
+    fn on_adopt(&mut self, _now: Time, from: &HandoverState) {
+        if from.rtt.has_sample {
+            self.rtt = from.rtt;
+            // The predecessor's minimum is the base RTT; its max RTT is unknown, so dm starts
+            // from what this controller sees.
+            let min = from.rtt.min.max(Duration(1));
+            self.base_rtt = Some(self.base_rtt.map_or(min, |b| b.min(min)));
+        }
+        self.reset_samples();
+        self.rounds.start();
+    }
+}
+
 impl CongestionControl for Illinois {
+    reno_family_methods!();
+
     fn name(&self) -> &str {
         NAME
+    }
+
+    fn telemetry(&self) -> Telemetry {
+        let mut t = self.reno.telemetry();
+        t.push("alpha", self.alpha);
+        t.push("beta", self.beta);
+        t.push("base_rtt_ms", reno::millis_or_nan(self.base_rtt));
+        let max_rtt = Some(self.max_rtt).filter(|d| !d.is_zero());
+        t.push("max_rtt_ms", reno::millis_or_nan(max_rtt));
+        let (da, dm) = self.last_delays.unwrap_or((f64::NAN, f64::NAN));
+        t.push("avg_queue_delay_ms", da * 1e3);
+        t.push("max_queue_delay_ms", dm * 1e3);
+        t.push("rtt_low", self.rtt_low as f64);
+        t
     }
 
     fn on_sent(&mut self, _now: Time, sent: &SentPacket) {
@@ -292,10 +313,7 @@ impl CongestionControl for Illinois {
             self.sum_rtt_ns += s.as_nanos() as u128;
             self.cnt_rtt = self.cnt_rtt.saturating_add(1);
         }
-        self.in_recovery = self
-            .recovery_start
-            .is_some_and(|r| ack.largest_acked_sent_time <= r);
-        if self.in_recovery {
+        if self.reno.recovery.follow(ack) {
             return; // Linux runs cong_avoid (and so the per-RTT update) only outside recovery
         }
         if self.rounds.on_ack(ack.largest_acked) {
@@ -304,139 +322,16 @@ impl CongestionControl for Illinois {
         if ack.app_limited {
             return; // RFC 2861 / tcp_is_cwnd_limited: grow only when the window is used
         }
-        if self.cwnd < self.ssthresh {
-            self.cwnd = self.cwnd.saturating_add(ack.acked_bytes).min(self.ssthresh);
-        } else {
-            // cwnd += alpha / cwnd per segment acknowledged (in segments).
-            let mss = self.mss as f64;
-            let cwnd_seg = self.cwnd as f64 / mss;
-            self.grow(self.alpha * ack.acked_bytes as f64 / cwnd_seg);
-        }
-        self.apply_clamp();
-    }
-
-    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
-        let new_epoch = self
-            .recovery_start
-            .is_none_or(|r| loss.largest_lost_sent_time > r);
-        if new_epoch {
-            self.recovery_start = Some(now);
-            self.in_recovery = true;
-            // tcp_illinois_ssthresh: cwnd − cwnd·beta.
-            let keep = self.cwnd as f64 * (1.0 - self.beta);
-            self.ssthresh = (keep as Bytes).max(self.min_window());
-            self.cwnd = self.ssthresh;
-            self.cwnd_frac = 0.0;
-        }
-        if loss.persistent_congestion {
-            // tcp_illinois_state(TCP_CA_Loss): back to Reno's parameters and a fresh round.
-            self.alpha = ALPHA_BASE;
-            self.beta = BETA_BASE;
-            self.rtt_low = 0;
-            self.rtt_above = false;
-            self.reset_samples();
-            self.rounds.start();
-            self.cwnd = self.min_window();
-            self.cwnd_frac = 0.0;
-            self.recovery_start = None;
-            self.in_recovery = false;
-        }
-        self.apply_clamp();
-    }
-
-    fn cwnd(&self) -> Bytes {
-        self.cwnd
-    }
-
-    fn ssthresh(&self) -> Option<Bytes> {
-        Some(self.ssthresh)
-    }
-
-    fn telemetry(&self) -> Telemetry {
-        let mut t = Telemetry::new(if self.in_recovery {
-            "recovery"
-        } else if self.cwnd < self.ssthresh {
-            "slow_start"
-        } else {
-            "congestion_avoidance"
-        });
-        t.push(
-            "ssthresh_bytes",
-            if self.ssthresh == Bytes::MAX {
-                f64::NAN
-            } else {
-                self.ssthresh as f64
-            },
-        );
-        t.push("alpha", self.alpha);
-        t.push("beta", self.beta);
-        t.push(
-            "base_rtt_ms",
-            self.base_rtt.map_or(f64::NAN, |d| d.as_millis_f64()),
-        );
-        t.push(
-            "max_rtt_ms",
-            if self.max_rtt.is_zero() {
-                f64::NAN
-            } else {
-                self.max_rtt.as_millis_f64()
-            },
-        );
-        let (da, dm) = self.last_delays.unwrap_or((f64::NAN, f64::NAN));
-        t.push("avg_queue_delay_ms", da * 1e3);
-        t.push("max_queue_delay_ms", dm * 1e3);
-        t.push("rtt_low", self.rtt_low as f64);
-        t
-    }
-
-    fn calibrate(&mut self, _now: Time, c: &Calibration) {
-        if let Some(clamp) = c.cwnd_clamp {
-            self.clamp = clamp;
-        }
-        if let Some(s) = c.ssthresh {
-            self.ssthresh = s.max(self.min_window());
-        }
-        if let Some(w) = c.cwnd {
-            self.cwnd = w;
-            self.cwnd_frac = 0.0;
-        }
-        self.apply_clamp();
-    }
-
-    fn handover_state(&self) -> HandoverState {
-        HandoverState {
-            cwnd: self.cwnd,
-            ssthresh: Some(self.ssthresh),
-            rtt: self.rtt,
-            ..HandoverState::default()
-        }
-    }
-
-    fn adopt(&mut self, now: Time, from: &HandoverState) {
-        self.calibrate(
-            now,
-            &Calibration {
-                cwnd: Some(from.cwnd),
-                ssthresh: from.ssthresh,
-                ..Calibration::default()
-            },
-        );
-        if from.rtt.has_sample {
-            self.rtt = from.rtt;
-            // The predecessor's minimum is the base RTT; its max RTT is unknown, so dm starts
-            // from what this controller sees.
-            let min = from.rtt.min.max(Duration(1));
-            self.base_rtt = Some(self.base_rtt.map_or(min, |b| b.min(min)));
-        }
-        self.reset_samples();
-        self.rounds.start();
+        self.carry
+            .cong_avoid(&mut self.reno, self.alpha, ack.acked_bytes);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algos::test_support::{persistent_congestion, Flow};
+    use crate::algos::test_support::{assert_params, persistent_congestion, start_in_ca, Flow};
+    use crate::units::Bytes;
 
     const MSS: Bytes = 1000;
 
@@ -447,14 +342,7 @@ mod tests {
     /// An Illinois in congestion avoidance at `pkts` packets on `flow`.
     fn in_ca(flow: &mut Flow, pkts: u64) -> Illinois {
         let mut cc = illinois();
-        cc.calibrate(
-            flow.now,
-            &Calibration {
-                cwnd: Some(pkts * MSS),
-                ssthresh: Some(pkts * MSS),
-                ..Calibration::default()
-            },
-        );
+        start_in_ca(&mut cc, flow.now, pkts * MSS);
         flow.run_rtts(&mut cc, 1);
         cc
     }
@@ -583,25 +471,13 @@ mod tests {
 
     #[test]
     fn params_are_validated() {
-        let reg = Registry::standard();
-        let ctx = CcContext::new(MSS);
-        let spec = |v: serde_json::Value| -> crate::registry::CcSpec {
-            serde_json::from_value(v).expect("spec")
-        };
-        assert!(reg
-            .build(
-                &spec(serde_json::json!({"name": NAME, "win_thresh": 30, "theta": 3})),
-                &ctx
-            )
-            .is_ok());
-        for bad in [
-            serde_json::json!({"name": NAME, "theta": -1}),
-            serde_json::json!({"name": NAME, "alpha": 1}),
-        ] {
-            assert!(matches!(
-                reg.build(&spec(bad), &ctx),
-                Err(CcError::BadParams { .. })
-            ));
-        }
+        use serde_json::json;
+        assert_params(
+            json!({"name": NAME, "win_thresh": 30, "theta": 3}),
+            &[
+                json!({"name": NAME, "theta": -1}),
+                json!({"name": NAME, "alpha": 1}),
+            ],
+        );
     }
 }

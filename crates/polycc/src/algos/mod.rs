@@ -13,6 +13,7 @@ pub mod newreno;
 pub mod pcc;
 pub mod pibes;
 pub(crate) mod recent_flight;
+pub(crate) mod reno;
 pub(crate) mod round;
 #[cfg(test)]
 mod shortcut_tests;

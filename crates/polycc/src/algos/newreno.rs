@@ -1,16 +1,19 @@
 //! NewReno as RFC 9002 §7 (QUIC) with RFC 6582's one-reduction-per-recovery rule: slow start,
 //! byte-counting congestion avoidance, halving on loss, persistent congestion to the minimum.
 
-use crate::cc::{Calibration, CcContext, CongestionControl, Telemetry, MIN_WINDOW_PACKETS};
+use crate::algos::reno::{
+    reno_family_methods, reno_window_in, AiCredit, RenoFamily, RenoWindow, RENO_BETA,
+};
+use crate::cc::{CcContext, CongestionControl, Telemetry};
 use crate::registry::{check_range, parse_params, CcError, Params, Registry};
-use crate::signals::{AckEvent, LossEvent};
-use crate::units::{Bytes, Time};
+use crate::signals::AckEvent;
+use crate::units::Time;
 use serde::Deserialize;
 
 pub const SUMMARY: &str = "NewReno (RFC 9002 §7, RFC 6582): AIMD with slow start";
 
 /// RFC 9002 §7.3.2 kLossReductionFactor.
-pub const LOSS_REDUCTION_FACTOR: f64 = 0.5;
+pub const LOSS_REDUCTION_FACTOR: f64 = RENO_BETA;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -35,45 +38,40 @@ pub fn build(
 
 #[derive(Clone, Debug)]
 pub struct NewReno {
-    mss: Bytes,
-    cwnd: Bytes,
-    ssthresh: Bytes,
+    reno: RenoWindow,
     beta: f64,
-    /// Packets sent before this time belong to the current recovery epoch (RFC 9002 §7.3.2).
-    recovery_start: Option<Time>,
-    in_recovery: bool,
-    /// Acked bytes not yet turned into window growth in congestion avoidance.
-    ca_credit: Bytes,
-    clamp: Option<Bytes>,
+    /// Congestion-avoidance growth: one MSS per window of acked bytes.
+    ca_credit: AiCredit,
 }
 
 impl NewReno {
     pub fn new(ctx: &CcContext, beta: f64) -> Self {
         NewReno {
-            mss: ctx.mss,
-            cwnd: ctx.initial_cwnd,
-            ssthresh: Bytes::MAX,
+            reno: RenoWindow::new(ctx),
             beta,
-            recovery_start: None,
-            in_recovery: false,
-            ca_credit: 0,
-            clamp: None,
+            ca_credit: AiCredit::default(),
         }
     }
+}
 
-    fn min_window(&self) -> Bytes {
-        MIN_WINDOW_PACKETS * self.mss
-    }
+impl RenoFamily for NewReno {
+    reno_window_in!(reno);
 
-    fn apply_clamp(&mut self) {
-        if let Some(c) = self.clamp {
-            self.cwnd = self.cwnd.min(c.max(self.min_window()));
-        }
-        self.cwnd = self.cwnd.max(self.min_window());
+    // NewReno restarts its credit at a congestion event only (below). Unlike the rest of the
+    // family it keeps the credit through the persistent-congestion collapse and through a written
+    // window: it always has, and restarting it there could change the results of runs that write
+    // NewReno's window (Janus hand-overs, PolyCC pools).
+    fn reset_growth(&mut self) {}
+
+    fn on_congestion_event(&mut self, _now: Time) {
+        self.reno.reduce(self.beta);
+        self.ca_credit.reset();
     }
 }
 
 impl CongestionControl for NewReno {
+    reno_family_methods!();
+
     fn name(&self) -> &str {
         "newreno"
     }
@@ -82,85 +80,22 @@ impl CongestionControl for NewReno {
         // RFC 9002 §7.3.2: recovery is judged by send time only: an ACK of a packet sent before
         // the recovery start neither grows the window nor ends the epoch, so losses of such
         // packets detected later do not reduce it again.
-        self.in_recovery = self
-            .recovery_start
-            .is_some_and(|r| ack.largest_acked_sent_time <= r);
-        if self.in_recovery {
+        if self.reno.recovery.follow(ack) {
             return;
         }
         if ack.app_limited {
             return; // RFC 9002 §7.8: no growth while application-limited
         }
-        if self.cwnd < self.ssthresh {
-            self.cwnd += ack.acked_bytes;
+        if self.reno.in_slow_start() {
+            self.reno.slow_start_uncapped(ack.acked_bytes);
         } else {
-            self.ca_credit += ack.acked_bytes;
-            if self.ca_credit >= self.cwnd {
-                self.ca_credit -= self.cwnd;
-                self.cwnd += self.mss;
-            }
+            self.ca_credit.on_ack(&mut self.reno, ack.acked_bytes);
         }
-        self.apply_clamp();
-    }
-
-    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
-        let new_epoch = self
-            .recovery_start
-            .is_none_or(|r| loss.largest_lost_sent_time > r);
-        if new_epoch {
-            self.recovery_start = Some(now);
-            self.in_recovery = true;
-            self.ssthresh = ((self.cwnd as f64 * self.beta) as Bytes).max(self.min_window());
-            self.cwnd = self.ssthresh;
-            self.ca_credit = 0;
-        }
-        if loss.persistent_congestion {
-            // RFC 9002 §7.6.2: collapse to the minimum window and leave recovery.
-            self.cwnd = self.min_window();
-            self.recovery_start = None;
-            self.in_recovery = false;
-        }
-        self.apply_clamp();
-    }
-
-    fn cwnd(&self) -> Bytes {
-        self.cwnd
-    }
-
-    fn ssthresh(&self) -> Option<Bytes> {
-        Some(self.ssthresh)
+        self.reno.apply_clamp();
     }
 
     fn telemetry(&self) -> Telemetry {
-        let mut t = Telemetry::new(if self.in_recovery {
-            "recovery"
-        } else if self.cwnd < self.ssthresh {
-            "slow_start"
-        } else {
-            "congestion_avoidance"
-        });
-        t.push(
-            "ssthresh_bytes",
-            if self.ssthresh == Bytes::MAX {
-                f64::NAN
-            } else {
-                self.ssthresh as f64
-            },
-        );
-        t
-    }
-
-    fn calibrate(&mut self, _now: Time, c: &Calibration) {
-        if let Some(clamp) = c.cwnd_clamp {
-            self.clamp = clamp;
-        }
-        if let Some(s) = c.ssthresh {
-            self.ssthresh = s.max(self.min_window());
-        }
-        if let Some(w) = c.cwnd {
-            self.cwnd = w;
-        }
-        self.apply_clamp();
+        self.reno.telemetry()
     }
 }
 
@@ -168,7 +103,7 @@ impl CongestionControl for NewReno {
 mod tests {
     use super::*;
     use crate::algos::test_support::{persistent_congestion, Flow};
-    use crate::units::Duration;
+    use crate::units::{Bytes, Duration};
 
     const MSS: Bytes = 1200;
 

@@ -4,8 +4,9 @@
 //! `rtt` in force when it was sent), one ACK per packet, and the sender refills the window after
 //! every ACK. Tests change `rtt` between rounds to model a growing or draining queue.
 
-use crate::cc::CongestionControl;
+use crate::cc::{Calibration, CcContext, CongestionControl};
 use crate::estimators::rtt::{RttEstimator, RttSnapshot};
+use crate::registry::{CcError, CcSpec, Registry};
 use crate::signals::{AckEvent, Arrival, Feedback, LossEvent, SentPacket};
 use crate::units::{Bytes, Duration, Time};
 use std::collections::BTreeMap;
@@ -50,6 +51,47 @@ pub(crate) fn persistent_congestion(pn: u64, sent_time: Time, mss: Bytes) -> Los
     LossEvent {
         persistent_congestion: true,
         ..loss(pn, sent_time, mss, mss)
+    }
+}
+
+/// Writes window and threshold `cwnd`, as a policy would: the controller starts congestion
+/// avoidance there.
+pub(crate) fn start_in_ca(cc: &mut dyn CongestionControl, now: Time, cwnd: Bytes) {
+    cc.calibrate(
+        now,
+        &Calibration {
+            cwnd: Some(cwnd),
+            ssthresh: Some(cwnd),
+            ..Calibration::default()
+        },
+    );
+}
+
+/// Bounds the window at `clamp` bytes (`None` lifts the bound).
+pub(crate) fn clamp_window(cc: &mut dyn CongestionControl, now: Time, clamp: Option<Bytes>) {
+    cc.calibrate(
+        now,
+        &Calibration {
+            cwnd_clamp: Some(clamp),
+            ..Calibration::default()
+        },
+    );
+}
+
+/// The registry builds the scenario spec `good` and rejects each of `bad` as bad parameters.
+pub(crate) fn assert_params(good: serde_json::Value, bad: &[serde_json::Value]) {
+    let reg = Registry::standard();
+    let ctx = CcContext::new(1000);
+    let spec =
+        |v: &serde_json::Value| -> CcSpec { serde_json::from_value(v.clone()).expect("spec") };
+    if let Err(e) = reg.build(&spec(&good), &ctx) {
+        panic!("{good}: {e}");
+    }
+    for b in bad {
+        assert!(
+            matches!(reg.build(&spec(b), &ctx), Err(CcError::BadParams { .. })),
+            "{b}"
+        );
     }
 }
 

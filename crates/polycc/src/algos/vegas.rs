@@ -2,13 +2,17 @@
 //! base RTT says the path holds and move it by one packet towards `alpha..beta` packets queued.
 //!
 //! Windows are in bytes; Vegas' one-packet steps and its alpha/beta/gamma thresholds are in packets
-//! of the context's MSS. Loss handling is Reno's, with one reduction per recovery epoch as in
-//! `newreno.rs`.
+//! of the context's MSS. Loss handling is Reno's, with one reduction per recovery epoch
+//! (`reno/`).
 
+use crate::algos::reno;
+use crate::algos::reno::{
+    reno_family_methods, reno_window_in, AiCredit, RenoFamily, RenoWindow, RENO_BETA,
+};
 use crate::algos::round::RoundTracker;
-use crate::cc::{Calibration, CcContext, CongestionControl, Telemetry, MIN_WINDOW_PACKETS};
+use crate::cc::{CcContext, CongestionControl, Telemetry};
 use crate::registry::{check_range, parse_params, CcError, Params, Registry};
-use crate::signals::{AckEvent, LossEvent, SentPacket};
+use crate::signals::{AckEvent, SentPacket};
 use crate::units::{Bytes, Duration, Time};
 use serde::Deserialize;
 
@@ -24,38 +28,15 @@ pub const GAMMA: f64 = 1.0;
 /// tcp_vegas.c: a round with this many RTT samples or fewer (delayed ACKs) gives no reliable
 /// minimum, so that round behaves as Reno.
 const MAX_SAMPLES_FOR_RENO: u32 = 2;
-/// tcp_reno_ssthresh: halve on loss.
-const LOSS_REDUCTION_FACTOR: f64 = 0.5;
 /// tcp_current_ssthresh in the Open state: ssthresh is kept at least at ¾ of the window.
 const SSTHRESH_FLOOR_FRACTION: (u64, u64) = (3, 4);
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct VegasParams {
-    #[serde(default = "default_alpha")]
-    alpha: f64,
-    #[serde(default = "default_beta")]
-    beta: f64,
-    #[serde(default = "default_gamma")]
-    gamma: f64,
-}
-
-fn default_alpha() -> f64 {
-    ALPHA
-}
-fn default_beta() -> f64 {
-    BETA
-}
-fn default_gamma() -> f64 {
-    GAMMA
-}
 
 pub fn build(
     p: &Params,
     ctx: &CcContext,
     _: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let params: VegasParams = parse_params("vegas", p)?;
+    let params: VegasConfig = parse_params("vegas", p)?;
     check_range("vegas", "alpha", params.alpha, 0.0, 1000.0)?;
     check_range("vegas", "beta", params.beta, 0.0, 1000.0)?;
     check_range("vegas", "gamma", params.gamma, 0.0, 1000.0)?;
@@ -68,18 +49,12 @@ pub fn build(
             ),
         });
     }
-    Ok(Box::new(Vegas::new(
-        ctx,
-        VegasConfig {
-            alpha: params.alpha,
-            beta: params.beta,
-            gamma: params.gamma,
-        },
-    )))
+    Ok(Box::new(Vegas::new(ctx, params)))
 }
 
-/// Thresholds of [`Vegas`] in packets, validated by [`build`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Thresholds of [`Vegas`] in packets, validated by [`build`]; absent keys take the defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct VegasConfig {
     pub alpha: f64,
     pub beta: f64,
@@ -99,11 +74,11 @@ impl Default for VegasConfig {
 #[derive(Clone, Debug)]
 pub struct Vegas {
     cfg: VegasConfig,
-    mss: Bytes,
-    cwnd: Bytes,
-    ssthresh: Bytes,
+    /// Its recovery period is over at the first ACK of a packet sent after it began; Vegas is
+    /// off meanwhile, as Linux runs it only in TCP_CA_Open.
+    reno: RenoWindow,
     /// Reno congestion-avoidance credit for the rounds that fall back to Reno.
-    ca_credit: Bytes,
+    ca_credit: AiCredit,
     /// baseRTT: the smallest RTT seen over the connection.
     base_rtt: Option<Duration>,
     /// minRTT and cntRTT of the round in progress.
@@ -113,47 +88,20 @@ pub struct Vegas {
     rounds: RoundTracker,
     /// Packets queued as estimated at the last per-RTT decision, for telemetry.
     last_diff: Option<f64>,
-    /// Packets sent at or before this time belong to the last recovery epoch: their ACKs do not
-    /// grow the window and their losses do not reduce it again (RFC 9002 §7.3.2).
-    recovery_start: Option<Time>,
-    /// From a reduction until the first ACK of a packet sent after it. Vegas is off meanwhile,
-    /// as Linux runs it only in TCP_CA_Open.
-    in_recovery: bool,
-    clamp: Option<Bytes>,
 }
 
 impl Vegas {
     pub fn new(ctx: &CcContext, cfg: VegasConfig) -> Self {
         Vegas {
             cfg,
-            mss: ctx.mss.max(1),
-            cwnd: ctx.initial_cwnd.max(MIN_WINDOW_PACKETS * ctx.mss),
-            ssthresh: Bytes::MAX,
-            ca_credit: 0,
+            reno: RenoWindow::new(ctx),
+            ca_credit: AiCredit::default(),
             base_rtt: None,
             min_rtt: None,
             cnt_rtt: 0,
             rounds: RoundTracker::default(),
             last_diff: None,
-            recovery_start: None,
-            in_recovery: false,
-            clamp: None,
         }
-    }
-
-    fn min_window(&self) -> Bytes {
-        MIN_WINDOW_PACKETS * self.mss
-    }
-
-    fn apply_clamp(&mut self) {
-        if let Some(c) = self.clamp {
-            self.cwnd = self.cwnd.min(c.max(self.min_window()));
-        }
-        self.cwnd = self.cwnd.max(self.min_window());
-    }
-
-    fn below_ssthresh(&self) -> bool {
-        self.cwnd < self.ssthresh
     }
 
     /// tcp_vegas_enable: start a fresh per-RTT measurement from the next packet sent.
@@ -164,56 +112,72 @@ impl Vegas {
     }
 
     /// tcp_reno_cong_avoid for one ACK.
-    fn reno(&mut self, acked: Bytes) {
-        if self.below_ssthresh() {
-            self.cwnd = self.cwnd.saturating_add(acked);
+    fn reno_cong_avoid(&mut self, acked: Bytes) {
+        if self.reno.in_slow_start() {
+            self.reno.slow_start_uncapped(acked);
         } else {
-            self.ca_credit = self.ca_credit.saturating_add(acked);
-            if self.ca_credit >= self.cwnd {
-                self.ca_credit -= self.cwnd;
-                self.cwnd = self.cwnd.saturating_add(self.mss);
-            }
+            self.ca_credit.on_ack(&mut self.reno, acked);
         }
     }
 
     /// The once-per-RTT decision, taken on the ACK that ends a round.
     fn per_rtt(&mut self, acked: Bytes) {
         let (Some(rtt), Some(base)) = (self.min_rtt, self.base_rtt) else {
-            self.reno(acked);
+            self.reno_cong_avoid(acked);
             return;
         };
         if self.cnt_rtt <= MAX_SAMPLES_FOR_RENO {
-            self.reno(acked);
+            self.reno_cong_avoid(acked);
             return;
         }
         // Both are at least 1 ns (see on_ack), and rtt >= base since base is the all-time min.
-        let cwnd_pkts = self.cwnd as f64 / self.mss as f64;
+        let cwnd_pkts = self.reno.cwnd as f64 / self.reno.mss as f64;
         let diff = cwnd_pkts * rtt.0.saturating_sub(base.0) as f64 / base.0 as f64;
         self.last_diff = Some(diff);
-        if self.below_ssthresh() {
+        if self.reno.in_slow_start() {
             if diff > self.cfg.gamma {
                 // Too much queued to keep doubling: drop to what the base RTT supports plus one
                 // packet, and leave slow start.
-                let target = (self.cwnd as u128 * base.0 as u128 / rtt.0 as u128) as Bytes;
-                self.cwnd = self.cwnd.min(target.saturating_add(self.mss));
-                self.ssthresh = self.ssthresh.min(self.cwnd);
+                let target = (self.reno.cwnd as u128 * base.0 as u128 / rtt.0 as u128) as Bytes;
+                self.reno.cwnd = self.reno.cwnd.min(target.saturating_add(self.reno.mss));
+                self.reno.ssthresh = self.reno.ssthresh.min(self.reno.cwnd);
             } else {
-                self.cwnd = self.cwnd.saturating_add(acked);
+                self.reno.slow_start_uncapped(acked);
             }
         } else if diff > self.cfg.beta {
-            self.cwnd = self.cwnd.saturating_sub(self.mss);
-            self.ssthresh = self.ssthresh.min(self.cwnd);
+            self.reno.cwnd = self.reno.cwnd.saturating_sub(self.reno.mss);
+            self.reno.ssthresh = self.reno.ssthresh.min(self.reno.cwnd);
         } else if diff < self.cfg.alpha {
-            self.cwnd = self.cwnd.saturating_add(self.mss);
+            self.reno.cwnd = self.reno.cwnd.saturating_add(self.reno.mss);
         }
-        self.apply_clamp();
+        self.reno.apply_clamp();
         let (num, den) = SSTHRESH_FLOOR_FRACTION;
-        let floor = (self.cwnd as u128 * num as u128 / den as u128) as Bytes;
-        self.ssthresh = self.ssthresh.max(floor).max(self.min_window());
+        let floor = (self.reno.cwnd as u128 * num as u128 / den as u128) as Bytes;
+        self.reno.ssthresh = self.reno.ssthresh.max(floor).max(self.reno.min_window());
     }
 }
 
+impl RenoFamily for Vegas {
+    reno_window_in!(reno);
+
+    fn reset_growth(&mut self) {
+        self.ca_credit.reset();
+    }
+
+    fn on_congestion_event(&mut self, _now: Time) {
+        self.reno.reduce(RENO_BETA);
+    }
+
+    fn on_persistent_congestion(&mut self, _now: Time) {
+        self.restart_rounds();
+    }
+
+    fn on_cwnd_written(&mut self) {}
+}
+
 impl CongestionControl for Vegas {
+    reno_family_methods!();
+
     fn name(&self) -> &str {
         "vegas"
     }
@@ -228,16 +192,11 @@ impl CongestionControl for Vegas {
         if let Some(s) = sample {
             self.base_rtt = Some(self.base_rtt.map_or(s, |b| b.min(s)));
         }
-        if self
-            .recovery_start
-            .is_some_and(|r| ack.largest_acked_sent_time <= r)
-        {
+        if self.reno.recovery.covers(ack.largest_acked_sent_time) {
             return; // acknowledges a packet from before the last reduction
         }
-        if self.in_recovery {
-            // Back in the Open state: tcp_vegas_enable.
-            self.in_recovery = false;
-            self.restart_rounds();
+        if self.reno.recovery.end() {
+            self.restart_rounds(); // back in the Open state: tcp_vegas_enable
         }
         if let Some(s) = sample {
             self.min_rtt = Some(self.min_rtt.map_or(s, |m| m.min(s)));
@@ -251,89 +210,26 @@ impl CongestionControl for Vegas {
             self.per_rtt(ack.acked_bytes);
             self.min_rtt = None;
             self.cnt_rtt = 0;
-        } else if self.below_ssthresh() {
-            self.cwnd = self.cwnd.saturating_add(ack.acked_bytes);
+        } else if self.reno.in_slow_start() {
+            self.reno.slow_start_uncapped(ack.acked_bytes);
         }
-        self.apply_clamp();
-    }
-
-    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
-        // One reduction per recovery epoch: losses of packets sent before it began are part of
-        // the congestion event already answered.
-        let new_epoch = self
-            .recovery_start
-            .is_none_or(|r| loss.largest_lost_sent_time > r);
-        if new_epoch {
-            self.recovery_start = Some(now);
-            self.in_recovery = true;
-            self.ssthresh =
-                ((self.cwnd as f64 * LOSS_REDUCTION_FACTOR) as Bytes).max(self.min_window());
-            self.cwnd = self.ssthresh;
-            self.ca_credit = 0;
-        }
-        if loss.persistent_congestion {
-            // RFC 9002 §7.6.2: collapse to the minimum window and leave recovery; slow start
-            // then climbs back to the halved ssthresh.
-            self.cwnd = self.min_window();
-            self.ca_credit = 0;
-            self.recovery_start = None;
-            self.in_recovery = false;
-            self.restart_rounds();
-        }
-        self.apply_clamp();
-    }
-
-    fn cwnd(&self) -> Bytes {
-        self.cwnd
-    }
-
-    fn ssthresh(&self) -> Option<Bytes> {
-        Some(self.ssthresh)
+        self.reno.apply_clamp();
     }
 
     fn telemetry(&self) -> Telemetry {
-        let mut t = Telemetry::new(if self.in_recovery {
-            "recovery"
-        } else if self.below_ssthresh() {
-            "slow_start"
-        } else {
-            "congestion_avoidance"
-        });
-        let ms = |d: Option<Duration>| d.map_or(f64::NAN, |d| d.as_millis_f64());
-        t.push(
-            "ssthresh_bytes",
-            if self.ssthresh == Bytes::MAX {
-                f64::NAN
-            } else {
-                self.ssthresh as f64
-            },
-        );
-        t.push("base_rtt_ms", ms(self.base_rtt));
-        t.push("min_rtt_ms", ms(self.min_rtt));
+        let mut t = self.reno.telemetry();
+        t.push("base_rtt_ms", reno::millis_or_nan(self.base_rtt));
+        t.push("min_rtt_ms", reno::millis_or_nan(self.min_rtt));
         t.push("cnt_rtt", self.cnt_rtt as f64);
         t.push("diff_pkts", self.last_diff.unwrap_or(f64::NAN));
         t
-    }
-
-    fn calibrate(&mut self, _now: Time, c: &Calibration) {
-        if let Some(clamp) = c.cwnd_clamp {
-            self.clamp = clamp;
-        }
-        if let Some(s) = c.ssthresh {
-            self.ssthresh = s.max(self.min_window());
-        }
-        if let Some(w) = c.cwnd {
-            self.cwnd = w;
-            self.ca_credit = 0;
-        }
-        self.apply_clamp();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algos::test_support::{ack, loss, Flow};
+    use crate::algos::test_support::{ack, assert_params, loss, start_in_ca, Flow};
     use crate::estimators::rtt::RttSnapshot;
 
     const MSS: Bytes = 1000;
@@ -345,14 +241,7 @@ mod tests {
     /// A Vegas in congestion avoidance at `pkts` packets whose base RTT is `flow.rtt`.
     fn in_ca(flow: &mut Flow, pkts: u64) -> Vegas {
         let mut cc = vegas();
-        cc.calibrate(
-            flow.now,
-            &Calibration {
-                cwnd: Some(pkts * MSS),
-                ssthresh: Some(pkts * MSS),
-                ..Calibration::default()
-            },
-        );
+        start_in_ca(&mut cc, flow.now, pkts * MSS);
         flow.run_rtts(&mut cc, 1);
         cc
     }
@@ -433,14 +322,7 @@ mod tests {
     #[test]
     fn rounds_with_two_samples_or_fewer_act_as_reno() {
         let mut cc = vegas();
-        cc.calibrate(
-            Time::ZERO,
-            &Calibration {
-                cwnd: Some(20 * MSS),
-                ssthresh: Some(20 * MSS),
-                ..Calibration::default()
-            },
-        );
+        start_in_ca(&mut cc, Time::ZERO, 20 * MSS);
         let snap = RttSnapshot::default();
         let mut now = Time::ZERO;
         // Sends `pns` now, then acks them all `rtt_ms` later.
@@ -500,25 +382,14 @@ mod tests {
 
     #[test]
     fn params_are_validated() {
-        let reg = Registry::standard();
-        let ctx = CcContext::new(MSS);
-        let spec = |v: serde_json::Value| -> crate::registry::CcSpec {
-            serde_json::from_value(v).expect("spec")
-        };
-        let ok = spec(serde_json::json!({"name": "vegas", "alpha": 1, "beta": 3, "gamma": 2}));
-        assert!(reg.build(&ok, &ctx).is_ok());
-        for bad in [
-            serde_json::json!({"name": "vegas", "alpha": 5, "beta": 4}),
-            serde_json::json!({"name": "vegas", "gamma": -1}),
-            serde_json::json!({"name": "vegas", "delta": 1}),
-        ] {
-            assert!(
-                matches!(
-                    reg.build(&spec(bad.clone()), &ctx),
-                    Err(CcError::BadParams { .. })
-                ),
-                "{bad}"
-            );
-        }
+        use serde_json::json;
+        assert_params(
+            json!({"name": "vegas", "alpha": 1, "beta": 3, "gamma": 2}),
+            &[
+                json!({"name": "vegas", "alpha": 5, "beta": 4}),
+                json!({"name": "vegas", "gamma": -1}),
+                json!({"name": "vegas", "delta": 1}),
+            ],
+        );
     }
 }

@@ -24,12 +24,14 @@
 //!   delayed-ACK accounting (`westwood_acked_count`) is not needed with SACK/QUIC-style ACKs.
 //! - Values are kept in floating point (bytes per second) rather than bytes per jiffy.
 
-use crate::cc::{
-    Calibration, CcContext, CongestionControl, HandoverState, Telemetry, MIN_WINDOW_PACKETS,
+use crate::algos::reno;
+use crate::algos::reno::{
+    reno_family_methods, reno_window_in, AiCredit, RenoFamily, RenoWindow, RENO_BETA,
 };
+use crate::cc::{CcContext, CongestionControl, HandoverState, Telemetry};
 use crate::estimators::rtt::RttSnapshot;
 use crate::registry::{check_range, parse_params, CcError, Params, Registry};
-use crate::signals::{AckEvent, LossEvent};
+use crate::signals::AckEvent;
 use crate::units::{Bytes, Duration, Rate, Time};
 use serde::Deserialize;
 
@@ -43,8 +45,6 @@ pub const MIN_SAMPLE_INTERVAL: Duration = Duration::from_millis(50);
 /// tcp_westwood.c westwood_do_filter: `new = (7·old + sample) / 8`, applied twice (`bw_ns_est`,
 /// then `bw_est`).
 pub const FILTER_GAIN: f64 = 1.0 / 8.0;
-/// tcp_reno_ssthresh: halving, used only while there is no bandwidth estimate yet.
-const RENO_BETA: f64 = 0.5;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -101,11 +101,9 @@ impl Default for WestwoodConfig {
 #[derive(Clone, Debug)]
 pub struct Westwood {
     cfg: WestwoodConfig,
-    mss: Bytes,
-    cwnd: Bytes,
-    ssthresh: Bytes,
-    /// Acked bytes not yet turned into window growth in congestion avoidance.
-    ca_credit: Bytes,
+    reno: RenoWindow,
+    /// Reno's congestion-avoidance growth: one MSS per window of acked bytes.
+    ca_credit: AiCredit,
     /// `rtt_win_sx`: start of the bandwidth-sampling interval in progress; `None` until the
     /// first ACK.
     win_start: Option<Time>,
@@ -121,22 +119,14 @@ pub struct Westwood {
     bw_est: f64,
     /// The transport's RTT state at the last ACK, for hand-over.
     rtt: RttSnapshot,
-    /// Packets sent at or before this time belong to the last recovery epoch: their ACKs do not
-    /// grow the window and their losses do not reduce it again (RFC 9002 §7.3.2).
-    recovery_start: Option<Time>,
-    in_recovery: bool,
-    clamp: Option<Bytes>,
 }
 
 impl Westwood {
     pub fn new(ctx: &CcContext, cfg: WestwoodConfig) -> Self {
-        let mss = ctx.mss.max(1);
         Westwood {
             cfg,
-            mss,
-            cwnd: ctx.initial_cwnd.max(MIN_WINDOW_PACKETS * mss),
-            ssthresh: Bytes::MAX,
-            ca_credit: 0,
+            reno: RenoWindow::new(ctx),
+            ca_credit: AiCredit::default(),
             win_start: None,
             win_acked: 0,
             latest_rtt: None,
@@ -144,21 +134,7 @@ impl Westwood {
             bw_ns_est: 0.0,
             bw_est: 0.0,
             rtt: RttSnapshot::default(),
-            recovery_start: None,
-            in_recovery: false,
-            clamp: None,
         }
-    }
-
-    fn min_window(&self) -> Bytes {
-        MIN_WINDOW_PACKETS * self.mss
-    }
-
-    fn apply_clamp(&mut self) {
-        if let Some(c) = self.clamp {
-            self.cwnd = self.cwnd.min(c.max(self.min_window()));
-        }
-        self.cwnd = self.cwnd.max(self.min_window());
     }
 
     /// The filtered bandwidth estimate, once there is one.
@@ -198,29 +174,63 @@ impl Westwood {
             return None;
         }
         let bytes = (self.bw_est * rtt_min.as_secs_f64()).min(u64::MAX as f64) as Bytes;
-        Some(bytes.max(self.min_window()))
+        Some(bytes.max(self.reno.min_window()))
     }
 
+    /// Reno's halving while there is no bandwidth estimate yet.
     fn loss_threshold(&self) -> Bytes {
         self.bw_rttmin()
-            .unwrap_or(((self.cwnd as f64 * RENO_BETA) as Bytes).max(self.min_window()))
+            .unwrap_or(((self.reno.cwnd as f64 * RENO_BETA) as Bytes).max(self.reno.min_window()))
+    }
+}
+
+impl RenoFamily for Westwood {
+    reno_window_in!(reno);
+
+    fn reset_growth(&mut self) {
+        self.ca_credit.reset();
     }
 
-    /// tcp_reno_cong_avoid for `acked` bytes.
-    fn reno(&mut self, acked: Bytes) {
-        if self.cwnd < self.ssthresh {
-            self.cwnd = self.cwnd.saturating_add(acked).min(self.ssthresh);
-        } else {
-            self.ca_credit = self.ca_credit.saturating_add(acked);
-            if self.ca_credit >= self.cwnd {
-                self.ca_credit -= self.cwnd;
-                self.cwnd = self.cwnd.saturating_add(self.mss);
-            }
+    /// The paper's rule: the threshold from the estimate, and the window never raised by it.
+    fn on_congestion_event(&mut self, _now: Time) {
+        self.reno.ssthresh = self.loss_threshold();
+        self.reno.cwnd = self.reno.cwnd.min(self.reno.ssthresh);
+    }
+
+    /// The paper's timeout rule (Linux CA_EVENT_LOSS): threshold from the estimate (before the
+    /// window collapses), and RTT_min re-learnt from the next sample.
+    fn on_persistent_congestion(&mut self, _now: Time) {
+        self.reno.ssthresh = self.loss_threshold();
+        self.rtt_min = None;
+    }
+
+    fn handover_rtt(&self) -> RttSnapshot {
+        self.rtt
+    }
+
+    fn handover_bandwidth(&self) -> Option<Rate> {
+        self.bandwidth_estimate()
+    }
+
+    fn on_adopt(&mut self, now: Time, from: &HandoverState) {
+        if from.rtt.has_sample {
+            self.rtt = from.rtt;
+            self.latest_rtt = Some(from.rtt.latest.max(Duration(1)));
+            self.rtt_min = Some(from.rtt.min.max(Duration(1)));
         }
+        // A predecessor's bandwidth estimate seeds both filter stages, as a first sample would.
+        if let Some(bw) = from.bandwidth_estimate.filter(|b| b.as_bps() > 0) {
+            self.bw_ns_est = bw.as_bytes_per_sec_f64();
+            self.bw_est = self.bw_ns_est;
+        }
+        self.win_start = Some(now);
+        self.win_acked = 0;
     }
 }
 
 impl CongestionControl for Westwood {
+    reno_family_methods!();
+
     fn name(&self) -> &str {
         NAME
     }
@@ -241,68 +251,23 @@ impl CongestionControl for Westwood {
             self.win_acked = self.win_acked.saturating_add(ack.acked_bytes);
         }
 
-        self.in_recovery = self
-            .recovery_start
-            .is_some_and(|r| ack.largest_acked_sent_time <= r);
-        if self.in_recovery || ack.app_limited {
+        if self.reno.recovery.follow(ack) || ack.app_limited {
             return;
         }
-        self.reno(ack.acked_bytes);
-        self.apply_clamp();
-    }
-
-    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
-        let new_epoch = self
-            .recovery_start
-            .is_none_or(|r| loss.largest_lost_sent_time > r);
-        if new_epoch {
-            self.recovery_start = Some(now);
-            self.in_recovery = true;
-            self.ssthresh = self.loss_threshold();
-            self.cwnd = self.cwnd.min(self.ssthresh);
-            self.ca_credit = 0;
+        // tcp_reno_cong_avoid.
+        if self.reno.in_slow_start() {
+            self.reno.slow_start(ack.acked_bytes);
+        } else {
+            self.ca_credit.on_ack(&mut self.reno, ack.acked_bytes);
         }
-        if loss.persistent_congestion {
-            // The paper's timeout rule (Linux CA_EVENT_LOSS): threshold from the estimate,
-            // window to the minimum, and RTT_min re-learnt from the next sample.
-            self.ssthresh = self.loss_threshold();
-            self.cwnd = self.min_window();
-            self.ca_credit = 0;
-            self.rtt_min = None;
-            self.recovery_start = None;
-            self.in_recovery = false;
-        }
-        self.apply_clamp();
-    }
-
-    fn cwnd(&self) -> Bytes {
-        self.cwnd
-    }
-
-    fn ssthresh(&self) -> Option<Bytes> {
-        Some(self.ssthresh)
+        self.reno.apply_clamp();
     }
 
     fn telemetry(&self) -> Telemetry {
-        let mut t = Telemetry::new(if self.in_recovery {
-            "recovery"
-        } else if self.cwnd < self.ssthresh {
-            "slow_start"
-        } else {
-            "congestion_avoidance"
-        });
-        let ms = |d: Option<Duration>| d.map_or(f64::NAN, |d| d.as_millis_f64());
-        t.push(
-            "ssthresh_bytes",
-            if self.ssthresh == Bytes::MAX {
-                f64::NAN
-            } else {
-                self.ssthresh as f64
-            },
-        );
+        let mut t = self.reno.telemetry();
         t.push("bw_est_mbps", self.bw_est * 8.0 / 1e6);
         t.push("bw_ns_est_mbps", self.bw_ns_est * 8.0 / 1e6);
-        t.push("rtt_min_ms", ms(self.rtt_min));
+        t.push("rtt_min_ms", reno::millis_or_nan(self.rtt_min));
         t.push(
             "bw_rttmin_bytes",
             self.bw_rttmin().map_or(f64::NAN, |b| b as f64),
@@ -310,60 +275,14 @@ impl CongestionControl for Westwood {
         t.push("sample_acked_bytes", self.win_acked as f64);
         t
     }
-
-    fn calibrate(&mut self, _now: Time, c: &Calibration) {
-        if let Some(clamp) = c.cwnd_clamp {
-            self.clamp = clamp;
-        }
-        if let Some(s) = c.ssthresh {
-            self.ssthresh = s.max(self.min_window());
-        }
-        if let Some(w) = c.cwnd {
-            self.cwnd = w;
-            self.ca_credit = 0;
-        }
-        self.apply_clamp();
-    }
-
-    fn handover_state(&self) -> HandoverState {
-        HandoverState {
-            cwnd: self.cwnd,
-            ssthresh: Some(self.ssthresh),
-            pacing_rate: None,
-            bandwidth_estimate: self.bandwidth_estimate(),
-            rtt: self.rtt,
-            in_flight: 0,
-        }
-    }
-
-    fn adopt(&mut self, now: Time, from: &HandoverState) {
-        self.calibrate(
-            now,
-            &Calibration {
-                cwnd: Some(from.cwnd),
-                ssthresh: from.ssthresh,
-                ..Calibration::default()
-            },
-        );
-        if from.rtt.has_sample {
-            self.rtt = from.rtt;
-            self.latest_rtt = Some(from.rtt.latest.max(Duration(1)));
-            self.rtt_min = Some(from.rtt.min.max(Duration(1)));
-        }
-        // A predecessor's bandwidth estimate seeds both filter stages, as a first sample would.
-        if let Some(bw) = from.bandwidth_estimate.filter(|b| b.as_bps() > 0) {
-            self.bw_ns_est = bw.as_bytes_per_sec_f64();
-            self.bw_est = self.bw_ns_est;
-        }
-        self.win_start = Some(now);
-        self.win_acked = 0;
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algos::test_support::{ack, loss, persistent_congestion, Flow};
+    use crate::algos::test_support::{
+        ack, assert_params, clamp_window, loss, persistent_congestion, start_in_ca, Flow,
+    };
 
     const MSS: Bytes = 1000;
 
@@ -433,15 +352,8 @@ mod tests {
     /// A Westwood+ whose window is held at `pkts` packets by a clamp, on `flow`.
     fn clamped(flow: &Flow, pkts: u64) -> Westwood {
         let mut cc = westwood();
-        cc.calibrate(
-            flow.now,
-            &Calibration {
-                cwnd: Some(pkts * MSS),
-                ssthresh: Some(pkts * MSS),
-                cwnd_clamp: Some(Some(pkts * MSS)),
-                ..Calibration::default()
-            },
-        );
+        start_in_ca(&mut cc, flow.now, pkts * MSS);
+        clamp_window(&mut cc, flow.now, Some(pkts * MSS));
         cc
     }
 
@@ -556,25 +468,13 @@ mod tests {
 
     #[test]
     fn params_are_validated() {
-        let reg = Registry::standard();
-        let ctx = CcContext::new(MSS);
-        let spec = |v: serde_json::Value| -> crate::registry::CcSpec {
-            serde_json::from_value(v).expect("spec")
-        };
-        assert!(reg
-            .build(
-                &spec(serde_json::json!({"name": NAME, "min_interval_ms": 20})),
-                &ctx
-            )
-            .is_ok());
-        for bad in [
-            serde_json::json!({"name": NAME, "min_interval_ms": -1}),
-            serde_json::json!({"name": NAME, "beta": 0.5}),
-        ] {
-            assert!(matches!(
-                reg.build(&spec(bad), &ctx),
-                Err(CcError::BadParams { .. })
-            ));
-        }
+        use serde_json::json;
+        assert_params(
+            json!({"name": NAME, "min_interval_ms": 20}),
+            &[
+                json!({"name": NAME, "min_interval_ms": -1}),
+                json!({"name": NAME, "beta": 0.5}),
+            ],
+        );
     }
 }
