@@ -12,7 +12,7 @@
 //! - Pacing at 2·cwnd/RTT_standing.
 //! - Competitive mode (§2.2, switching rule of the authors' genericCC): if the queue was not
 //!   nearly empty (RTT within 10 % of the recent RTT range above RTT_min) at least once over the
-//!   last 4·srtt, a buffer-filling competitor is assumed and 1/δ follows AIMD: +1 per RTT, halved
+//!   last 5·srtt, a buffer-filling competitor is assumed and 1/δ follows AIMD: +1 per RTT, halved
 //!   on loss (at most once per RTT), never below the default 1/δ. Back in default mode δ returns
 //!   to its configured value. `competitive = false` keeps Copa in default mode (as mvfst).
 //!
@@ -664,7 +664,7 @@ mod tests {
         flow.run_rtts(&mut cc, 2);
         assert!(!cc.is_competitive());
         // A buffer-filler keeps 100 ms queued at all times: the queue is never nearly empty
-        // over 4·srtt once the 40 ms samples age out.
+        // over 5·srtt once the 40 ms samples age out.
         flow.rtt = Duration::from_millis(140);
         flow.run_rtts(&mut cc, 6);
         assert!(cc.is_competitive());
