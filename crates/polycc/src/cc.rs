@@ -39,6 +39,8 @@ impl CcContext {
         }
     }
 
+    /// The smallest window any controller may hold: [`MIN_WINDOW_PACKETS`] datagrams of this
+    /// context's MSS, in bytes.
     pub fn min_window(&self) -> Bytes {
         MIN_WINDOW_PACKETS * self.mss
     }
@@ -53,8 +55,12 @@ pub fn initial_window(mss: Bytes) -> Bytes {
 /// controller applies what its model has (a window-based CCA ignores `pacing_rate`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Calibration {
+    /// Congestion window to take, in bytes.
     pub cwnd: Option<Bytes>,
+    /// Slow-start threshold to take, in bytes (Linux `snd_ssthresh`); ignored by controllers
+    /// without one.
     pub ssthresh: Option<Bytes>,
+    /// Pacing rate to take, for controllers that pace.
     pub pacing_rate: Option<Rate>,
     /// Upper bound on the window until changed; `Some(None)` removes the bound.
     pub cwnd_clamp: Option<Option<Bytes>>,
@@ -64,11 +70,19 @@ pub struct Calibration {
 /// `tcp_set_congestion_control` keeps the socket's window, RTT and rate state.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct HandoverState {
+    /// The predecessor's congestion window in bytes (Linux keeps `snd_cwnd`).
     pub cwnd: Bytes,
+    /// Its slow-start threshold in bytes, `None` if it has none (Linux keeps `snd_ssthresh`).
     pub ssthresh: Option<Bytes>,
+    /// Its pacing rate, `None` if it leaves pacing to the transport.
     pub pacing_rate: Option<Rate>,
+    /// Its estimate of the path's bottleneck bandwidth (BBR's max filter, Westwood's BWE), so a
+    /// model-based successor need not start its search from nothing.
     pub bandwidth_estimate: Option<Rate>,
+    /// The transport's RTT estimator state (RFC 9002 §5); Linux keeps `srtt_us` and `rttvar_us`
+    /// on the socket. A window-only controller leaves it default and the policy fills it in.
     pub rtt: RttSnapshot,
+    /// Bytes in flight at the hand-over, filled in by the policy from the transport's last event.
     pub in_flight: Bytes,
 }
 
@@ -87,6 +101,7 @@ pub struct MediaControl {
 /// state name. Fixed size so that sampling it never allocates.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Telemetry {
+    /// The controller's state or phase, e.g. CUBIC's `"slow_start"` or BBR's `"probe_bw"`.
     pub state: &'static str,
     len: usize,
     entries: [(&'static str, f64); Telemetry::CAPACITY],
@@ -97,6 +112,7 @@ impl Telemetry {
     /// its own); the record is only built when the transport samples it.
     pub const CAPACITY: usize = 24;
 
+    /// An empty record in state `state`.
     pub fn new(state: &'static str) -> Self {
         Telemetry {
             state,
@@ -116,9 +132,13 @@ impl Telemetry {
             self.len += 1;
         }
     }
+
+    /// The values pushed so far, as (name, value) in push order.
     pub fn entries(&self) -> &[(&'static str, f64)] {
         &self.entries[..self.len]
     }
+
+    /// The first value pushed under `name`.
     pub fn get(&self, name: &str) -> Option<f64> {
         self.entries()
             .iter()
@@ -168,6 +188,8 @@ pub trait CongestionControl: Send {
     fn on_loss(&mut self, now: Time, loss: &LossEvent);
     /// Receiver-reported arrivals; called only when [`Self::wants_feedback`] is true.
     fn on_feedback(&mut self, _now: Time, _feedback: &Feedback<'_>) {}
+    /// Whether the controller wants receiver timestamps ([`Self::on_feedback`]); transports
+    /// collect and report them only for controllers that do. Fixed for the controller's life.
     fn wants_feedback(&self) -> bool {
         false
     }
@@ -177,6 +199,9 @@ pub trait CongestionControl: Send {
     /// One packet declared lost, before the [`Self::on_loss`] of its detection pass; called only
     /// when [`Self::wants_packet_detail`] is true.
     fn on_packet_lost(&mut self, _now: Time, _packet: &PacketOutcome) {}
+    /// Whether the controller needs the per-packet outcomes ([`Self::on_packet_acked`],
+    /// [`Self::on_packet_lost`]) besides the aggregate events; off by default so that transports
+    /// skip the per-packet calls. Fixed for the controller's life.
     fn wants_packet_detail(&self) -> bool {
         false
     }
@@ -190,6 +215,8 @@ pub trait CongestionControl: Send {
     fn on_frame(&mut self, _now: Time, _frame: &FrameInfo) {}
     /// Called at or after [`Self::next_timer`].
     fn on_timer(&mut self, _now: Time) {}
+    /// When the controller next wants [`Self::on_timer`], or `None` for no timer. Any event may
+    /// move it, so a transport reads it anew after each.
     fn next_timer(&self) -> Option<Time> {
         None
     }
@@ -208,6 +235,7 @@ pub trait CongestionControl: Send {
     fn wants_padding(&self) -> bool {
         false
     }
+    /// Slow-start threshold in bytes (RFC 5681 §3.1), or `None` for a controller without one.
     fn ssthresh(&self) -> Option<Bytes> {
         None
     }

@@ -16,23 +16,32 @@ pub type Params = serde_json::Map<String, serde_json::Value>;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum CcSpec {
+    /// A bare name, `"cubic"`: the algorithm with its default parameters.
     Name(String),
+    /// A table, `{ name = "cubic", beta = 0.7 }`: the name plus parameters for its builder.
     Table {
+        /// Registry name of the algorithm.
         name: String,
+        /// Every other key of the table, checked by the algorithm's builder.
         #[serde(flatten)]
         params: Params,
     },
 }
 
 impl CcSpec {
+    /// The algorithm `name` with its default parameters.
     pub fn named(name: &str) -> Self {
         CcSpec::Name(name.to_string())
     }
+
+    /// Registry name of the algorithm.
     pub fn name(&self) -> &str {
         match self {
             CcSpec::Name(n) | CcSpec::Table { name: n, .. } => n,
         }
     }
+
+    /// The parameters given with the name (empty for a bare name).
     pub fn params(&self) -> Params {
         match self {
             CcSpec::Name(_) => Params::new(),
@@ -47,12 +56,28 @@ impl fmt::Display for CcSpec {
     }
 }
 
+/// Why a controller could not be built. The message names the algorithm and, for parameters,
+/// the key; a policy that fails to build a member reports under its own name with the member's
+/// role and error in the message.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CcError {
+    /// No algorithm is registered under `name`.
     #[error("unknown congestion control {name:?}; known: {known}")]
-    UnknownName { name: String, known: String },
+    UnknownName {
+        /// The name asked for.
+        name: String,
+        /// The registered names, comma-separated, for the message.
+        known: String,
+    },
+    /// The algorithm rejected its parameters.
     #[error("bad parameters for {name:?}: {message}")]
-    BadParams { name: String, message: String },
+    BadParams {
+        /// The algorithm (or policy) whose parameters were rejected.
+        name: String,
+        /// Which key is wrong and why: an unknown key with the allowed ones, a type error or a
+        /// value out of range.
+        message: String,
+    },
 }
 
 /// Builds a controller from its parameters. It gets the registry so that policies can build the
@@ -81,6 +106,7 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// A registry with no controllers, for a transport that offers only its own.
     pub fn empty() -> Self {
         Registry::default()
     }
@@ -99,14 +125,17 @@ impl Registry {
             .insert(name.to_string(), Entry { builder, summary });
     }
 
+    /// Registered names, in sorted order.
     pub fn names(&self) -> Vec<&str> {
         self.entries.keys().map(String::as_str).collect()
     }
 
+    /// The one-line description `name` was registered with.
     pub fn summary(&self, name: &str) -> Option<&'static str> {
         self.entries.get(name).map(|e| e.summary)
     }
 
+    /// Whether `name` is registered.
     pub fn contains(&self, name: &str) -> bool {
         self.entries.contains_key(name)
     }
@@ -125,6 +154,8 @@ impl Registry {
             .and_then(|v| v.as_ref().downcast_ref::<T>())
     }
 
+    /// Builds the controller `spec` names, with its parameters, for a flow described by `ctx`.
+    /// An unknown name is an error that lists the registered ones.
     pub fn build(
         &self,
         spec: &CcSpec,

@@ -12,7 +12,7 @@
 //! - Pacing at 2·cwnd/RTT_standing.
 //! - Competitive mode (§2.2, switching rule of the authors' genericCC): if the queue was not
 //!   nearly empty (RTT within 10 % of the recent RTT range above RTT_min) at least once over the
-//!   last 4·srtt, a buffer-filling competitor is assumed and 1/δ follows AIMD: +1 per RTT, halved
+//!   last 5·srtt, a buffer-filling competitor is assumed and 1/δ follows AIMD: +1 per RTT, halved
 //!   on loss (at most once per RTT), never below the default 1/δ. Back in default mode δ returns
 //!   to its configured value. `competitive = false` keeps Copa in default mode (as mvfst).
 //!
@@ -30,7 +30,9 @@ use crate::signals::{AckEvent, LossEvent, SentPacket};
 use crate::units::{Bytes, Duration, Rate, Time};
 use serde::Deserialize;
 
+/// Registry and scenario name.
 pub const NAME: &str = "copa";
+/// One-line description shown in the registry listing.
 pub const SUMMARY: &str =
     "Copa (NSDI'18): delay-based, target rate 1/(delta*queueing delay), competitive mode vs buffer-fillers";
 
@@ -58,7 +60,7 @@ const MAX_INV_DELTA: f64 = 1000.0;
 /// learnt from sent packets.
 const MAX_PACKET_BYTES: Bytes = 65_535;
 
-/// Registers `copa`.
+/// Registers Copa under [`NAME`].
 pub fn register(r: &mut Registry) {
     r.register(NAME, SUMMARY, build);
 }
@@ -79,6 +81,7 @@ fn default_competitive() -> bool {
     true
 }
 
+/// Builds Copa from scenario parameters (`delta`, `competitive`), checking their ranges.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
@@ -119,6 +122,7 @@ enum Direction {
     Down,
 }
 
+/// Copa for one flow (the model is in the module docs).
 #[derive(Clone, Debug)]
 pub struct Copa {
     cfg: CopaConfig,
@@ -153,6 +157,7 @@ pub struct Copa {
 }
 
 impl Copa {
+    /// Copa in slow start from the context's initial window, in default mode with `cfg.delta`.
     pub fn new(ctx: &CcContext, cfg: CopaConfig) -> Self {
         let mss = ctx.mss.max(1);
         let cwnd = ctx.initial_cwnd.max(MIN_WINDOW_PACKETS * mss) as f64;
@@ -196,15 +201,20 @@ impl Copa {
     }
 
     /// The δ in force (lower than the configured one in competitive mode).
-    pub fn delta(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn delta(&self) -> f64 {
         self.delta
     }
 
-    pub fn velocity(&self) -> f64 {
+    /// The velocity v (§2.1): the multiplier of the per-ACK window step.
+    #[cfg(test)]
+    pub(crate) fn velocity(&self) -> f64 {
         self.velocity
     }
 
-    pub fn is_competitive(&self) -> bool {
+    /// Whether Copa is in competitive mode (§2.2).
+    #[cfg(test)]
+    pub(crate) fn is_competitive(&self) -> bool {
         self.competitive_mode
     }
 
@@ -654,7 +664,7 @@ mod tests {
         flow.run_rtts(&mut cc, 2);
         assert!(!cc.is_competitive());
         // A buffer-filler keeps 100 ms queued at all times: the queue is never nearly empty
-        // over 4·srtt once the 40 ms samples age out.
+        // over 5·srtt once the 40 ms samples age out.
         flow.rtt = Duration::from_millis(140);
         flow.run_rtts(&mut cc, 6);
         assert!(cc.is_competitive());

@@ -21,15 +21,18 @@ pub struct FlowView {
 }
 
 impl FlowView {
+    /// Records the bytes in flight after a packet left.
     pub fn on_sent(&mut self, sent: &SentPacket) {
         self.in_flight = sent.in_flight;
     }
+    /// Records the bytes in flight after an ACK, and its RTT state when it carried a sample.
     pub fn on_ack(&mut self, ack: &AckEvent) {
         self.in_flight = ack.in_flight;
         if ack.rtt.has_sample {
             self.rtt = ack.rtt;
         }
     }
+    /// Records the bytes in flight after losses were declared.
     pub fn on_loss(&mut self, loss: &LossEvent) {
         self.in_flight = loss.in_flight;
     }
@@ -56,7 +59,9 @@ impl FlowView {
 /// window, its aggressive-stage threshold).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Overrides {
+    /// Window in bytes the successor starts from instead of the predecessor's.
     pub cwnd: Option<Bytes>,
+    /// Slow-start threshold in bytes the successor takes instead of the predecessor's.
     pub ssthresh: Option<Bytes>,
 }
 

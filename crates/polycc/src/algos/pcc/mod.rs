@@ -43,14 +43,19 @@ use serde::Deserialize;
 pub use utility::{Utility, UtilityParams, UtilityRegistry};
 use vivace::{VivaceConfig, VivaceControl};
 
+/// One-line description of `pcc-allegro` shown in the registry listing.
 pub const ALLEGRO_SUMMARY: &str =
     "PCC Allegro (NSDI'15): rate control by randomized controlled trials on a utility";
+/// One-line description of `pcc-vivace` shown in the registry listing.
 pub const VIVACE_SUMMARY: &str =
     "PCC Vivace (NSDI'18, PCC-Uspace master): gradient ascent on a latency-aware utility";
+/// One-line description of `proteus-p` shown in the registry listing.
 pub const PROTEUS_P_SUMMARY: &str =
     "PCC Proteus-P (SIGCOMM'20): Vivace with latency noise tolerance, primary";
+/// One-line description of `proteus-s` shown in the registry listing.
 pub const PROTEUS_S_SUMMARY: &str =
     "PCC Proteus-S (SIGCOMM'20): scavenger utility with RTT-deviation penalty";
+/// One-line description of `proteus-h` shown in the registry listing.
 pub const PROTEUS_H_SUMMARY: &str =
     "PCC Proteus-H (SIGCOMM'20): primary below threshold_mbps, scavenger above";
 
@@ -208,9 +213,14 @@ pub fn build_allegro_with(
 /// Which member of the Vivace/Proteus family to build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VivaceFlavour {
+    /// PCC Vivace (NSDI'18): gradient ascent on the latency-aware utility, no noise tolerance.
     Vivace,
+    /// Proteus-P (SIGCOMM'20): Vivace with latency noise tolerance, as a primary flow.
     ProteusP,
+    /// Proteus-S (SIGCOMM'20): the scavenger utility, which also penalises RTT deviation, so it
+    /// yields to primary flows.
     ProteusS,
+    /// Proteus-H (SIGCOMM'20): primary below its `threshold_mbps`, scavenger above.
     ProteusH,
 }
 

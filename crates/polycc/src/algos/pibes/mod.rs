@@ -44,13 +44,16 @@ use share::{Mode, ShareFsm, ShareParams};
 use std::cmp::Ordering;
 use std::collections::VecDeque;
 
+/// Registry and scenario name.
 pub const NAME: &str = "pibes";
+/// One-line description shown in the registry listing.
 pub const SUMMARY: &str =
     "PIBES real-time video: burst+paced frames, inter-arrival bandwidth estimate, competing-flow share FSM";
 
-/// §IV: the encoder's default bitrate range in this project's scenarios (the paper's R_min and
-/// R_max are per experiment; the application's realtime_video intent replaces them).
+/// §IV: R_min of the encoder's default bitrate range in this project's scenarios (the paper's
+/// R_min and R_max are per experiment; the application's realtime_video intent replaces them).
 pub const MIN_RATE: Rate = Rate::from_bps(500_000);
+/// §IV: R_max of the default range; see [`MIN_RATE`].
 pub const MAX_RATE: Rate = Rate::from_bps(8_000_000);
 /// Rate before the first bandwidth estimate. Not given by the paper; 1 Mbit/s gives frames of
 /// at least n_min packets of 1200 bytes at 30 fps, so the first frames carry a burst to measure.
@@ -60,6 +63,7 @@ pub const BURST_RATE: Rate = Rate::from_bps(10_000_000_000);
 /// The window is only a safety bound (PIBES is rate based): this many round trips, of at least
 /// [`WINDOW_MIN_RTT`], at the larger of the estimated capacity and the target rate...
 pub const WINDOW_RTTS: f64 = 4.0;
+/// The RTT the safety window assumes at least, and before the first RTT sample.
 pub const WINDOW_MIN_RTT: Duration = Duration::from_millis(100);
 /// ... and never fewer than this many packets.
 pub const WINDOW_MIN_PACKETS: u64 = 16;
@@ -69,6 +73,7 @@ const MAX_BURST: f64 = 1000.0;
 /// Sent packets remembered for joining feedback (older ones were lost or never reported).
 const SLOT_HISTORY: usize = 1 << 16;
 
+/// Registers PIBES under [`NAME`].
 pub fn register(r: &mut Registry) {
     r.register(NAME, SUMMARY, build);
 }
@@ -151,13 +156,23 @@ fn d_beta() -> f64 {
 /// Everything configurable, validated.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PibesConfig {
+    /// Target rate before the first bandwidth estimate, as [`START_RATE`].
     pub start: Rate,
+    /// R_min (eq. 5), the encoder's lowest bitrate, as [`MIN_RATE`].
     pub min: Rate,
+    /// R_max (eq. 5), the encoder's highest bitrate, as [`MAX_RATE`].
     pub max: Rate,
+    /// The share FSM's parameters (§III-B, Fig. 4).
     pub share: ShareParams,
+    /// α, the weight of a new sample in the receiver's EWMAs d and d~ (eq. 2/4), as
+    /// [`receiver::ALPHA`].
     pub alpha: f64,
+    /// β, the relative excess of d~ over d that flags a competing flow (§III-B), as
+    /// [`receiver::BETA`].
     pub beta: f64,
+    /// n_min, the smallest burst in packets (eq. 1), as [`burst::N_MIN`].
     pub n_min: u32,
+    /// n_max, the largest burst in packets (eq. 1), as [`burst::N_MAX`].
     pub n_max: u32,
 }
 
@@ -176,6 +191,9 @@ impl Default for PibesConfig {
     }
 }
 
+/// Builds PIBES from scenario parameters (rates in kbit/s, the share FSM's, α, β and the burst
+/// size as `burst` or `n_min` / `n_max`), checking their ranges and that the alternatives are
+/// not both given.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
@@ -264,6 +282,7 @@ impl FrameRtt {
     }
 }
 
+/// The PIBES sender of one video flow, with the receiver's estimator run on its feedback.
 pub struct Pibes {
     cfg: PibesConfig,
     /// P: bytes of a video packet on the wire.
@@ -285,6 +304,8 @@ pub struct Pibes {
 }
 
 impl Pibes {
+    /// PIBES targeting `cfg.start` clamped to R_min..=R_max, with video packets of the context's
+    /// MSS.
     pub fn new(ctx: &CcContext, cfg: PibesConfig) -> Self {
         Pibes {
             cfg,
@@ -309,11 +330,15 @@ impl Pibes {
         Some(Rate::from_bytes_over(self.packet, d))
     }
 
-    pub fn share(&self) -> f64 {
+    /// The share s_k of the estimated capacity the flow targets (§III-B).
+    #[cfg(test)]
+    pub(crate) fn share(&self) -> f64 {
         self.fsm.share()
     }
 
-    pub fn report(&self) -> Report {
+    /// The receiver's latest report: d, d~ and the competing-flow flag c.
+    #[cfg(test)]
+    pub(crate) fn report(&self) -> Report {
         self.report
     }
 

@@ -37,6 +37,7 @@ use serde::Deserialize;
 use switching::{Stage, Switching};
 use target_rate::TargetRate;
 
+/// One-line description of `janus` shown in the registry listing.
 pub const SUMMARY: &str =
     "Janus policy (Zhou et al., IEEE TMC 2018): conservative CCA while the intent's target rate is met, aggressive otherwise; adaptive max-min fair targets";
 
@@ -48,6 +49,7 @@ pub const DEFAULT_AGGRESSIVE: &str = "cubic";
 /// takes its sample throughput as the target (the bandwidth it found available).
 pub const INIT_WAIT_RTTS: u32 = 2;
 
+/// Registers Janus under `janus`.
 pub fn register(r: &mut Registry) {
     r.register("janus", SUMMARY, build);
 }
@@ -91,12 +93,20 @@ fn default_q_avg() -> f64 {
 /// Tunables of [`Janus`] (§7.2 defaults), validated by [`build`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct JanusConfig {
+    /// The CCA that runs while the target rate is met (§4.3), as [`DEFAULT_CONSERVATIVE`].
     pub conservative: CcSpec,
+    /// The CCA that runs while it is not (§4.3), as [`DEFAULT_AGGRESSIVE`].
     pub aggressive: CcSpec,
+    /// Protection margin γ of the switching rule and step of Algorithm 1, as
+    /// [`switching::GAMMA`].
     pub gamma: f64,
+    /// Extra share ε a satisfied flow may take: the conservative stage clamps its window at
+    /// (1 + ε)·R·RTT (§4.4), as [`rate_control::EPSILON`].
     pub epsilon: f64,
+    /// τ, the scale of Algorithm 1's adjustment intervals (§5), as [`target_rate::TAU`].
     pub tau: f64,
-    /// Q_avg in packets.
+    /// Q_avg in packets: what the conservative CCA keeps queued on average, subtracted from
+    /// RTT_min for the D_p estimate (§4.4, eq. 1), as [`rate_control::Q_AVG_PACKETS`].
     pub q_avg: f64,
 }
 
@@ -113,6 +123,8 @@ impl Default for JanusConfig {
     }
 }
 
+/// Builds Janus from scenario parameters (`conservative`, `aggressive`, `gamma`, `epsilon`,
+/// `tau`, `q_avg`), checking their ranges; the two CCAs are built from `registry`.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
@@ -146,6 +158,7 @@ enum Phase {
     Running,
 }
 
+/// The Janus policy over one flow: owns both CCAs and feeds events to the running one.
 pub struct Janus {
     cfg: JanusConfig,
     registry: Registry,
@@ -206,23 +219,35 @@ impl Janus {
         })
     }
 
-    pub fn stage(&self) -> Stage {
+    /// Which CCA runs the flow.
+    #[cfg(test)]
+    pub(crate) fn stage(&self) -> Stage {
         self.stage
     }
     /// R', bit/s (0 before a flow without target has initialised it).
-    pub fn target_bps(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn target_bps(&self) -> f64 {
         self.target.adjusted
     }
-    pub fn propagation_delay(&self) -> Option<Duration> {
+    /// The round-trip propagation delay estimate D_p (§4.4, eq. 1), `None` before the first.
+    #[cfg(test)]
+    pub(crate) fn propagation_delay(&self) -> Option<Duration> {
         self.dp.get()
     }
-    pub fn p_avg_bps(&self) -> f64 {
+    /// P_avg (§4.2), bit/s: the moving average of sample throughput that the switching rule
+    /// compares with the target.
+    #[cfg(test)]
+    pub(crate) fn p_avg_bps(&self) -> f64 {
         self.metrics.p_avg_bps()
     }
-    pub fn clamp(&self) -> Option<Bytes> {
+    /// The conservative stage's window clamp (1 + ε)·R·RTT (§4.4), in bytes, while one is set.
+    #[cfg(test)]
+    pub(crate) fn clamp(&self) -> Option<Bytes> {
         self.clamp.value
     }
-    pub fn switches(&self) -> u64 {
+    /// Stage switches so far.
+    #[cfg(test)]
+    pub(crate) fn switches(&self) -> u64 {
         self.switches
     }
 
