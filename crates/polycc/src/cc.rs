@@ -62,8 +62,32 @@ pub struct Calibration {
     pub ssthresh: Option<Bytes>,
     /// Pacing rate to take, for controllers that pace.
     pub pacing_rate: Option<Rate>,
-    /// Upper bound on the window until changed; `Some(None)` removes the bound.
-    pub cwnd_clamp: Option<Option<Bytes>>,
+    /// A new upper bound on the window (Linux `snd_cwnd_clamp`), or its removal.
+    pub cwnd_clamp: Option<ClampChange>,
+}
+
+/// A policy's change to a controller's window clamp: the bound holds until the next change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClampChange {
+    /// Bound the window at this many bytes.
+    To(Bytes),
+    /// Remove the bound.
+    Remove,
+}
+
+impl ClampChange {
+    /// The change that leaves `bound` in force (`None`: unbounded).
+    pub fn to_bound(bound: Option<Bytes>) -> Self {
+        bound.map_or(ClampChange::Remove, ClampChange::To)
+    }
+
+    /// The bound in force after the change (`None`: unbounded).
+    pub fn bound(self) -> Option<Bytes> {
+        match self {
+            ClampChange::To(b) => Some(b),
+            ClampChange::Remove => None,
+        }
+    }
 }
 
 /// What a controller knows that the next one should inherit on a hand-over, as Linux

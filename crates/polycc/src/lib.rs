@@ -73,7 +73,9 @@ pub mod registry;
 pub mod signals;
 pub mod units;
 
-pub use cc::{Calibration, CcContext, CongestionControl, HandoverState, MediaControl, Telemetry};
+pub use cc::{
+    Calibration, CcContext, ClampChange, CongestionControl, HandoverState, MediaControl, Telemetry,
+};
 pub use intent::{Intent, IntentError};
 pub use registry::{CcError, CcSpec, Params, Registry};
 pub use signals::{

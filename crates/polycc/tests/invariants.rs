@@ -10,9 +10,9 @@
 
 use polycc::estimators::rtt::{RttEstimator, RttSnapshot};
 use polycc::{
-    AckEvent, Arrival, Bytes, Calibration, CcContext, CcSpec, CongestionControl, Duration,
-    Feedback, HandoverState, LossEvent, PacketOutcome, Rate, RateSample, Registry, SentPacket,
-    Time,
+    AckEvent, Arrival, Bytes, Calibration, CcContext, CcSpec, ClampChange, CongestionControl,
+    Duration, Feedback, HandoverState, LossEvent, PacketOutcome, Rate, RateSample, Registry,
+    SentPacket, Time,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestCaseError, TestRunner};
@@ -189,7 +189,8 @@ fn decode(raw: &RawAction) -> Action {
             cwnd: bit(x, 0).then(|| bytes_value(y)),
             ssthresh: bit(x, 1).then(|| bytes_value(z)),
             pacing_rate: bit(x, 2).then(|| rate_value(mix(y, 2))),
-            cwnd_clamp: bit(x, 3).then(|| bit(x, 4).then(|| bytes_value(mix(z, 3)))),
+            cwnd_clamp: bit(x, 3)
+                .then(|| ClampChange::to_bound(bit(x, 4).then(|| bytes_value(mix(z, 3))))),
         }),
         _ => Action::Adopt(HandoverState {
             cwnd: bytes_value(y),

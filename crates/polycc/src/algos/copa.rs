@@ -440,7 +440,7 @@ impl CongestionControl for Copa {
 
     fn calibrate(&mut self, _now: Time, c: &Calibration) {
         if let Some(clamp) = c.cwnd_clamp {
-            self.clamp = clamp;
+            self.clamp = clamp.bound();
         }
         if let Some(w) = c.cwnd {
             self.cwnd = w as f64;

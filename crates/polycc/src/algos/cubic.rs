@@ -376,6 +376,7 @@ mod tests {
     use super::*;
     use crate::algos::test_support::{ack, assert_params, loss, persistent_congestion, Flow};
     use crate::cc::Calibration;
+    use crate::cc::ClampChange;
     use crate::estimators::rtt::RttSnapshot;
 
     const MSS: Bytes = 1000;
@@ -743,7 +744,7 @@ mod tests {
             &Calibration {
                 cwnd: Some(50 * MSS),
                 ssthresh: Some(0),
-                cwnd_clamp: Some(Some(30 * MSS)),
+                cwnd_clamp: Some(ClampChange::To(30 * MSS)),
                 ..Calibration::default()
             },
         );
@@ -753,7 +754,7 @@ mod tests {
             Time::ZERO,
             &Calibration {
                 cwnd: Some(0),
-                cwnd_clamp: Some(None),
+                cwnd_clamp: Some(ClampChange::Remove),
                 ..Calibration::default()
             },
         );

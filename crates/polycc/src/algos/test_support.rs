@@ -4,7 +4,7 @@
 //! `rtt` in force when it was sent), one ACK per packet, and the sender refills the window after
 //! every ACK. Tests change `rtt` between rounds to model a growing or draining queue.
 
-use crate::cc::{Calibration, CcContext, CongestionControl};
+use crate::cc::{Calibration, CcContext, ClampChange, CongestionControl};
 use crate::estimators::rtt::{RttEstimator, RttSnapshot};
 use crate::registry::{CcError, CcSpec, Registry};
 use crate::signals::{AckEvent, Arrival, Feedback, LossEvent, SentPacket};
@@ -72,7 +72,7 @@ pub(crate) fn clamp_window(cc: &mut dyn CongestionControl, now: Time, clamp: Opt
     cc.calibrate(
         now,
         &Calibration {
-            cwnd_clamp: Some(clamp),
+            cwnd_clamp: Some(ClampChange::to_bound(clamp)),
             ..Calibration::default()
         },
     );

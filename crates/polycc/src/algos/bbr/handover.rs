@@ -42,7 +42,7 @@ pub fn calibrate(
     pacing: &mut Pacing,
 ) {
     if let Some(new_clamp) = c.cwnd_clamp {
-        *clamp = new_clamp;
+        *clamp = new_clamp.bound();
     }
     if let Some(w) = c.cwnd {
         *cwnd = w;

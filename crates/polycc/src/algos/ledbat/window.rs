@@ -88,7 +88,7 @@ impl Window {
     /// window. Neither controller paces, so a rate is left to the transport.
     pub(crate) fn calibrate(&mut self, c: &Calibration) -> bool {
         if let Some(clamp) = c.cwnd_clamp {
-            self.clamp = clamp;
+            self.clamp = clamp.bound();
         }
         if let Some(w) = c.cwnd {
             self.cwnd = w as f64;

@@ -414,7 +414,7 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
 
     fn calibrate(&mut self, now: Time, c: &Calibration) {
         if let Some(clamp) = c.cwnd_clamp {
-            self.clamp = clamp;
+            self.clamp = clamp.bound();
         }
         let rate = c
             .pacing_rate

@@ -58,7 +58,7 @@ pub(crate) trait RenoFamily {
     /// Clamp first, so that the window written next is bounded by the new clamp.
     fn reno_calibrate(&mut self, c: &Calibration) {
         if let Some(clamp) = c.cwnd_clamp {
-            self.reno_mut().clamp = clamp;
+            self.reno_mut().clamp = clamp.bound();
         }
         if let Some(s) = c.ssthresh {
             let w = self.reno_mut();

@@ -24,7 +24,7 @@ pub mod target_rate;
 mod tests;
 
 use crate::cc::{
-    Calibration, CcContext, CongestionControl, HandoverState, MediaControl, Telemetry,
+    Calibration, CcContext, ClampChange, CongestionControl, HandoverState, MediaControl, Telemetry,
 };
 use crate::intent::Intent;
 use crate::policies::handover::{self, FlowView, Overrides};
@@ -580,7 +580,7 @@ impl CongestionControl for Janus {
                     self.active_mut().calibrate(
                         now,
                         &Calibration {
-                            cwnd_clamp: Some(None),
+                            cwnd_clamp: Some(ClampChange::Remove),
                             ..Calibration::default()
                         },
                     );
@@ -593,7 +593,7 @@ impl CongestionControl for Janus {
                     self.active_mut().calibrate(
                         now,
                         &Calibration {
-                            cwnd_clamp: Some(None),
+                            cwnd_clamp: Some(ClampChange::Remove),
                             ..Calibration::default()
                         },
                     );

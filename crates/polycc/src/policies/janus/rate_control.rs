@@ -2,6 +2,7 @@
 //! slow-start threshold and a window clamp, buffer clearing before each switch to the
 //! conservative CCA, and the propagation-delay estimate both rely on.
 
+use crate::cc::ClampChange;
 use crate::units::{Bytes, Duration, Time};
 
 /// §4.4, §7.2: extra share a satisfied flow may take, eps = 0.1: the conservative stage clamps
@@ -55,15 +56,15 @@ impl Clamp {
         }
     }
 
-    /// After a measurement window of the conservative stage: the clamp to write into the CCA,
-    /// `Some(None)` to remove it, `None` for no change. While set, it follows the RTT.
+    /// After a measurement window of the conservative stage: the clamp change to write into the
+    /// CCA, `None` for no change. While set, it follows the RTT.
     pub fn update(
         &mut self,
         p_avg_bps: f64,
         target_bps: f64,
         rtt: Duration,
         min: Bytes,
-    ) -> Option<Option<Bytes>> {
+    ) -> Option<ClampChange> {
         let limit = (1.0 + self.epsilon) * target_bps;
         let want = if self.value.is_some() {
             (p_avg_bps >= target_bps).then(|| bytes_for(limit, rtt).max(min))
@@ -74,7 +75,7 @@ impl Clamp {
             return None;
         }
         self.value = want;
-        Some(want)
+        Some(ClampChange::to_bound(want))
     }
 
     /// The clamp belongs to the conservative stage: forget it on leaving.
@@ -182,12 +183,18 @@ mod tests {
         // 10.9 Mbit/s is inside (R, 1.1 R]: nothing to do.
         assert_eq!(c.update(10.9e6, r, ms(100), MIN), None);
         // 11.2 > 11: clamp at 1.1·10 Mbit/s·100 ms = 137 500 bytes.
-        assert_eq!(c.update(11.2e6, r, ms(100), MIN), Some(Some(137_500)));
+        assert_eq!(
+            c.update(11.2e6, r, ms(100), MIN),
+            Some(ClampChange::To(137_500))
+        );
         // Held while P_avg ≥ R; follows the RTT.
         assert_eq!(c.update(10.0e6, r, ms(100), MIN), None);
-        assert_eq!(c.update(10.5e6, r, ms(120), MIN), Some(Some(165_000)));
+        assert_eq!(
+            c.update(10.5e6, r, ms(120), MIN),
+            Some(ClampChange::To(165_000))
+        );
         // Released once P_avg < R.
-        assert_eq!(c.update(9.99e6, r, ms(120), MIN), Some(None));
+        assert_eq!(c.update(9.99e6, r, ms(120), MIN), Some(ClampChange::Remove));
         assert_eq!(c.value, None);
         assert_eq!(c.update(9.0e6, r, ms(120), MIN), None);
     }
