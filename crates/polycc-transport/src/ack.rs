@@ -267,7 +267,7 @@ impl<P: Copy> Sender<P> {
             match m.state {
                 State::InFlight => {}
                 State::Lost => {
-                    if let Some(r) = self.ledger.take_lost(pn) {
+                    if let Some(r) = self.ledger.take_lost_in(pn, pn) {
                         self.acked_after_loss(pn, r.payload, n, sink);
                     }
                     continue;

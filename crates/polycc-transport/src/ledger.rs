@@ -155,12 +155,6 @@ impl<P: Copy> Ledger<P> {
         }
     }
 
-    /// Takes the lost record of `pn`, if it is still remembered.
-    pub fn take_lost(&mut self, pn: u64) -> Option<LostRecord<P>> {
-        let i = self.lost.binary_search_by_key(&pn, |r| r.pn).ok()?;
-        self.lost.remove(i)
-    }
-
     /// Takes the first remembered lost record with a packet number in `[start, end]`.
     pub fn take_lost_in(&mut self, start: u64, end: u64) -> Option<LostRecord<P>> {
         let i = self.lost.partition_point(|r| r.pn < start);
