@@ -24,13 +24,21 @@ pub const MIN_WINDOW: Duration = Duration::from_millis(1);
 /// The signals of one closed window.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WindowSignals {
+    /// The transport's rttvar (RFC 9002 §5.3) at the window's close, ms; NaN before the first
+    /// RTT sample.
     pub rtt_var_ms: f64,
+    /// Bytes declared lost over bytes acknowledged plus declared lost in the window, in [0, 1]
+    /// (0 when neither).
     pub loss_rate: f64,
+    /// The window's bandwidth sample over the largest of the previous [`BW_HISTORY`] windows',
+    /// minus 1; NaN when either is missing.
     pub bw_change: f64,
     /// The window's bandwidth sample, bit/s (NaN without one).
     pub bw_bps: f64,
 }
 
+/// The open measurement window and the bandwidth samples of the closed ones: what the agent
+/// measures for the rules, a BDP target and per-RTT fusion.
 #[derive(Clone, Debug, Default)]
 pub struct Signals {
     start: Option<(Time, Duration)>,
@@ -67,6 +75,7 @@ impl Signals {
         Some(w)
     }
 
+    /// Counts a loss event's bytes towards the open window's loss rate.
     pub fn on_loss(&mut self, loss: &LossEvent) {
         self.lost = self.lost.saturating_add(loss.lost_bytes);
     }
@@ -112,6 +121,7 @@ impl Signals {
         w
     }
 
+    /// The signals of the last closed window, if one has closed.
     pub fn last(&self) -> Option<&WindowSignals> {
         self.last.as_ref()
     }
