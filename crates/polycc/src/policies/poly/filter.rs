@@ -177,7 +177,7 @@ impl Filter {
     }
 
     /// Whether the pilot is fixed (no rules), so the agent keeps no measurement windows for it.
-    pub fn is_static(&self) -> bool {
+    pub(crate) fn is_static(&self) -> bool {
         self.rules.is_empty()
     }
 

@@ -40,7 +40,7 @@ pub struct WindowSignals {
 /// The open measurement window and the bandwidth samples of the closed ones: what the agent
 /// measures for the rules, a BDP target and per-RTT fusion.
 #[derive(Clone, Debug, Default)]
-pub struct Signals {
+pub(crate) struct Signals {
     start: Option<(Time, Duration)>,
     acked: Bytes,
     lost: Bytes,
@@ -50,7 +50,6 @@ pub struct Signals {
     /// Largest sample in `history`, recomputed when a window closes (so that reading the
     /// bandwidth estimate per ACK does not walk the history).
     history_max: Option<Rate>,
-    last: Option<WindowSignals>,
 }
 
 impl Signals {
@@ -107,7 +106,7 @@ impl Signals {
         self.history_max = self.history.iter().flatten().max().copied();
         self.acked = 0;
         self.lost = 0;
-        let w = WindowSignals {
+        WindowSignals {
             rtt_var_ms: if ack.rtt.has_sample {
                 ack.rtt.var.as_millis_f64()
             } else {
@@ -116,14 +115,7 @@ impl Signals {
             loss_rate,
             bw_change,
             bw_bps: bw.map_or(f64::NAN, |b| b.as_bps() as f64),
-        };
-        self.last = Some(w);
-        w
-    }
-
-    /// The signals of the last closed window, if one has closed.
-    pub fn last(&self) -> Option<&WindowSignals> {
-        self.last.as_ref()
+        }
     }
 
     /// Largest bandwidth sample of the last [`BW_FILTER_WINDOWS`] windows and the open one.
