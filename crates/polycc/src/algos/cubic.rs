@@ -14,13 +14,14 @@ use crate::signals::{AckEvent, SentPacket};
 use crate::units::{Bytes, Duration, Time};
 use serde::Deserialize;
 
+/// One-line description shown in the registry listing.
 pub const SUMMARY: &str = "CUBIC (RFC 9438) with HyStart++ (RFC 9406)";
 
 /// RFC 9438 §5: C = 0.4 segments/s³.
 pub const C: f64 = 0.4;
 /// RFC 9438 §4.6: β_cubic = 0.7, the fraction of the window kept on a congestion event.
 pub const BETA: f64 = 0.7;
-/// RFC 9438 §4.9 fast convergence is on by default.
+/// RFC 9438 §4.7 fast convergence is on by default.
 pub const FAST_CONVERGENCE: bool = true;
 /// RFC 9438 §4.3 Reno-friendly region is on by default (Linux: `tcp_friendliness = 1`). Off
 /// reproduces CUBIC implementations without it, such as ns-3 3.37's `TcpCubic` (VALIDATION.md).
@@ -44,6 +45,8 @@ pub const HYSTART_CSS_ROUNDS: u32 = 5;
 // L = ∞ when paced. Every polycc transport paces (cc.rs: `pacing_rate() == None` means the transport
 // paces at cwnd/srtt), so no cap is applied.
 
+/// Builds CUBIC from scenario parameters (the fields of [`CubicConfig`]), checking the ranges
+/// of `beta` and `c`.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
@@ -59,9 +62,14 @@ pub fn build(
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CubicConfig {
+    /// β_cubic: the fraction of the window kept on a congestion event (RFC 9438 §4.6).
     pub beta: f64,
+    /// C, in segments/s³: how fast the curve leaves its plateau (RFC 9438 §4.2).
     pub c: f64,
+    /// Whether a loss below the previous W_max sets W_max to (1 + β)/2 of the window, so that a
+    /// flow losing ground yields bandwidth to newer flows sooner (RFC 9438 §4.7).
     pub fast_convergence: bool,
+    /// Whether HyStart++ (RFC 9406) may end the initial slow start before the first loss.
     pub hystart: bool,
     /// Whether the window may follow the Reno-friendly estimate W_est when it is above the curve.
     pub reno_friendly: bool,
@@ -103,6 +111,7 @@ struct Epoch {
     w_est: f64,
 }
 
+/// CUBIC for one flow (the model is in the module docs).
 #[derive(Clone, Debug)]
 pub struct Cubic {
     cfg: CubicConfig,
@@ -124,6 +133,8 @@ pub struct Cubic {
 }
 
 impl Cubic {
+    /// CUBIC in slow start from the context's initial window, with HyStart++ armed when
+    /// `cfg.hystart` is set.
     pub fn new(ctx: &CcContext, cfg: CubicConfig) -> Self {
         Cubic {
             cfg,

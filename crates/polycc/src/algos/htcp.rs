@@ -29,7 +29,9 @@ use crate::signals::AckEvent;
 use crate::units::{Bytes, Duration, Time};
 use serde::Deserialize;
 
+/// Registry and scenario name.
 pub const NAME: &str = "htcp";
+/// One-line description shown in the registry listing.
 pub const SUMMARY: &str =
     "H-TCP (Linux tcp_htcp.c): increase grows with time since the last loss; adaptive backoff";
 
@@ -76,6 +78,7 @@ fn default_true() -> bool {
     true
 }
 
+/// Builds H-TCP from scenario parameters (`use_rtt_scaling`, `use_bandwidth_switch`).
 pub fn build(
     p: &Params,
     ctx: &CcContext,
@@ -99,7 +102,11 @@ pub fn register(r: &mut Registry) {
 /// Linux's module parameters; both default to on.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HtcpConfig {
+    /// Linux `use_rtt_scaling`: scale the increase by RTT_min / 100 ms, so that flows with
+    /// different RTTs gain window at similar rates per second.
     pub use_rtt_scaling: bool,
+    /// Linux `use_bandwidth_switch`: fall back to beta = 0.5 when an epoch's maximum
+    /// throughput differs from the previous epoch's by more than 20 %.
     pub use_bandwidth_switch: bool,
 }
 
@@ -122,6 +129,7 @@ pub fn increase_factor(delta: Duration) -> f64 {
     1.0 + 10.0 * d + (d / 2.0) * (d / 2.0)
 }
 
+/// H-TCP for one flow (the model is in the module docs).
 #[derive(Clone, Debug)]
 pub struct Htcp {
     cfg: HtcpConfig,
@@ -149,6 +157,8 @@ pub struct Htcp {
 }
 
 impl Htcp {
+    /// H-TCP in slow start from the context's initial window, with Reno's increase and backoff
+    /// until RTT samples make adaptive backoff trustworthy.
     pub fn new(ctx: &CcContext, cfg: HtcpConfig) -> Self {
         Htcp {
             cfg,

@@ -38,7 +38,9 @@ use crate::signals::AckEvent;
 use crate::units::{Duration, Time};
 use serde::Deserialize;
 
+/// Registry and scenario name.
 pub const NAME: &str = "hybla";
+/// One-line description shown in the registry listing.
 pub const SUMMARY: &str =
     "TCP Hybla (Linux tcp_hybla.c): long-RTT flows grow like a 25 ms reference flow";
 
@@ -71,6 +73,8 @@ fn default_rtt0_ms() -> f64 {
     RTT0.as_millis_f64()
 }
 
+/// Builds Hybla from scenario parameters (`rtt0_ms`, `max_cwnd_segments`), checking their
+/// ranges.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
@@ -97,6 +101,7 @@ pub fn register(r: &mut Registry) {
     r.register(NAME, SUMMARY, build);
 }
 
+/// Hybla for one flow (the model is in the module docs).
 #[derive(Clone, Debug)]
 pub struct Hybla {
     rtt0: Duration,
@@ -111,6 +116,8 @@ pub struct Hybla {
 }
 
 impl Hybla {
+    /// Hybla in slow start from the context's initial window, normalising RTTs by `rtt0`
+    /// (Linux's default is [`RTT0`]), with Linux's clamp of [`MAX_CWND_SEGMENTS`].
     pub fn new(ctx: &CcContext, rtt0: Duration) -> Self {
         Self::with_max_cwnd(ctx, rtt0, MAX_CWND_SEGMENTS)
     }

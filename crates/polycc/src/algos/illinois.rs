@@ -28,7 +28,9 @@ use crate::signals::{AckEvent, SentPacket};
 use crate::units::{Duration, Time};
 use serde::Deserialize;
 
+/// Registry and scenario name.
 pub const NAME: &str = "illinois";
+/// One-line description shown in the registry listing.
 pub const SUMMARY: &str =
     "TCP Illinois (Linux tcp_illinois.c): loss-based AIMD with delay-dependent alpha and beta";
 
@@ -70,6 +72,7 @@ fn default_theta() -> u32 {
     THETA
 }
 
+/// Builds Illinois from scenario parameters (`win_thresh`, `theta`), checking their ranges.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
@@ -152,6 +155,7 @@ fn beta(da: f64, dm: f64) -> f64 {
     (BETA_MIN * d3 - BETA_MAX * d2 + (BETA_MAX - BETA_MIN) * da) / (d3 - d2)
 }
 
+/// Illinois for one flow (the model is in the module docs).
 #[derive(Clone, Debug)]
 pub struct Illinois {
     cfg: IllinoisConfig,
@@ -177,6 +181,8 @@ pub struct Illinois {
 }
 
 impl Illinois {
+    /// Illinois in slow start from the context's initial window, with alpha at its maximum and
+    /// Reno's beta until the first per-RTT update.
     pub fn new(ctx: &CcContext, cfg: IllinoisConfig) -> Self {
         Illinois {
             cfg,

@@ -10,6 +10,7 @@ use crate::signals::AckEvent;
 use crate::units::Time;
 use serde::Deserialize;
 
+/// One-line description shown in the registry listing.
 pub const SUMMARY: &str = "NewReno (RFC 9002 §7, RFC 6582): AIMD with slow start";
 
 /// RFC 9002 §7.3.2 kLossReductionFactor.
@@ -26,6 +27,8 @@ fn default_beta() -> f64 {
     LOSS_REDUCTION_FACTOR
 }
 
+/// Builds NewReno from scenario parameters (`beta`, the fraction of the window kept on a
+/// congestion event), checking its range.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
@@ -36,6 +39,7 @@ pub fn build(
     Ok(Box::new(NewReno::new(ctx, params.beta)))
 }
 
+/// NewReno for one flow (the model is in the module docs).
 #[derive(Clone, Debug)]
 pub struct NewReno {
     reno: RenoWindow,
@@ -45,6 +49,8 @@ pub struct NewReno {
 }
 
 impl NewReno {
+    /// NewReno in slow start from the context's initial window; `beta` is the fraction of the
+    /// window kept on a congestion event ([`LOSS_REDUCTION_FACTOR`] by default).
     pub fn new(ctx: &CcContext, beta: f64) -> Self {
         NewReno {
             reno: RenoWindow::new(ctx),

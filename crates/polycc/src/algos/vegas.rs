@@ -16,6 +16,7 @@ use crate::signals::{AckEvent, SentPacket};
 use crate::units::{Bytes, Duration, Time};
 use serde::Deserialize;
 
+/// One-line description shown in the registry listing.
 pub const SUMMARY: &str =
     "TCP Vegas (Linux tcp_vegas.c): delay-based, holds alpha..beta packets queued";
 
@@ -31,6 +32,8 @@ const MAX_SAMPLES_FOR_RENO: u32 = 2;
 /// tcp_current_ssthresh in the Open state: ssthresh is kept at least at ¾ of the window.
 const SSTHRESH_FLOOR_FRACTION: (u64, u64) = (3, 4);
 
+/// Builds Vegas from scenario parameters (the fields of [`VegasConfig`]), checking their
+/// ranges and that `alpha` does not exceed `beta`.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
@@ -56,8 +59,11 @@ pub fn build(
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct VegasConfig {
+    /// Below this many packets queued, grow by one packet per RTT (default [`ALPHA`]).
     pub alpha: f64,
+    /// Above this many packets queued, shrink by one packet per RTT (default [`BETA`]).
     pub beta: f64,
+    /// Above this many packets queued, leave slow start (default [`GAMMA`]).
     pub gamma: f64,
 }
 
@@ -71,6 +77,7 @@ impl Default for VegasConfig {
     }
 }
 
+/// Vegas for one flow (the model is in the module docs).
 #[derive(Clone, Debug)]
 pub struct Vegas {
     cfg: VegasConfig,
@@ -91,6 +98,7 @@ pub struct Vegas {
 }
 
 impl Vegas {
+    /// Vegas in slow start from the context's initial window, with no base RTT yet.
     pub fn new(ctx: &CcContext, cfg: VegasConfig) -> Self {
         Vegas {
             cfg,

@@ -35,7 +35,9 @@ use crate::signals::AckEvent;
 use crate::units::{Bytes, Duration, Rate, Time};
 use serde::Deserialize;
 
+/// Registry and scenario name.
 pub const NAME: &str = "westwood";
+/// One-line description shown in the registry listing.
 pub const SUMMARY: &str =
     "Westwood+ (Linux tcp_westwood.c): Reno growth, ssthresh = bandwidth estimate × min RTT on loss";
 
@@ -58,6 +60,7 @@ fn default_min_interval_ms() -> f64 {
     MIN_SAMPLE_INTERVAL.as_millis_f64()
 }
 
+/// Builds Westwood+ from scenario parameters (`min_interval_ms`), checking its range.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
@@ -87,6 +90,8 @@ pub fn register(r: &mut Registry) {
 /// Tunables of [`Westwood`], validated by [`build`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WestwoodConfig {
+    /// Shortest bandwidth-sampling interval; an interval lasts one RTT but no less than this
+    /// ([`MIN_SAMPLE_INTERVAL`], Linux's TCP_WESTWOOD_RTT_MIN).
     pub min_sample_interval: Duration,
 }
 
@@ -98,6 +103,7 @@ impl Default for WestwoodConfig {
     }
 }
 
+/// Westwood+ for one flow (the model is in the module docs).
 #[derive(Clone, Debug)]
 pub struct Westwood {
     cfg: WestwoodConfig,
@@ -122,6 +128,8 @@ pub struct Westwood {
 }
 
 impl Westwood {
+    /// Westwood+ in slow start from the context's initial window, with no bandwidth estimate
+    /// (a loss halves the window until the first sample).
     pub fn new(ctx: &CcContext, cfg: WestwoodConfig) -> Self {
         Westwood {
             cfg,

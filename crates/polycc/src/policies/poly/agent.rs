@@ -63,6 +63,7 @@ pub enum WriteBack {
 }
 
 impl WriteBack {
+    /// The scenario spelling (`write_back = "all"` / `"pilot"`).
     pub fn name(self) -> &'static str {
         match self {
             WriteBack::All => "all",
@@ -73,14 +74,22 @@ impl WriteBack {
 
 /// Everything but the pool, validated by the builder.
 pub struct AgentConfig {
+    /// What is fused: windows or pacing rates (scenario key `on`).
     pub quantity: Quantity,
+    /// The fusion function (§2 step 3; `fuse`).
     pub fusion: Box<dyn Fusion>,
+    /// x* for a fusion that reads one (`target`, for `closest`).
     pub target: Target,
+    /// Which members the fused value is written to (`write_back`).
     pub write_back: WriteBack,
+    /// Pilot selection: fixed, or by `rules` (§2 "Pilot-Copilot Filter").
     pub filter: Filter,
+    /// When the pool is fused (`fuse_every`).
     pub every: Every,
 }
 
+/// PolyCC's agent on one flow: the pool, the pilot, the fusion and the filter (the model is in
+/// the module docs). It is itself a [`CongestionControl`], so a pool may hold another pool.
 pub struct Poly {
     ctx: CcContext,
     members: Vec<Member>,
@@ -169,6 +178,8 @@ impl Poly {
     pub fn pilot(&self) -> usize {
         self.pilot
     }
+    /// The pool in order, the configured pilot first, each with its own value as of the last
+    /// fusion.
     pub fn members(&self) -> &[Member] {
         &self.members
     }
@@ -179,12 +190,15 @@ impl Poly {
             Quantity::Rate => self.fused_rate.as_bps() as f64,
         }
     }
+    /// How many times a rule has handed the flow to another pilot.
     pub fn pilot_switches(&self) -> u64 {
         self.switches
     }
+    /// What this agent fuses: windows or pacing rates.
     pub fn quantity(&self) -> Quantity {
         self.quantity
     }
+    /// When this agent fuses: per event or once per measurement window.
     pub fn every(&self) -> Every {
         self.every
     }

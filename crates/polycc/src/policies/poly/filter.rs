@@ -31,29 +31,44 @@ pub const DEFAULT_MIN_DWELL_RTTS: u32 = 4;
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RuleParams {
+    /// The signal tested: one of [`SIGNALS`].
     pub when: String,
+    /// The rule holds while the signal is strictly above this; exclusive with `below`.
     pub above: Option<f64>,
+    /// The rule holds while the signal is strictly below this; exclusive with `above`.
     pub below: Option<f64>,
+    /// For `when = "intent"` only: the class the intent must have, one of [`INTENT_CLASSES`].
     pub is: Option<String>,
+    /// Registry name of the member to make the pilot; it must name exactly one member.
     pub pilot: String,
 }
 
+/// A measured signal a rule compares with a threshold, read from [`WindowSignals`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Signal {
+    /// `rtt_var_ms`: the transport's rttvar at the window's close, ms.
     RttVarMs,
+    /// `loss_rate`: the fraction of the window's bytes declared lost.
     LossRate,
+    /// `bw_change`: the window's bandwidth relative to the previous windows' largest, minus 1.
     BwChange,
 }
 
+/// What a rule tests.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Condition {
+    /// The signal is strictly above the threshold (never while it is NaN).
     Above(Signal, f64),
+    /// The signal is strictly below the threshold (never while it is NaN).
     Below(Signal, f64),
+    /// The flow's intent is of this class, one of [`INTENT_CLASSES`].
     IntentIs(&'static str),
 }
 
+/// A validated rule: when `condition` holds at a window's close, member `pilot` drives the flow.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rule {
+    /// What must hold.
     pub condition: Condition,
     /// Index of the member it makes the pilot.
     pub pilot: usize,
@@ -150,6 +165,8 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// A filter over `rules`, first match wins; a new pilot keeps the flow for at least
+    /// `min_dwell` measurement windows (scenario `min_dwell_rtts`). No rules: the pilot is fixed.
     pub fn new(rules: Vec<Rule>, min_dwell: u32) -> Self {
         Filter {
             rules,
@@ -159,7 +176,8 @@ impl Filter {
         }
     }
 
-    pub fn is_static(&self) -> bool {
+    /// Whether the pilot is fixed (no rules), so the agent keeps no measurement windows for it.
+    pub(crate) fn is_static(&self) -> bool {
         self.rules.is_empty()
     }
 

@@ -40,6 +40,7 @@ pub enum Every {
 }
 
 impl Every {
+    /// The scenario spelling (`fuse_every = "ack"` / `"rtt"`).
     pub fn name(self) -> &'static str {
         match self {
             Every::Event => "ack",
@@ -51,7 +52,9 @@ impl Every {
 /// See [`Fusion::picks`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pick {
+    /// The largest value (`fuse = "max"`).
     Largest,
+    /// The smallest value (`fuse = "min"`).
     Smallest,
 }
 
@@ -95,6 +98,8 @@ impl Pick {
 pub trait Fusion: Send {
     /// Name shown in telemetry and errors.
     fn name(&self) -> &str;
+    /// The calibrated value f(x_1, …, x_n) from every member's own value (§2 step 3), in the
+    /// unit of `input.quantity`.
     fn fuse(&mut self, input: &FusionInput<'_>) -> f64;
     /// Whether the function reads `input.target`. When it does not, the agent neither derives
     /// the target (a BDP estimate per event) nor measures what it is derived from.

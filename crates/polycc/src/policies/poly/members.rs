@@ -24,6 +24,7 @@ pub enum Quantity {
 }
 
 impl Quantity {
+    /// The scenario spelling (`on = "cwnd"` / `"rate"`), as Python fusions receive it.
     pub fn name(self) -> &'static str {
         match self {
             Quantity::Cwnd => "cwnd",
@@ -36,6 +37,7 @@ impl Quantity {
 pub struct Member {
     /// Registry name, for rules and errors.
     pub name: String,
+    /// The member's controller; it sees every event of the flow and keeps its own state.
     pub cc: Box<dyn CongestionControl>,
     /// The member's own window as of the last fusion, before the write-back (the telemetry shows
     /// what each member wanted, not the value it was given). Read at every window fusion, and at
@@ -53,6 +55,8 @@ pub struct Member {
 }
 
 impl Member {
+    /// A member running `cc` under its registry name `name`. A member without a pacing rate
+    /// has its initial rate derived with `srtt` (the agent passes RFC 9002's initial 333 ms).
     pub fn new(name: String, cc: Box<dyn CongestionControl>, srtt: Duration) -> Self {
         let own_cwnd = cc.cwnd();
         let own_rate = rate_of(cc.as_ref(), srtt);

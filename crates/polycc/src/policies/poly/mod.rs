@@ -51,7 +51,9 @@ use fusion_registry::{registered, registered_names};
 use members::{Member, Quantity};
 use serde::Deserialize;
 
+/// Registry and scenario name.
 pub const NAME: &str = "poly";
+/// One-line description shown in the registry listing.
 pub const SUMMARY: &str =
     "PolyCC (Zhu et al., SIGCOMM'23 demo): a pool of CCAs on one flow, pilot + copilots, fused window or rate (max, min, closest, weighted mean) written back; rule-based pilot changes";
 
@@ -66,6 +68,7 @@ pub const DEFAULT_PILOT: &str = "bbr";
 /// §3.1: CUBIC advises.
 pub const DEFAULT_COPILOT: &str = "cubic";
 
+/// Registers PolyCC under [`NAME`].
 pub fn register(r: &mut Registry) {
     r.register(NAME, SUMMARY, build);
 }

@@ -24,15 +24,23 @@ pub const MIN_WINDOW: Duration = Duration::from_millis(1);
 /// The signals of one closed window.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WindowSignals {
+    /// The transport's rttvar (RFC 9002 §5.3) at the window's close, ms; NaN before the first
+    /// RTT sample.
     pub rtt_var_ms: f64,
+    /// Bytes declared lost over bytes acknowledged plus declared lost in the window, in [0, 1]
+    /// (0 when neither).
     pub loss_rate: f64,
+    /// The window's bandwidth sample over the largest of the previous [`BW_HISTORY`] windows',
+    /// minus 1; NaN when either is missing.
     pub bw_change: f64,
     /// The window's bandwidth sample, bit/s (NaN without one).
     pub bw_bps: f64,
 }
 
+/// The open measurement window and the bandwidth samples of the closed ones: what the agent
+/// measures for the rules, a BDP target and per-RTT fusion.
 #[derive(Clone, Debug, Default)]
-pub struct Signals {
+pub(crate) struct Signals {
     start: Option<(Time, Duration)>,
     acked: Bytes,
     lost: Bytes,
@@ -42,7 +50,6 @@ pub struct Signals {
     /// Largest sample in `history`, recomputed when a window closes (so that reading the
     /// bandwidth estimate per ACK does not walk the history).
     history_max: Option<Rate>,
-    last: Option<WindowSignals>,
 }
 
 impl Signals {
@@ -67,6 +74,7 @@ impl Signals {
         Some(w)
     }
 
+    /// Counts a loss event's bytes towards the open window's loss rate.
     pub fn on_loss(&mut self, loss: &LossEvent) {
         self.lost = self.lost.saturating_add(loss.lost_bytes);
     }
@@ -98,7 +106,7 @@ impl Signals {
         self.history_max = self.history.iter().flatten().max().copied();
         self.acked = 0;
         self.lost = 0;
-        let w = WindowSignals {
+        WindowSignals {
             rtt_var_ms: if ack.rtt.has_sample {
                 ack.rtt.var.as_millis_f64()
             } else {
@@ -107,13 +115,7 @@ impl Signals {
             loss_rate,
             bw_change,
             bw_bps: bw.map_or(f64::NAN, |b| b.as_bps() as f64),
-        };
-        self.last = Some(w);
-        w
-    }
-
-    pub fn last(&self) -> Option<&WindowSignals> {
-        self.last.as_ref()
+        }
     }
 
     /// Largest bandwidth sample of the last [`BW_FILTER_WINDOWS`] windows and the open one.
