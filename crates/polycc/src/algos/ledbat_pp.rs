@@ -23,7 +23,9 @@ use crate::signals::{AckEvent, LossEvent, SentPacket};
 use crate::units::{Bytes, Duration, Time};
 use serde::Deserialize;
 
+/// Registry and scenario name.
 pub const NAME: &str = "ledbat++";
+/// One-line description shown in the registry listing.
 pub const SUMMARY: &str = "LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus): RTT-based scavenger, \
      60 ms target, dynamic gain, capped multiplicative decrease, periodic slowdowns";
 
@@ -67,6 +69,8 @@ fn default_slowdown() -> bool {
     true
 }
 
+/// Builds LEDBAT++ from scenario parameters (`target_ms`, `slowdown`), checking the target
+/// against RFC 6817's 100 ms bound.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
@@ -87,6 +91,8 @@ pub fn build(
 /// Configuration of [`LedbatPp`], validated by [`build`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LedbatPpConfig {
+    /// TARGET, the queueing delay the window converges to (§4.1: 60 ms), as [`TARGET`]; at most
+    /// RFC 6817's 100 ms.
     pub target: Duration,
     /// Periodic slowdowns on (the draft's behaviour) or off.
     pub slowdown: bool,
@@ -114,6 +120,8 @@ enum Phase {
     Regrow,
 }
 
+/// LEDBAT++ on one flow: LEDBAT's delay estimator and window, with its own phases (slow start,
+/// congestion avoidance, slowdowns) and ssthresh.
 #[derive(Clone, Debug)]
 pub struct LedbatPp {
     cfg: LedbatPpConfig,
@@ -130,6 +138,8 @@ pub struct LedbatPp {
 }
 
 impl LedbatPp {
+    /// Starts in the initial slow start at the transport's initial window (at least RFC 9002's
+    /// minimum), with no delay measured and no slowdown scheduled.
     pub fn new(ctx: &CcContext, cfg: LedbatPpConfig) -> Self {
         let mss = ctx.mss.max(1);
         LedbatPp {
@@ -149,7 +159,7 @@ impl LedbatPp {
     }
 
     /// LEDBAT++ §4.2: GAIN = 1/min(16, ⌈2·TARGET/base_delay⌉).
-    pub fn gain(&self) -> f64 {
+    pub(crate) fn gain(&self) -> f64 {
         let Some(base) = self.delays.base.get() else {
             return 1.0 / MAX_GAIN_DIVISOR;
         };
@@ -160,7 +170,9 @@ impl LedbatPp {
         1.0 / ratio.clamp(1.0, MAX_GAIN_DIVISOR)
     }
 
-    pub fn queuing_delay(&self) -> Option<Duration> {
+    /// The queueing delay the window reacts to, if any delay has been measured.
+    #[cfg(test)]
+    pub(crate) fn queuing_delay(&self) -> Option<Duration> {
         self.delays.queuing_delay()
     }
 

@@ -18,6 +18,7 @@ pub struct AckAggregation {
 const ACK_EPOCH_RESET_BYTES: Bytes = (1 << 20) * 1500;
 
 impl AckAggregation {
+    /// No excess seen yet; the first epoch starts at `now`.
     pub fn new(now: Time) -> Self {
         AckAggregation {
             epoch_start: now,
@@ -40,6 +41,10 @@ impl AckAggregation {
         self.epoch_acked = 0;
     }
 
+    /// Linux `bbr_update_ack_aggregation`, per ACK of `acked` bytes: every `window_rounds` rounds
+    /// the older slot is cleared and takes over; the bytes acked this epoch beyond what `bw`
+    /// explains (at most `cwnd`) raise the current slot. An epoch restarts once the ACKs have
+    /// fallen back to `bw` (no aggregation left) or after 2^20 packets.
     #[inline]
     pub fn update(
         &mut self,

@@ -10,20 +10,20 @@ use crate::units::Bytes;
 pub const CWND_MIN_TARGET_PACKETS: u64 = 4;
 
 /// The MSS and the initial window (at least RFC 9002's minimum window).
-pub fn initial(ctx: &CcContext) -> (Bytes, Bytes) {
+pub(crate) fn initial(ctx: &CcContext) -> (Bytes, Bytes) {
     let mss = ctx.mss.max(1);
     (mss, ctx.initial_cwnd.max(MIN_WINDOW_PACKETS * mss))
 }
 
 /// `bbr_cwnd_min_target` in bytes.
-pub fn min_target(mss: Bytes) -> Bytes {
+pub(crate) fn min_target(mss: Bytes) -> Bytes {
     CWND_MIN_TARGET_PACKETS * mss
 }
 
 /// Linux `bbr_set_cwnd` outside recovery: once the pipe is full the window grows by what was
 /// acked up to `target`; before, while below `target` or while `early` (still in the initial
 /// window's growth); never below `min_target`.
-pub fn grow(
+pub(crate) fn grow(
     cwnd: Bytes,
     acked: Bytes,
     target: Bytes,
@@ -41,7 +41,7 @@ pub fn grow(
 }
 
 /// Linux `snd_cwnd_clamp`: a clamp set by a calibration bounds the window before any cap.
-pub fn clamp(cwnd: Bytes, clamp: Option<Bytes>) -> Bytes {
+pub(crate) fn clamp(cwnd: Bytes, clamp: Option<Bytes>) -> Bytes {
     match clamp {
         Some(c) => cwnd.min(c),
         None => cwnd,
@@ -49,6 +49,6 @@ pub fn clamp(cwnd: Bytes, clamp: Option<Bytes>) -> Bytes {
 }
 
 /// RFC 9002's minimum window: the last bound, which wins over the clamp and every cap.
-pub fn at_least_minimum(cwnd: Bytes, mss: Bytes) -> Bytes {
+pub(crate) fn at_least_minimum(cwnd: Bytes, mss: Bytes) -> Bytes {
     cwnd.max(MIN_WINDOW_PACKETS * mss)
 }

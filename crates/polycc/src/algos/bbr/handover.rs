@@ -13,12 +13,16 @@ use crate::units::{Bytes, Rate, Time};
 /// (the restart from idle) and the RTT state and flight (the hand-over).
 #[derive(Clone, Debug, Default)]
 pub struct LastAck {
+    /// The sender was application-limited at the ACK (`AckEvent::app_limited`).
     pub app_limited: bool,
+    /// The transport's RTT state after the ACK.
     pub rtt: RttSnapshot,
+    /// Bytes in flight after the ACK.
     pub in_flight: Bytes,
 }
 
 impl LastAck {
+    /// Keeps what this ACK says, for the next send or a hand-over.
     pub fn record(&mut self, ack: &AckEvent) {
         self.app_limited = ack.app_limited;
         self.rtt = ack.rtt;

@@ -10,7 +10,9 @@ pub const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
 /// (10 s). With both windows equal (BBR v1) this is exactly v1's single 10-s filter whose expiry
 /// triggers PROBE_RTT.
 #[derive(Clone, Debug)]
-pub struct MinRttFilter {
+pub(crate) struct MinRttFilter {
+    /// The estimate (Linux `bbr->min_rtt_us`): the long filter's minimum; `None` before the first
+    /// sample.
     pub min_rtt: Option<Duration>,
     min_stamp: Time,
     probe_min: Option<Duration>,
@@ -20,6 +22,9 @@ pub struct MinRttFilter {
 }
 
 impl MinRttFilter {
+    /// No estimate yet: `min_win` is the long filter's window (Linux `bbr_min_rtt_win_sec`),
+    /// `probe_win` the PROBE_RTT interval (v3's `bbr_probe_rtt_win_ms`; at most `min_win`); both
+    /// clocks start at `now`.
     pub fn new(now: Time, min_win: Duration, probe_win: Duration) -> Self {
         MinRttFilter {
             min_rtt: None,

@@ -5,25 +5,26 @@
 //! - [`v3`]: BBR v3 (google/bbr v3, draft-ietf-ccwg-bbr), registered as `bbr3`.
 //! - [`scavenger`]: BBR-S (Proteus SIGCOMM'20 §7.1), v1 that yields on RTT deviation, `bbr-s`.
 //!
-//! What v1 and v3 share, one concept a file (as s2n-quic's BBR): [`bdp`], [`cwnd`] (growth and
-//! bounds), [`pacing`], [`quantum`] (the TSO send quantum), [`rounds`] (round counting),
-//! [`min_rtt`] (the filter and the PROBE_RTT clock), [`probe_rtt`] (the hold), [`recovery`]
-//! (loss recovery's save / restore), [`handover`] (calibrate, hand over, adopt),
-//! [`ack_aggregation`] and [`tx_records`] (v3's), [`prng`].
+//! What v1 and v3 share, one concept a file (as s2n-quic's BBR): `bdp`, [`cwnd`] (growth and
+//! bounds), [`pacing`], [`quantum`] (the TSO send quantum), `rounds` (round counting),
+//! [`min_rtt`] (the filter and the PROBE_RTT clock), [`probe_rtt`] (the hold), `recovery`
+//! (loss recovery's save / restore), `handover` (calibrate, hand over, adopt),
+//! `ack_aggregation` and `tx_records` (v3's), `prng`. This machinery is crate-private; the public
+//! modules among them only carry the Linux constants they are built on.
 
-pub mod ack_aggregation;
-pub mod bdp;
+pub(crate) mod ack_aggregation;
+pub(crate) mod bdp;
 pub mod cwnd;
-pub mod handover;
+pub(crate) mod handover;
 pub mod min_rtt;
 pub mod pacing;
-pub mod prng;
+pub(crate) mod prng;
 pub mod probe_rtt;
 pub mod quantum;
-pub mod recovery;
-pub mod rounds;
+pub(crate) mod recovery;
+pub(crate) mod rounds;
 pub mod scavenger;
-pub mod tx_records;
+pub(crate) mod tx_records;
 pub mod v1;
 pub mod v3;
 

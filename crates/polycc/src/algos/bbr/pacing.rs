@@ -10,7 +10,7 @@ pub const PACING_MARGIN: f64 = 0.01;
 
 /// The pacing rate for `bw` and `gain`, less the pacing margin; never zero.
 #[inline]
-pub fn pacing_for(bw: Rate, gain: f64) -> Rate {
+pub(crate) fn pacing_for(bw: Rate, gain: f64) -> Rate {
     Rate(bw.mul_f64(gain * (1.0 - PACING_MARGIN)).as_bps().max(1))
 }
 
@@ -19,7 +19,7 @@ const RTT_BEFORE_SAMPLES: Duration = Duration::from_millis(1);
 
 /// The pacing rate and whether an RTT sample has set it yet.
 #[derive(Clone, Debug)]
-pub struct Pacing {
+pub(crate) struct Pacing {
     rate: Rate,
     /// Linux `bbr->has_seen_rtt`.
     has_seen_rtt: bool,
@@ -41,6 +41,7 @@ impl Pacing {
         self.rate
     }
 
+    /// An RTT sample (or a hand-over's estimate) has set the rate (Linux `bbr->has_seen_rtt`).
     pub fn has_seen_rtt(&self) -> bool {
         self.has_seen_rtt
     }

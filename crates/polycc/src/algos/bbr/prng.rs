@@ -9,10 +9,12 @@ use crate::cc::CcContext;
 pub struct Prng(u64);
 
 impl Prng {
+    /// A generator at `seed`: the same seed draws the same sequence.
     pub fn new(seed: u64) -> Self {
         Prng(seed)
     }
 
+    /// The next 64 uniformly distributed bits (one splitmix64 step).
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;

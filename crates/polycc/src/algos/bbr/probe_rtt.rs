@@ -16,7 +16,7 @@ pub const PROBE_RTT_DURATION: Duration = Duration::from_millis(200);
 /// max-bandwidth filter. Tracked here by packet number, since the transport's own app-limited flag
 /// only knows about the application.
 #[derive(Clone, Debug, Default)]
-pub struct ProbeRttAppLimited {
+pub(crate) struct ProbeRttAppLimited {
     largest_sent: Option<u64>,
     largest_acked: Option<u64>,
     /// Packets are marked while this one is unacknowledged.
@@ -26,6 +26,7 @@ pub struct ProbeRttAppLimited {
 }
 
 impl ProbeRttAppLimited {
+    /// Notes a sent packet: while marking, it is covered.
     #[inline]
     pub fn on_sent(&mut self, pn: u64) {
         self.largest_sent = Some(self.largest_sent.map_or(pn, |p| p.max(pn)));
@@ -34,6 +35,8 @@ impl ProbeRttAppLimited {
         }
     }
 
+    /// Notes the largest packet acknowledged: once it reaches the mark, everything in flight at
+    /// the mark has been delivered and marking stops.
     #[inline]
     pub fn on_ack(&mut self, largest_acked: u64) {
         let a = self
@@ -60,7 +63,7 @@ impl ProbeRttAppLimited {
 
 /// The PROBE_RTT hold (Linux `probe_rtt_done_stamp`, `probe_rtt_round_done`) and its sample marks.
 #[derive(Clone, Debug, Default)]
-pub struct ProbeRtt {
+pub(crate) struct ProbeRtt {
     /// When the hold ends; `None` until in flight has fallen to the PROBE_RTT window.
     done: Option<Time>,
     /// A round has ended since the hold began.
@@ -74,6 +77,7 @@ impl ProbeRtt {
         self.done = None;
     }
 
+    /// Notes every sent packet, in any mode, for the marks.
     pub fn on_sent(&mut self, pn: u64) {
         self.app_limited.on_sent(pn);
     }

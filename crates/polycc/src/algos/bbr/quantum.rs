@@ -16,7 +16,7 @@ const PACING_SHIFT: u32 = 10;
 /// Linux v1 `bbr_tso_segs_goal`: segments per burst, about 1 ms of the pacing rate, at least 1
 /// (below 1.2 Mbit/s) or 2, at most 127 or 64 KiB.
 #[inline]
-pub fn tso_goal_v1(pacing_rate: Rate, mss: Bytes) -> u64 {
+pub(crate) fn tso_goal_v1(pacing_rate: Rate, mss: Bytes) -> u64 {
     let bytes = ((pacing_rate.as_bps() / 8) >> PACING_SHIFT).min(GSO_MAX_BYTES);
     let min_segs = if pacing_rate < MIN_TSO_RATE { 1 } else { 2 };
     (bytes / mss.max(1)).max(min_segs).min(TSO_MAX_SEGS)
@@ -25,7 +25,7 @@ pub fn tso_goal_v1(pacing_rate: Rate, mss: Bytes) -> u64 {
 /// google/bbr v3 `bbr_tso_segs_generic`: as v1 plus a min-RTT based allowance of 64 KiB halved
 /// for every 512 µs of min RTT (`bbr_tso_rtt_shift` = 9), at least `tcp_min_tso_segs` = 2.
 #[inline]
-pub fn tso_goal_v3(pacing_rate: Rate, min_rtt: Option<Duration>, mss: Bytes) -> u64 {
+pub(crate) fn tso_goal_v3(pacing_rate: Rate, min_rtt: Option<Duration>, mss: Bytes) -> u64 {
     let mut bytes = (pacing_rate.as_bps() / 8) >> PACING_SHIFT;
     if let Some(rtt) = min_rtt {
         let r = (rtt.as_nanos() / 1000) >> 9;

@@ -10,8 +10,12 @@ use crate::units::{Bytes, Time};
 /// §7.6 persistent congestion plays the part of TCP's retransmission timeout (`TCP_CA_Loss`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CaState {
+    /// No recovery (`TCP_CA_Open`).
     Open,
+    /// A recovery epoch after a loss (`TCP_CA_Recovery`): packet conservation for its first
+    /// round, the saved window restored at its end.
     Recovery,
+    /// After persistent congestion, in place of TCP's retransmission timeout (`TCP_CA_Loss`).
     Loss,
 }
 
@@ -20,11 +24,15 @@ pub enum CaState {
 pub struct LossOutcome {
     /// A new recovery epoch (or a timeout) began with this loss.
     pub new_epoch: bool,
+    /// The loss event declared persistent congestion (RFC 9002 §7.6).
     pub persistent: bool,
 }
 
+/// The recovery state and the window to restore when it ends (Linux `icsk_ca_state`,
+/// `bbr->prior_cwnd`).
 #[derive(Clone, Debug)]
 pub struct Recovery {
+    /// Where the flow is now.
     pub state: CaState,
     /// Packets sent at or before this time belong to the current (or last) epoch.
     start: Option<Time>,
@@ -33,6 +41,7 @@ pub struct Recovery {
 }
 
 impl Recovery {
+    /// Open, with `prior_cwnd` as the last known good window.
     pub fn new(prior_cwnd: Bytes) -> Self {
         Recovery {
             state: CaState::Open,

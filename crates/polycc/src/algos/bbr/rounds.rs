@@ -4,6 +4,8 @@
 use crate::algos::round::RoundTracker;
 use crate::signals::RateSample;
 
+/// BBR's round counter: a round ends when a packet sent after the previous round ended is
+/// acknowledged by an ACK with a valid rate sample.
 #[derive(Clone, Debug, Default)]
 pub struct Rounds {
     tracker: RoundTracker,
@@ -14,6 +16,7 @@ pub struct Rounds {
 }
 
 impl Rounds {
+    /// Notes a sent packet's number: the round in progress ends once one sent later is acked.
     pub fn on_sent(&mut self, pn: u64) {
         self.tracker.on_sent(pn);
     }

@@ -7,7 +7,7 @@
 //! "Smoothed RTT deviation" is the kernel's `mdev_us`, the field the paper's modified kernel
 //! BBR can read (its `rttvar_us` is floored at the 200 ms minimum RTO, above any 20 ms
 //! threshold even for a flow alone, which the paper's BBR-S sharing fairly with itself rules
-//! out). [`LinuxMdev`] computes it from the per-ACK RTT samples exactly as Linux's
+//! out). `LinuxMdev` computes it from the per-ACK RTT samples exactly as Linux's
 //! `tcp_rtt_estimator` does, each ACK's sample being the RTT of the earliest packet it newly
 //! acknowledges (the kernel's `seq_rtt_us`, so a delayed ACK's wait shows in it): it is 4× the
 //! mean deviation (RFC 6298's RTTVAR, which the transport's RTT snapshot carries, is 1×), starts
@@ -24,7 +24,9 @@ use crate::registry::{check_range, parse_params, CcError, Params, Registry};
 use crate::units::Duration;
 use serde::Deserialize;
 
+/// Registry and scenario name.
 pub const NAME: &str = "bbr-s";
+/// One-line description shown in the registry listing.
 pub const SUMMARY: &str =
     "BBR-S (Proteus SIGCOMM'20 §7.1): BBR v1 forced into PROBE_RTT for >= 40 ms while the smoothed RTT deviation exceeds 20 ms";
 
@@ -53,7 +55,7 @@ impl Default for ScavengerRule {
 
 impl ScavengerRule {
     /// True when the deviation says to step aside (never before the first RTT sample).
-    pub fn should_yield(&self, dev: &LinuxMdev) -> bool {
+    pub(crate) fn should_yield(&self, dev: &LinuxMdev) -> bool {
         dev.mdev().is_some_and(|m| m > self.threshold)
     }
 }
@@ -61,13 +63,15 @@ impl ScavengerRule {
 /// Linux `tcp_rtt_estimator` (net/ipv4/tcp_input.c): the smoothed RTT (kept ×8) and the
 /// smoothed mean deviation `mdev_us` (kept ×4), in µs, updated with every RTT sample.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LinuxMdev {
+pub(crate) struct LinuxMdev {
     /// 8 × the smoothed RTT, µs; 0 before the first sample.
     srtt8_us: i64,
     mdev_us: i64,
 }
 
 impl LinuxMdev {
+    /// Folds in one RTT sample (the earliest newly acknowledged packet's), in whole µs as the
+    /// kernel keeps it.
     pub fn on_sample(&mut self, rtt: Duration) {
         let mut m = (rtt.as_nanos() / 1000).max(1) as i64;
         if self.srtt8_us == 0 {
@@ -115,6 +119,8 @@ fn default_hold_ms() -> f64 {
     FORCED_PROBE_RTT.as_millis_f64()
 }
 
+/// Builds BBR-S from scenario parameters (`seed`, `rtt_dev_threshold_ms`, `probe_rtt_ms`),
+/// checking their ranges: BBR v1 at Linux's gains with a [`ScavengerRule`].
 pub fn build(
     p: &Params,
     ctx: &CcContext,

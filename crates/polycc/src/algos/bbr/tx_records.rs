@@ -6,9 +6,15 @@ use crate::units::Bytes;
 /// bytes in flight just after it was sent, total bytes lost by then, and the app-limited flag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TxRecord {
+    /// The packet's number.
     pub pn: u64,
+    /// Bytes in flight just after it was sent (Linux `tx.in_flight`).
     pub in_flight: Bytes,
+    /// Bytes declared lost over the flow's life when it was sent (Linux `tx.lost`): the loss
+    /// since then is the difference at its ACK.
     pub lost: Bytes,
+    /// It was sent application-limited, or while PROBE_RTT marked samples so (Linux
+    /// `tx.is_app_limited`).
     pub app_limited: bool,
 }
 
@@ -32,6 +38,8 @@ pub struct TxRecords {
 }
 
 impl TxRecords {
+    /// Records a sent packet, first growing the table to twice the packets in flight (of
+    /// `mss` bytes) when it is smaller.
     pub fn insert(&mut self, rec: TxRecord, mss: Bytes) {
         let want = ((rec.in_flight / mss.max(1)).saturating_mul(2) as usize)
             .clamp(TX_MIN_SLOTS, TX_MAX_SLOTS)
@@ -50,6 +58,7 @@ impl TxRecords {
         self.slots[(rec.pn as usize) & (n - 1)] = rec;
     }
 
+    /// The packet's record, unless a later packet has taken its slot.
     #[inline]
     pub fn get(&self, pn: u64) -> Option<TxRecord> {
         let n = self.slots.len();

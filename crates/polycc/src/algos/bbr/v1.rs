@@ -32,7 +32,9 @@ use crate::signals::{AckEvent, LossEvent, SentPacket};
 use crate::units::{Bytes, Duration, Rate, Time};
 use serde::Deserialize;
 
+/// Registry and scenario name.
 pub const NAME: &str = "bbr";
+/// One-line description shown in the registry listing.
 pub const SUMMARY: &str =
     "BBR v1 (Linux tcp_bbr.c, draft-cardwell-iccrg-bbr-congestion-control-00): model-based rate and window";
 
@@ -80,6 +82,8 @@ fn default_startup_gain() -> f64 {
     HIGH_GAIN
 }
 
+/// Builds BBR v1 from scenario parameters (`seed`, `cwnd_gain`, `startup_gain`,
+/// `send_quantum_packets`), checking their ranges.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
@@ -113,6 +117,8 @@ pub fn build(
 /// Tunables of [`BbrV1`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BbrV1Config {
+    /// Seed of the random PROBE_BW starting phase (Linux `bbr_cycle_rand`); [`build`] derives
+    /// one per flow when the scenario gives none.
     pub seed: u64,
     /// PROBE_BW cwnd gain.
     pub cwnd_gain: f64,
@@ -125,11 +131,17 @@ pub struct BbrV1Config {
     pub scavenger: Option<ScavengerRule>,
 }
 
+/// BBR v1's states (Linux `enum bbr_mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
+    /// `BBR_STARTUP`: rate and window at the high gain until the bandwidth stops growing.
     Startup,
+    /// `BBR_DRAIN`: pacing at the inverse gain until in flight is down to the gain-1 target
+    /// (one BDP plus the quantization budget).
     Drain,
+    /// `BBR_PROBE_BW`: the gain cycle around the estimated bandwidth.
     ProbeBw,
+    /// `BBR_PROBE_RTT`: the 4-packet window, so that a fresh min RTT is measured.
     ProbeRtt,
 }
 
@@ -144,6 +156,8 @@ impl Mode {
     }
 }
 
+/// BBR v1 on one flow: the model (BtlBw, min RTT), the state machine over it and the window
+/// and pacing rate it sets.
 #[derive(Clone, Debug)]
 pub struct BbrV1 {
     cfg: BbrV1Config,
@@ -179,6 +193,8 @@ pub struct BbrV1 {
 }
 
 impl BbrV1 {
+    /// Starts in STARTUP at the initial window, paced as that window over 1 ms at the startup
+    /// gain until the first RTT sample.
     pub fn new(ctx: &CcContext, cfg: BbrV1Config) -> Self {
         let (mss, init_cwnd) = cwnd::initial(ctx);
         BbrV1 {
@@ -407,11 +423,9 @@ impl BbrV1 {
         }
     }
 
-    pub fn mode(&self) -> Mode {
-        self.mode
-    }
-
-    pub fn cycle_idx(&self) -> usize {
+    /// Index of the current phase in [`PACING_GAIN_CYCLE`].
+    #[cfg(test)]
+    pub(crate) fn cycle_idx(&self) -> usize {
         self.cycle_idx
     }
 }
@@ -559,7 +573,9 @@ impl CongestionControl for BbrV1 {
         t
     }
 
-    /// See [`handover::calibrate`].
+    /// `cwnd` and `pacing_rate` are written as is (the model recomputes both on the next ACK),
+    /// `cwnd_clamp` bounds the window as Linux `snd_cwnd_clamp`; BBR has no ssthresh
+    /// (`handover::calibrate`).
     fn calibrate(&mut self, _now: Time, c: &Calibration) {
         handover::calibrate(c, &mut self.clamp, &mut self.cwnd, &mut self.pacing);
         self.apply_caps();
@@ -575,8 +591,10 @@ impl CongestionControl for BbrV1 {
         handover::state(self.cwnd, &self.pacing, self.max_bw(), &self.last)
     }
 
-    /// [`handover::adopt`]; with a bandwidth estimate BtlBw is seeded with it and PROBE_BW starts
-    /// (the pipe is taken as full).
+    /// Keeps the predecessor's window and seeds min RTT from its RTT state (`handover::adopt`).
+    /// With a bandwidth estimate BtlBw is seeded with it, pacing starts at it and PROBE_BW starts
+    /// (the pipe is taken as full); without one BBR starts in STARTUP at the inherited window, as
+    /// Linux does on a switch.
     fn adopt(&mut self, now: Time, from: &HandoverState) {
         let (startup_gain, min_rtt) = (self.cfg.startup_gain, &mut self.min_rtt);
         let (cwnd, last, pacing) = (&mut self.cwnd, &mut self.last, &mut self.pacing);

@@ -31,7 +31,9 @@ use crate::signals::{AckEvent, LossEvent, SentPacket};
 use crate::units::{Bytes, Duration, Rate, Time};
 use serde::Deserialize;
 
+/// Registry and scenario name.
 pub const NAME: &str = "bbr3";
+/// One-line description shown in the registry listing.
 pub const SUMMARY: &str =
     "BBR v3 (google/bbr tcp_bbr.c v3, draft-ietf-ccwg-bbr): BBR with loss-bounded inflight_hi/lo";
 
@@ -46,8 +48,9 @@ pub const DRAIN_PACING_GAIN: f64 = 1.0 / 2.885;
 pub const CWND_GAIN: f64 = 2.0;
 /// `bbr_bw_probe_cwnd_gain` = 1 quarter: PROBE_BW UP adds 0.25 to the cwnd gain.
 pub const PROBE_UP_EXTRA_CWND_GAIN: f64 = 0.25;
-/// `bbr_pacing_gain[]`: UP, DOWN (91/100), CRUISE, REFILL.
+/// `bbr_pacing_gain[]` for UP: 5/4, probing for more bandwidth…
 pub const PROBE_UP_GAIN: f64 = 1.25;
+/// … and for DOWN: 91/100, draining the queue the probe built (CRUISE and REFILL pace at 1).
 pub const PROBE_DOWN_GAIN: f64 = 0.91;
 /// `bbr_loss_thresh`: probing went too far when more than 2 % of the data in flight was lost.
 pub const LOSS_THRESH: f64 = 0.02;
@@ -55,8 +58,9 @@ pub const LOSS_THRESH: f64 = 0.02;
 pub const BETA: f64 = 0.7;
 /// `bbr_inflight_headroom`: CRUISE leaves 15 % of inflight_hi unused.
 pub const HEADROOM: f64 = 0.15;
-/// `bbr_full_bw_thresh` / `bbr_full_bw_cnt`: 3 rounds below 25 % growth mean the pipe is full.
+/// `bbr_full_bw_thresh`: STARTUP continues while the bandwidth grows by at least 25 % a round…
 pub const FULL_BW_THRESH: f64 = 1.25;
+/// … and the pipe is full after `bbr_full_bw_cnt` = 3 rounds without such growth.
 pub const FULL_BW_COUNT: u32 = 3;
 /// `bbr_full_loss_cnt`: STARTUP also ends after 6 loss events in a round with loss too high.
 pub const FULL_LOSS_COUNT: u32 = 6;
@@ -64,8 +68,10 @@ pub const FULL_LOSS_COUNT: u32 = 6;
 pub const PROBE_RTT_INTERVAL: Duration = Duration::from_secs(5);
 /// `bbr_probe_rtt_cwnd_gain`: PROBE_RTT holds half a BDP.
 pub const PROBE_RTT_CWND_GAIN: f64 = 0.5;
-/// `bbr_bw_probe_base_us` + random `bbr_bw_probe_rand_us`: 2–3 s between bandwidth probes.
+/// `bbr_bw_probe_base_us`: the next bandwidth probe comes 2 s of wall clock after DOWN began…
 pub const PROBE_WAIT_BASE: Duration = Duration::from_secs(2);
+/// … plus a uniformly random part below `bbr_bw_probe_rand_us` = 1 s, drawn at each DOWN (or
+/// sooner, after the Reno-coexistence rounds, [`PROBE_MAX_ROUNDS`] at most).
 pub const PROBE_WAIT_RAND: Duration = Duration::from_secs(1);
 /// `bbr_bw_probe_max_rounds`: Reno-coexistence bound on rounds between probes…
 pub const PROBE_MAX_ROUNDS: u64 = 63;
@@ -101,6 +107,8 @@ fn default_headroom() -> f64 {
     HEADROOM
 }
 
+/// Builds BBR v3 from scenario parameters (`seed`, `loss_thresh`, `beta`, `headroom`), checking
+/// their ranges.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
@@ -124,10 +132,14 @@ pub fn build(
 /// Tunables of [`BbrV3`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BbrV3Config {
+    /// Seed of the random wait (time and rounds) before each bandwidth probe; [`build`] derives
+    /// one per flow when the scenario gives none.
     pub seed: u64,
+    /// Loss rate above which a probe went too far and `inflight_hi` is set, as [`LOSS_THRESH`].
     pub loss_thresh: f64,
     /// Fraction of the bounds kept on loss (0.7).
     pub beta: f64,
+    /// Fraction of `inflight_hi` that CRUISE leaves unused, as [`HEADROOM`].
     pub headroom: f64,
 }
 
@@ -142,19 +154,33 @@ impl Default for BbrV3Config {
     }
 }
 
+/// BBR v3's states (google/bbr `enum bbr_mode`; draft-ietf-ccwg-bbr's `BBR.state`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
+    /// Rate and window at the startup gains until the bandwidth stops growing or loss is too
+    /// high.
     Startup,
+    /// Pacing at [`DRAIN_PACING_GAIN`] until in flight is down to the gain-1 target (one BDP
+    /// plus the quantization budget).
     Drain,
+    /// The bandwidth-probing cycle, in one of its phases.
     ProbeBw(Phase),
+    /// Half a BDP in flight, so that a fresh min RTT is measured.
     ProbeRtt,
 }
 
+/// The PROBE_BW phases (google/bbr `enum bbr_pacing_gain_phase`; the draft's ProbeBW_DOWN,
+/// ProbeBW_CRUISE, ProbeBW_REFILL, ProbeBW_UP).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
+    /// Paced at [`PROBE_DOWN_GAIN`] to drain the queue of the last probe.
     Down,
+    /// Paced at the bandwidth, in flight kept below `inflight_hi` less the headroom, until it is
+    /// time to probe.
     Cruise,
+    /// One round at the bandwidth with the short-term bounds lifted, filling the pipe before UP.
     Refill,
+    /// Paced at [`PROBE_UP_GAIN`], raising `inflight_hi` while loss stays below the threshold.
     Up,
 }
 
@@ -192,6 +218,8 @@ struct Sample {
     is_app_limited: bool,
 }
 
+/// BBR v3 on one flow: the model (bandwidth and in-flight bounds, min RTT), the state machine
+/// over it and the window and pacing rate it sets.
 #[derive(Clone, Debug)]
 pub struct BbrV3 {
     cfg: BbrV3Config,
@@ -244,6 +272,8 @@ pub struct BbrV3 {
 }
 
 impl BbrV3 {
+    /// Starts in STARTUP at the initial window, paced as that window over 1 ms at the startup
+    /// gain until the first RTT sample.
     pub fn new(ctx: &CcContext, cfg: BbrV3Config) -> Self {
         let (mss, init_cwnd) = cwnd::initial(ctx);
         BbrV3 {
@@ -743,11 +773,15 @@ impl BbrV3 {
         self.cwnd = cwnd::at_least_minimum(w.min(cap), self.mss);
     }
 
-    pub fn mode(&self) -> Mode {
+    /// The state the flow is in.
+    #[cfg(test)]
+    pub(crate) fn mode(&self) -> Mode {
         self.mode
     }
 
-    pub fn inflight_hi(&self) -> Option<Bytes> {
+    /// The long-term in-flight bound in bytes; `None` (no bound) until loss was too high.
+    #[cfg(test)]
+    pub(crate) fn inflight_hi(&self) -> Option<Bytes> {
         self.inflight_hi
     }
 }
@@ -964,7 +998,9 @@ impl CongestionControl for BbrV3 {
         t
     }
 
-    /// See [`handover::calibrate`].
+    /// `cwnd` and `pacing_rate` are written as is (the model recomputes both on the next ACK),
+    /// `cwnd_clamp` bounds the window as Linux `snd_cwnd_clamp`; BBR has no ssthresh
+    /// (`handover::calibrate`).
     fn calibrate(&mut self, _now: Time, c: &Calibration) {
         handover::calibrate(c, &mut self.clamp, &mut self.cwnd, &mut self.pacing);
         self.apply_caps();
@@ -974,8 +1010,8 @@ impl CongestionControl for BbrV3 {
         handover::state(self.cwnd, &self.pacing, self.bw(), &self.last)
     }
 
-    /// As BBR v1's ([`handover::adopt`]); with a bandwidth estimate it is the max-bandwidth
-    /// filter's and PROBE_BW starts cruising, the next probe 2–3 s away.
+    /// As [BBR v1's](super::v1::BbrV1) (`handover::adopt`); with a bandwidth estimate it is the
+    /// max-bandwidth filter's and PROBE_BW starts cruising, the next probe 2–3 s away.
     fn adopt(&mut self, now: Time, from: &HandoverState) {
         let (cwnd, min_rtt) = (&mut self.cwnd, &mut self.min_rtt);
         let (last, pacing) = (&mut self.last, &mut self.pacing);

@@ -32,7 +32,9 @@ use delay::DelayEstimator;
 use serde::Deserialize;
 use window::Window;
 
+/// Registry and scenario name.
 pub const NAME: &str = "ledbat";
+/// One-line description shown in the registry listing.
 pub const SUMMARY: &str =
     "LEDBAT (RFC 6817): scavenger, holds one-way queueing delay at 100 ms from receiver timestamps";
 
@@ -77,6 +79,8 @@ fn default_gain() -> f64 {
     GAIN
 }
 
+/// Builds LEDBAT from scenario parameters (`target_ms`, `gain`, `slow_start`), checking them
+/// against RFC 6817 §2.5's bounds.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
@@ -106,7 +110,11 @@ pub(crate) fn target_param(name: &str, target_ms: f64) -> Result<Duration, CcErr
 /// Configuration of [`Ledbat`], validated by [`build`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LedbatConfig {
+    /// TARGET, the queueing delay the window converges to (RFC 6817 §2.5: at most 100 ms), as
+    /// [`TARGET`].
     pub target: Duration,
+    /// GAIN, which scales the window's change per RTT: GAIN packets at zero queueing delay (RFC
+    /// 6817 §2.4.2; §2.5: at most 1), as [`GAIN`].
     pub gain: f64,
     /// Start with a slow start (see the module notes); `false` is the RFC's pseudo-code.
     pub slow_start: bool,
@@ -133,6 +141,8 @@ enum Signal {
     OneWay,
 }
 
+/// LEDBAT on one flow: the delay estimator, the window it steers and which delay signal drives
+/// it.
 #[derive(Clone, Debug)]
 pub struct Ledbat {
     cfg: LedbatConfig,
@@ -146,6 +156,8 @@ pub struct Ledbat {
 }
 
 impl Ledbat {
+    /// Starts at INIT_CWND (at least RFC 9002's minimum window) with no delay measured, in slow
+    /// start when the configuration asks for it.
     pub fn new(ctx: &CcContext, cfg: LedbatConfig) -> Self {
         let mss = ctx.mss.max(1);
         Ledbat {
@@ -162,7 +174,8 @@ impl Ledbat {
     }
 
     /// The queueing delay the window reacts to, if any delay has been measured.
-    pub fn queuing_delay(&self) -> Option<Duration> {
+    #[cfg(test)]
+    pub(crate) fn queuing_delay(&self) -> Option<Duration> {
         self.delays.queuing_delay()
     }
 }
