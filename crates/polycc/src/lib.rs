@@ -64,6 +64,8 @@
 //! need receiver timestamps (LEDBAT, GCC, PIBES) also take [`Feedback`]; policies read the
 //! application's [`Intent`].
 
+#![warn(missing_docs)]
+
 pub mod algos;
 pub mod cc;
 pub mod estimators;
