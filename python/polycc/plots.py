@@ -37,6 +37,10 @@ BAND_PERCENTILES = (10.0, 90.0)
 #: A rate axis ends at most at this multiple of the largest link capacity: BBR's startup paces
 #: at 2/ln 2 = 2.89 times the bandwidth it measured, more is a controller's burst rate.
 RATE_CLIP_CAPACITY = 3.0
+#: A bandwidth estimate's axis ends at most at this multiple of the largest link capacity: an
+#: estimate further above anything the link offered is noise (PIBES's B on a cellular trace
+#: reaches 17 times it), and would squeeze the target rate and the capacity to the bottom.
+ESTIMATE_CLIP_CAPACITY = 1.5
 #: A window axis ends at most at this multiple of capacity × the flows' 99th-percentile RTT (the
 #: path's bandwidth-delay product with its queue): slow start overshoots it by up to twice.
 WINDOW_CLIP_BDP = 4.0
@@ -395,17 +399,17 @@ def frame_delay_curves(frames: pd.DataFrame) -> list[tuple[str, np.ndarray]]:
 
 
 def _video_panels(
-    flows: pd.DataFrame, capacity: list[Series], ccas: Mapping[str, str] | None, rate_clip: float | None
+    flows: pd.DataFrame, capacity: list[Series], ccas: Mapping[str, str] | None, estimate_clip: float | None
 ) -> list[Panel]:
     """PIBES's state over time (the paper's Figs. 8-9): bandwidth estimate against the capacity,
     the share s_k and the competing-flow flag, for the flows that report them. The estimate's
-    axis ends at RATE_CLIP_CAPACITY × the capacity (its spikes reach 30 times it)."""
+    axis ends by ESTIMATE_CLIP_CAPACITY × the capacity (its spikes reach 30 times it)."""
     if not _has(flows, "cc_share"):
         return []
     estimate = _reported(flow_series(flows, "cc_bw_estimate_mbps", ccas, fmt="estimate B {}"))
     sent = _reported(flow_series(flows, "cc_target_mbps", ccas, fmt="target R {}", linestyle=":"))
     return [
-        Panel("estimate B, target R (Mbit/s)", estimate + sent + capacity, clip=rate_clip),
+        Panel("estimate B, target R (Mbit/s)", estimate + sent + capacity, clip=estimate_clip),
         Panel("share s_k", _reported(flow_series(flows, "cc_share", ccas, drawstyle="steps-post"))),
         Panel(
             "competing flow flag",
@@ -548,7 +552,8 @@ def figures(
     policy = _policy_panels(flows, ccas, rate_clip)
     if policy:
         out.append((Plot("Application targets and policy state per flow", "policy.png"), policy))
-    video = _video_panels(flows, capacity, ccas, rate_clip)
+    estimate_clip = rate_clip * ESTIMATE_CLIP_CAPACITY / RATE_CLIP_CAPACITY if rate_clip else None
+    video = _video_panels(flows, capacity, ccas, estimate_clip)
     if video:
         out.append((Plot("Video: bandwidth estimate, share and competing-flow flag", "video.png"), video))
     for flow, members in (pools or {}).items():

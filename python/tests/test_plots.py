@@ -147,6 +147,7 @@ def test_the_video_estimate_axis_ends_near_the_capacity() -> None:
         }
     )
     panel = _panel(plots.figures(flows, _links(20.0)), "video.png", "estimate B, target R (Mbit/s)")
+    assert panel.clip == pytest.approx(20.0 * plots.ESTIMATE_CLIP_CAPACITY)
     lim = plots.y_limits(panel)
     assert lim is not None and lim.clipped_max == 600.0
     assert lim.top == pytest.approx(20.0 * plots.HEADROOM)  # the capacity line is the highest kept
