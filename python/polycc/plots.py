@@ -181,9 +181,8 @@ _DASHES = ("-", "--", "-.", ":")
 
 
 def _dashed(series: list[Series]) -> list[Series]:
-    if all(s.band is None for s in series):
-        for i, s in enumerate(series):
-            s.style.setdefault("linestyle", _DASHES[i % len(_DASHES)])
+    for i, s in enumerate(series):
+        s.style.setdefault("linestyle", _DASHES[i % len(_DASHES)])
     return series
 
 
