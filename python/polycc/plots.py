@@ -300,17 +300,17 @@ def _mark_clipped(ax: Any, panel: Panel, lim: YLimits) -> None:
             clip_on=False,
             label="_clipped",
         )
-    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    shown = ", ".join(names[:2]) + (f" and {len(names) - 2} more" if len(names) > 2 else "")
+    # Above the panel, in the gap between panels: inside, it would collide with the legend.
     ax.text(
-        0.01,
-        0.96,
+        0.0,
+        1.01,
         f"\u25b2 above the axis: {shown}",
         transform=ax.transAxes,
         ha="left",
-        va="top",
-        fontsize="small",
+        va="bottom",
+        fontsize="x-small",
         color="dimgrey",
-        bbox={"facecolor": "white", "alpha": 0.7, "linewidth": 0},
     )
 
 
