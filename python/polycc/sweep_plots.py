@@ -13,6 +13,8 @@ With two or more swept keys, the plot against one key has a line per combination
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
 import re
 from collections.abc import Sequence
@@ -126,6 +128,30 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float, int]:
     return float(v.mean()), t * float(v.std(ddof=1)) / math.sqrt(n), n
 
 
+#: Longer grid values (inline tables) are shortened on the x axis; index.html shows them whole.
+MAX_TICK = 16
+
+
+def tick_labels(values: Sequence[Any]) -> list[str]:
+    """x-axis labels: the values as written, a long one shortened to its `name` (an inline CCA
+    table) or its start, with "…"; shortened labels that coincide are numbered."""
+    out = []
+    for v in values:
+        text = _text(v)
+        if len(text) <= MAX_TICK:
+            out.append(text)
+            continue
+        table: Any = _plain(v)
+        if isinstance(table, str) and table.startswith("{"):
+            with contextlib.suppress(ValueError):  # not JSON: shortened as text
+                table = json.loads(table)
+        head = str(table["name"]) if isinstance(table, dict) and "name" in table else text[: MAX_TICK - 2]
+        out.append(head + "…")
+    if len(set(out)) < len(out):
+        out = [f"{t} #{i + 1}" if t.endswith("…") else t for i, t in enumerate(out)]
+    return out
+
+
 def _file_name(key: str) -> str:
     return "sweep-" + re.sub(r"[^A-Za-z0-9_.-]", "_", key) + ".png"
 
@@ -136,11 +162,14 @@ def _lines(ok: pd.DataFrame, key: str, others: list[str]) -> list[tuple[str, pd.
     groups = list(ok.groupby(others, sort=False, dropna=False))
     if len(groups) > MAX_LINES:
         return [(f"mean over {len(groups)} combinations of {', '.join(others)}", ok)]
-    labelled = []
-    for values, g in groups:
-        vs = values if isinstance(values, tuple) else (values,)
-        labelled.append((", ".join(f"{k}={_text(v)}" for k, v in zip(others, vs, strict=True)), g))
-    return sorted(labelled, key=lambda lg: [sort_key(lg[1][k].iloc[0]) for k in others])
+    groups.sort(key=lambda vg: [sort_key(vg[1][k].iloc[0]) for k in others])
+    columns = [tick_labels([g[k].iloc[0] for _, g in groups]) for k in others]
+    if len(others) == 1:  # the legend's title names the key
+        return [(label, g) for label, (_, g) in zip(columns[0], groups, strict=True)]
+    return [
+        (", ".join(f"{k}={col[i]}" for k, col in zip(others, columns, strict=True)), g)
+        for i, (_, g) in enumerate(groups)
+    ]
 
 
 def sweep_figures(results: pd.DataFrame, keys: Sequence[str]) -> list[tuple[str, Plot, list[Any], list[str]]]:
@@ -172,6 +201,7 @@ def write_sweep_plots(results: pd.DataFrame, keys: Sequence[str], out_dir: Path)
     for key, plot, xs, metrics in sweep_figures(results, keys):
         position = {_text(x): i for i, x in enumerate(xs)}
         lines = _lines(ok, key, [k for k in keys if k != key])
+        ticks = tick_labels(xs)
         cols = 2 if len(metrics) > 1 else 1
         rows = -(-len(metrics) // cols)
         with _LOCK:
@@ -181,15 +211,17 @@ def write_sweep_plots(results: pd.DataFrame, keys: Sequence[str], out_dir: Path)
                     offset = (j - (len(lines) - 1) / 2) * 0.08  # error bars side by side
                     _draw_metric(ax, g, key, metric, position, offset, label or "mean", f"C{j % 10}")
                 ax.set_ylabel(labels[metric], fontsize="small")
-                ax.set_xticks(range(len(xs)), [_text(x) for x in xs], fontsize="small")
+                ax.set_xticks(range(len(xs)), ticks, fontsize="small")
                 ax.set_xlim(-0.5, len(xs) - 0.5)
                 ax.grid(True, alpha=0.3)
             for ax in list(grid.flat)[len(metrics) :]:
                 ax.set_visible(False)
             for ax in grid[-1, :]:
                 ax.set_xlabel(key)
-            if len(lines) > 1:
-                grid[0, 0].legend(fontsize="small", loc="best")
+            others = [k for k in keys if k != key]
+            if len(lines) > 1 or lines[0][0]:
+                title = others[0] if len(others) == 1 and len(lines) > 1 else None
+                grid[0, 0].legend(fontsize="x-small", title=title, title_fontsize="x-small", framealpha=0.7)
             fig.suptitle(f"{plot.title}: {stat} over {seeds} seed{'s' if seeds != 1 else ''}")
             fig.savefig(out_dir / plot.file, dpi=100)
         made.append(plot)

@@ -127,3 +127,24 @@ def test_cc_state_is_null_for_inactive_flows_in_the_parquet(tmp_path: Path) -> N
     assert written["cc_state"].isna().sum() == 5
     assert (written["cc_state"] == "").sum() == 0
     assert set(written["cc_state"].dropna()) == {"cong_avoid"}
+
+
+def test_long_grid_values_get_short_tick_labels() -> None:
+    poly = '{"name":"poly","pilot":"bbr","copilots":["cubic"]}'
+    other = '{"name":"poly","pilot":"cubic","copilots":["bbr"]}'
+    assert sweep_plots.tick_labels(["cubic", poly]) == ["cubic", "poly…"]
+    assert sweep_plots.tick_labels([poly, other, "bbr"]) == ["poly… #1", "poly… #2", "bbr"]
+    assert sweep_plots.tick_labels(["a-very-long-scenario-value"]) == ["a-very-long-sc…"]
+
+
+def test_one_line_per_value_of_the_other_key_in_quantity_order() -> None:
+    ok = _results()
+    ok = ok[ok["status"] == "ok"]
+    lines = sweep_plots._lines(ok, "flows.0.cca", ["links.0.rate"])
+    assert [label for label, _ in lines] == ["2Mbps", "10Mbps", "50Mbps"]
+    assert [len(g) for _, g in lines] == [6, 6, 6]  # two CCAs × three seeds each
+    many = pd.concat(
+        [ok.assign(seed=ok["seed"] + 10 * i, **{"links.0.rate": f"{i}Mbps"}) for i in range(1, 9)]
+    )
+    (merged,) = sweep_plots._lines(many, "flows.0.cca", ["links.0.rate"])
+    assert merged[0] == "mean over 8 combinations of links.0.rate"
