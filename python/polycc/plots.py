@@ -260,6 +260,7 @@ def _draw(path: Path, title: str, panels: list[Panel]) -> list[YLimits | None]:
     for ax, panel, lim in zip(axes, panels, limits, strict=True):
         if lim is None:
             ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes, color="grey")
+            ax.set_ylim(0, 1)  # else a kept figure would keep the limits of its previous plot
         else:
             ax.set_ylim(bottom=lim.bottom, top=lim.top)
             if lim.clipped_max is not None:

@@ -217,3 +217,13 @@ def test_the_pool_plot_has_one_unit_per_panel_and_no_empty_pilot_panel() -> None
     )
     assert "pilot changes between bbr, cubic" in plot.title
     assert panels[-1].ylabel == "pilot (member #)"
+
+
+def test_bands_markers_and_notes_do_not_stay_on_a_reused_figure(tmp_path: Path) -> None:
+    plots._PANEL_FIGURES.clear()
+    fresh = _write("x", tmp_path / "fresh")
+    # Clipped markers, notes above panels and CCA bands on the same figures first.
+    plots.write_plots(_pibes_and_cubic(), _links(20.0), tmp_path, "clipped")
+    many = _flows({f"f{k}": {"goodput_mbps": 1.0 + k, "rtt_ms": 40.0, "cwnd_bytes": 1e4} for k in range(12)})
+    plots.write_plots(many, _links(100.0), tmp_path, "grouped")
+    assert _write("x", tmp_path / "again") == fresh
