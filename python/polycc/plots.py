@@ -17,7 +17,6 @@ flows and a band from their 10th to their 90th percentile in each bin.
 from __future__ import annotations
 
 import threading
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,26 +129,43 @@ def _series(df: pd.DataFrame, key: str, column: str, scale: float = 1.0, **style
     ]
 
 
+def _row_percentiles(values: np.ndarray, q: float) -> np.ndarray:
+    """The q-th percentile of each row's finite values (NaN for a row without any), with numpy's
+    default linear interpolation; `np.nanpercentile` along an axis loops in Python, row by row."""
+    ordered = np.sort(values, axis=1)  # NaN last
+    n = np.isfinite(values).sum(axis=1)
+    pos = np.maximum(n - 1, 0) * q / 100.0
+    lo = np.floor(pos).astype(int)
+    hi = np.minimum(lo + 1, np.maximum(n - 1, 0))
+    rows = np.arange(values.shape[0])
+    below, above = ordered[rows, lo], ordered[rows, hi]
+    out: np.ndarray = below + (above - below) * (pos - lo)
+    out[n == 0] = np.nan
+    return out
+
+
 def _grouped(
     df: pd.DataFrame, column: str, ccas: Mapping[str, str], scale: float, fmt: str, style: Mapping[str, Any]
 ) -> list[Series]:
     """Per CCA, the mean of its flows' values in each bin, with their 10-90th percentile band;
     one colour per CCA. Bins where none of its flows is active are NaN (gaps)."""
-    data = df[["t_s", "flow", column]].copy()
-    data["cca"] = data["flow"].map(lambda f: ccas.get(str(f), "other"))
+    cca_of = df["flow"].map({f: ccas.get(str(f), "other") for f in df["flow"].unique()})
     out = []
-    for i, (cca, g) in enumerate(data.groupby("cca", sort=False)):
-        wide = g.pivot_table(index="t_s", columns="flow", values=column, aggfunc="mean", dropna=False)
-        values = wide.to_numpy(dtype=float) * scale
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN bins: inactive flows
-            mean = np.nanmean(values, axis=1)
-            lo, hi = np.nanpercentile(values, BAND_PERCENTILES, axis=1)
-        label = fmt.format(f"{cca} ×{wide.shape[1]} (mean, p10-p90)")
+    for i, (cca, rows) in enumerate(df.groupby(cca_of.to_numpy(), sort=False)):
+        # A bins × flows array, filled by position (one row per flow per bin).
+        t_codes, t_values = pd.factorize(rows["t_s"], sort=True)
+        f_codes, f_values = pd.factorize(rows["flow"])
+        values = np.full((len(t_values), len(f_values)), np.nan)
+        values[t_codes, f_codes] = rows[column].to_numpy(dtype=float) * scale
+        n = np.isfinite(values).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(n > 0, np.nansum(values, axis=1) / n, np.nan)
+        lo, hi = (_row_percentiles(values, q) for q in BAND_PERCENTILES)
+        label = fmt.format(f"{cca} ×{len(f_values)} (mean, p10-p90)")
         out.append(
             Series(
                 label,
-                wide.index.to_numpy(dtype=float),
+                np.asarray(t_values, dtype=float),
                 mean,
                 {**style, "color": f"C{i % 10}"},
                 band=(lo, hi),

@@ -227,3 +227,14 @@ def test_bands_markers_and_notes_do_not_stay_on_a_reused_figure(tmp_path: Path) 
     many = _flows({f"f{k}": {"goodput_mbps": 1.0 + k, "rtt_ms": 40.0, "cwnd_bytes": 1e4} for k in range(12)})
     plots.write_plots(many, _links(100.0), tmp_path, "grouped")
     assert _write("x", tmp_path / "again") == fresh
+
+
+def test_row_percentiles_match_numpy_with_inactive_flows() -> None:
+    rng = np.random.default_rng(1)
+    values = rng.random((50, 7))
+    values[rng.random((50, 7)) < 0.3] = np.nan  # inactive flows
+    values[3] = np.nan  # a bin where no flow of the group is active
+    for q in (0.0, 10.0, 50.0, 90.0, 100.0):
+        with np.errstate(invalid="ignore"), pytest.warns(RuntimeWarning):
+            expected = np.nanpercentile(values, q, axis=1)
+        assert np.allclose(plots._row_percentiles(values, q), expected, equal_nan=True)
