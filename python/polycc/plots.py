@@ -161,16 +161,13 @@ def _grouped(
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = np.where(n > 0, np.nansum(values, axis=1) / n, np.nan)
         lo, hi = (_row_percentiles(values, q) for q in BAND_PERCENTILES)
-        label = fmt.format(f"{cca} ×{len(f_values)} (mean, p10-p90)")
-        out.append(
-            Series(
-                label,
-                np.asarray(t_values, dtype=float),
-                mean,
-                {**style, "color": f"C{i % 10}"},
-                band=(lo, hi),
-            )
-        )
+        t = np.asarray(t_values, dtype=float)
+        colour = {**style, "color": f"C{i % 10}"}
+        if len(f_values) == 1:  # a CCA with one flow: that flow's line, named
+            out.append(Series(fmt.format(f"{f_values[0]} ({cca})"), t, mean, colour))
+        else:
+            label = fmt.format(f"{cca} ×{len(f_values)} (mean, p10-p90)")
+            out.append(Series(label, t, mean, colour, band=(lo, hi)))
     return out
 
 

@@ -238,3 +238,14 @@ def test_row_percentiles_match_numpy_with_inactive_flows() -> None:
         with np.errstate(invalid="ignore"), pytest.warns(RuntimeWarning):
             expected = np.nanpercentile(values, q, axis=1)
         assert np.allclose(plots._row_percentiles(values, q), expected, equal_nan=True)
+
+
+def test_a_cca_with_one_flow_among_many_keeps_its_own_line() -> None:
+    specs = {f"cubic-{k}": {"goodput_mbps": 1.0} for k in range(9)} | {"video": {"goodput_mbps": 4.0}}
+    ccas = {f: "pibes" if f == "video" else "cubic" for f in specs}
+    series = plots.flow_series(_flows(specs), "goodput_mbps", ccas)
+    assert [(s.label, s.band is None) for s in series] == [
+        ("cubic ×9 (mean, p10-p90)", False),
+        ("video (pibes)", True),
+    ]
+    assert np.allclose(series[1].y, 4.0)
