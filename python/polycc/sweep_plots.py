@@ -8,7 +8,8 @@ axis they are evenly spaced categories labelled as written: a grid is usually ge
 (1, 10, 100 Mbit/s; loss 0, 0.1 %, 1 %), and a linear axis would crowd its small values.
 
 With two or more swept keys, the plot against one key has a line per combination of the others
-(up to MAX_LINES; beyond that one line over all of them).
+(up to MAX_LINES; beyond that one line over all of them). Sweeps of explicit points, whose keys
+vary together, get no plots (`is_cartesian`).
 """
 
 from __future__ import annotations
@@ -177,6 +178,8 @@ def sweep_figures(results: pd.DataFrame, keys: Sequence[str]) -> list[tuple[str,
     key with at least two values, over the runs that succeeded."""
     ok = _succeeded(results)
     metrics = [c for c, _ in METRICS if c in ok.columns and bool(ok[c].notna().any())]
+    if not is_cartesian(results, keys):  # failed runs count: they are points of the grid
+        return []
     out = []
     for key in keys:
         if key not in ok.columns or not metrics:
@@ -185,6 +188,18 @@ def sweep_figures(results: pd.DataFrame, keys: Sequence[str]) -> list[tuple[str,
         if len(xs) >= 2:
             out.append((key, Plot(f"Summary metrics against {key}", _file_name(key)), xs, metrics))
     return out
+
+
+def is_cartesian(results: pd.DataFrame, keys: Sequence[str]) -> bool:
+    """Whether the runs cover every combination of the keys' values (a `--grid` sweep). Explicit
+    points (keys that vary together, a reproduction's list of setups) are not: a plot against
+    one key would mix the others' changes into it, so none is drawn."""
+    keys = [k for k in keys if k in results.columns]
+    if not keys or results.empty or bool(results[keys].isna().to_numpy().any()):
+        return not keys
+    text = results[keys].map(_text)
+    combos = len(text.drop_duplicates())
+    return combos == math.prod(int(text[k].nunique()) for k in keys)
 
 
 def _succeeded(results: pd.DataFrame) -> pd.DataFrame:

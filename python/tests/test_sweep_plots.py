@@ -63,16 +63,9 @@ def _results() -> pd.DataFrame:
                         "total_drops": 3,
                     }
                 )
-    rows.append(
-        {
-            "run_id": "run-999",
-            "links.0.rate": "1Gbps",
-            "flows.0.cca": "cubic",
-            "seed": 1,
-            "status": "error",
-            "error": "boom",
-        }
-    )
+    # The last run failed: no metrics.
+    rows[-1] = {k: v for k, v in rows[-1].items() if k in ("run_id", "links.0.rate", "flows.0.cca", "seed")}
+    rows[-1].update(status="error", error="boom")
     return pd.DataFrame(rows)
 
 
@@ -85,7 +78,7 @@ def test_sweep_plots_are_written_per_key_with_values_in_quantity_order(tmp_path:
             "links.0.rate",
             "sweep-links.0.rate.png",
             ["2Mbps", "10Mbps", "50Mbps"],
-        ),  # the failed 1Gbps left out
+        ),
         ("flows.0.cca", "sweep-flows.0.cca.png", ["bbr", "cubic"]),
     ]
     assert figs[0][3] == [
@@ -111,7 +104,7 @@ def test_the_sweep_index_shows_the_plots_and_orders_rows_by_quantity(tmp_path: P
         plots_dir=tmp_path,
     )
     assert '<img src="sweep-links.0.rate.png"' in html and (tmp_path / "sweep-flows.0.cca.png").exists()
-    order = [html.index(f'<td class="l">{r}</td>') for r in ("2Mbps", "10Mbps", "50Mbps", "1Gbps")]
+    order = [html.index(f'<td class="l">{r}</td>') for r in ("2Mbps", "10Mbps", "50Mbps")]
     assert order == sorted(order)
     no_plots = report.render_sweep_index("s.toml", _results(), ["links.0.rate"], link=str)
     assert "<img" not in no_plots
@@ -142,9 +135,26 @@ def test_one_line_per_value_of_the_other_key_in_quantity_order() -> None:
     ok = ok[ok["status"] == "ok"]
     lines = sweep_plots._lines(ok, "flows.0.cca", ["links.0.rate"])
     assert [label for label, _ in lines] == ["2Mbps", "10Mbps", "50Mbps"]
-    assert [len(g) for _, g in lines] == [6, 6, 6]  # two CCAs × three seeds each
+    assert [len(g) for _, g in lines] == [6, 6, 5]  # two CCAs × three seeds; one 50Mbps run failed
     many = pd.concat(
         [ok.assign(seed=ok["seed"] + 10 * i, **{"links.0.rate": f"{i}Mbps"}) for i in range(1, 9)]
     )
     (merged,) = sweep_plots._lines(many, "flows.0.cca", ["links.0.rate"])
     assert merged[0] == "mean over 8 combinations of links.0.rate"
+
+
+def test_explicit_points_that_vary_together_get_no_plots() -> None:
+    points = pd.DataFrame(
+        {
+            "flows.0.cca": ["cubic", "bbr", "cubic"],
+            "links.0.rate": ["10Mbps", "10Mbps", "20Mbps"],  # (bbr, 20Mbps) is missing
+            "seed": [1, 1, 1],
+            "status": ["ok"] * 3,
+            "total_goodput_mbps": [9.0, 9.5, 19.0],
+        }
+    )
+    assert not sweep_plots.is_cartesian(points, ["flows.0.cca", "links.0.rate"])
+    assert sweep_plots.sweep_figures(points, ["flows.0.cca", "links.0.rate"]) == []
+    partial = points.assign(**{"links.0.rate": ["10Mbps", None, "20Mbps"]})  # a key only some points set
+    assert not sweep_plots.is_cartesian(partial, ["flows.0.cca", "links.0.rate"])
+    assert sweep_plots.is_cartesian(_results(), ["links.0.rate", "flows.0.cca"])
