@@ -4,6 +4,14 @@ Uses matplotlib's object API with the Agg canvas (no pyplot). Sweeps write runs 
 threads, and matplotlib is not documented as thread-safe, so drawing is serialised by a lock;
 simulation still runs in parallel. Under that lock the stacked time-series figures are kept and
 drawn again (`_panel_axes`), since building a figure's axes and ticks costs more than the lines.
+
+Axis limits are robust (`y_limits`): one flow's extreme values (PIBES's 10 Gbit/s burst pacing
+and 68 MB window, a bandwidth estimate spiking to 30× the capacity) would flatten every other
+line, so a panel ends at a physical bound (a multiple of the link capacity for rates, of the
+path's bandwidth-delay product for windows) or at a multiple of its 99th percentile, whichever
+is lower; values above the axis are marked by triangles on its top edge and a note gives their
+maximum. Above `GROUP_ABOVE` flows, per-flow panels show one colour per CCA: the mean over its
+flows and a band from their 10th to their 90th percentile in each bin.
 """
 
 from __future__ import annotations
@@ -20,6 +28,26 @@ import pandas as pd
 _LOCK = threading.Lock()
 #: Above this many series a legend hides the plot; it is left out.
 MAX_LEGEND = 12
+#: Above this many flows, per-flow panels group the flows by CCA (mean line and spread band):
+#: ten colours do not tell 50 flows apart, and their legend would hide the plot.
+GROUP_ABOVE = 8
+#: The spread band of a CCA's flows: these percentiles of their values in each bin.
+BAND_PERCENTILES = (10.0, 90.0)
+#: A rate axis ends at most at this multiple of the largest link capacity: BBR's startup paces
+#: at 2/ln 2 = 2.89 times the bandwidth it measured, more is a controller's burst rate.
+RATE_CLIP_CAPACITY = 3.0
+#: A bandwidth estimate's axis ends at most at this multiple of the largest link capacity: an
+#: estimate further above anything the link offered is noise (PIBES's B on a cellular trace
+#: reaches 17 times it), and would squeeze the target rate and the capacity to the bottom.
+ESTIMATE_CLIP_CAPACITY = 1.5
+#: A window axis ends at most at this multiple of capacity × the flows' 99th-percentile RTT (the
+#: path's bandwidth-delay product with its queue): slow start overshoots it by up to twice.
+WINDOW_CLIP_BDP = 4.0
+#: Values above OUTLIER_FACTOR × the panel's OUTLIER_PERCENTILE are drawn as clipped.
+OUTLIER_PERCENTILE = 99.0
+OUTLIER_FACTOR = 3.0
+#: Room above the highest value shown, so lines stay clear of the legend.
+HEADROOM = 1.2
 
 
 @dataclass(frozen=True)
@@ -34,15 +62,60 @@ class Series:
     t: np.ndarray
     y: np.ndarray
     style: dict[str, Any] = field(default_factory=dict)
+    #: A band drawn behind the line (a group's spread), same colour.
+    band: tuple[np.ndarray, np.ndarray] | None = None
 
 
 @dataclass
 class Panel:
     ylabel: str
     series: list[Series]
+    #: Values above this are outside any sensible axis (see RATE_CLIP_CAPACITY).
+    clip: float | None = None
+    #: Whether values far above the panel's 99th percentile are clipped too (not for counts and
+    #: flags, where a rare high value is the information).
+    robust: bool = True
+
+
+@dataclass(frozen=True)
+class YLimits:
+    bottom: float
+    top: float
+    #: The largest value, when it lies above `top` (drawn clipped).
+    clipped_max: float | None = None
+
+
+def y_limits(panel: Panel) -> YLimits | None:
+    """The y range of a panel: from 0 (or the lowest value) to the highest value kept, with
+    HEADROOM; values above `panel.clip` or far above the panel's 99th percentile are not kept.
+    None when the panel has no finite value."""
+    parts = []
+    for s in panel.series:
+        parts.append(s.y)
+        if s.band is not None:
+            parts.extend(s.band)
+    v = np.concatenate([p[np.isfinite(p)] for p in parts]) if parts else np.empty(0)
+    if not v.size:
+        return None
+    low, high = float(v.min()), float(v.max())
+    kept = v
+    if panel.clip is not None and panel.clip > 0:
+        kept = kept[kept <= panel.clip]
+    if panel.robust and kept.size:
+        # Over the values within the physical bound: a flow above it all the time must not
+        # raise the percentile that judges the others.
+        p = float(np.percentile(kept, OUTLIER_PERCENTILE))
+        if p > 0:
+            kept = kept[kept <= OUTLIER_FACTOR * p]
+    cut = panel.clip if panel.clip is not None and panel.clip > 0 else high
+    top = float(kept.max()) if kept.size else cut
+    bottom = min(0.0, float(kept.min()) if kept.size else low)
+    top = top * HEADROOM if top > 0 else 1.0
+    return YLimits(bottom, top, high if high > top else None)
 
 
 def _series(df: pd.DataFrame, key: str, column: str, scale: float = 1.0, **style: Any) -> list[Series]:
+    """One series per value of `key` (a flow, a link)."""
     if df.empty or column not in df.columns or key not in df.columns:
         return []
     return [
@@ -54,6 +127,76 @@ def _series(df: pd.DataFrame, key: str, column: str, scale: float = 1.0, **style
         )
         for name, g in df.groupby(key, sort=False)
     ]
+
+
+def _row_percentiles(values: np.ndarray, q: float) -> np.ndarray:
+    """The q-th percentile of each row's finite values (NaN for a row without any), with numpy's
+    default linear interpolation; `np.nanpercentile` along an axis loops in Python, row by row."""
+    ordered = np.sort(values, axis=1)  # NaN last
+    n = np.isfinite(values).sum(axis=1)
+    pos = np.maximum(n - 1, 0) * q / 100.0
+    lo = np.floor(pos).astype(int)
+    hi = np.minimum(lo + 1, np.maximum(n - 1, 0))
+    rows = np.arange(values.shape[0])
+    below, above = ordered[rows, lo], ordered[rows, hi]
+    out: np.ndarray = below + (above - below) * (pos - lo)
+    out[n == 0] = np.nan
+    return out
+
+
+def _grouped(
+    df: pd.DataFrame, column: str, ccas: Mapping[str, str], scale: float, fmt: str, style: Mapping[str, Any]
+) -> list[Series]:
+    """Per CCA, the mean of its flows' values in each bin, with their 10-90th percentile band;
+    one colour per CCA. Bins where none of its flows is active are NaN (gaps)."""
+    cca_of = df["flow"].map({f: ccas.get(str(f), "other") for f in df["flow"].unique()})
+    out = []
+    for i, (cca, rows) in enumerate(df.groupby(cca_of.to_numpy(), sort=False)):
+        # A bins × flows array, filled by position (one row per flow per bin).
+        t_codes, t_values = pd.factorize(rows["t_s"], sort=True)
+        f_codes, f_values = pd.factorize(rows["flow"])
+        values = np.full((len(t_values), len(f_values)), np.nan)
+        values[t_codes, f_codes] = rows[column].to_numpy(dtype=float) * scale
+        n = np.isfinite(values).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(n > 0, np.nansum(values, axis=1) / n, np.nan)
+        lo, hi = (_row_percentiles(values, q) for q in BAND_PERCENTILES)
+        t = np.asarray(t_values, dtype=float)
+        colour = {**style, "color": f"C{i % 10}"}
+        if len(f_values) == 1:  # a CCA with one flow: that flow's line, named
+            out.append(Series(fmt.format(f"{f_values[0]} ({cca})"), t, mean, colour))
+        else:
+            label = fmt.format(f"{cca} ×{len(f_values)} (mean, p10-p90)")
+            out.append(Series(label, t, mean, colour, band=(lo, hi)))
+    return out
+
+
+def flow_series(
+    flows: pd.DataFrame,
+    column: str,
+    ccas: Mapping[str, str] | None,
+    scale: float = 1.0,
+    fmt: str = "{}",
+    **style: Any,
+) -> list[Series]:
+    """A per-flow quantity: one line per flow, or grouped by CCA (`_grouped`) above GROUP_ABOVE
+    flows (all in one group when `ccas`, {flow id: CCA}, is not known)."""
+    if flows.empty or column not in flows.columns:
+        return []
+    if flows["flow"].nunique() > GROUP_ABOVE:
+        return _grouped(flows, column, ccas or {}, scale, fmt, style)
+    return _labeled(_series(flows, "flow", column, scale, **style), fmt)
+
+
+#: Line styles cycled over flows where equal values would hide each other (RTTs of flows on the
+#: same path): a dashed line over a solid one shows both colours.
+_DASHES = ("-", "--", "-.", ":")
+
+
+def _dashed(series: list[Series]) -> list[Series]:
+    for i, s in enumerate(series):
+        s.style.setdefault("linestyle", _DASHES[i % len(_DASHES)])
+    return series
 
 
 #: Figure margins in inches (left, right, top under the title, bottom under the x label) and
@@ -106,7 +249,7 @@ def _panel_axes(rows: int) -> tuple[Any, Any]:
         _PANEL_FIGURES[rows] = (fig, grid[:, 0])
     fig, axes = _PANEL_FIGURES[rows]
     for ax in axes:
-        for artist in [*ax.lines, *ax.texts]:
+        for artist in [*ax.lines, *ax.texts, *ax.collections]:
             artist.remove()
         if (legend := ax.get_legend()) is not None:
             legend.remove()
@@ -115,25 +258,26 @@ def _panel_axes(rows: int) -> tuple[Any, Any]:
     return fig, axes
 
 
-def _draw(path: Path, title: str, panels: list[Panel]) -> None:
+def _draw(path: Path, title: str, panels: list[Panel]) -> list[YLimits | None]:
     fig, axes = _panel_axes(len(panels))
     for ax, panel in zip(axes, panels, strict=True):
         for s in panel.series:
-            ax.plot(s.t, s.y, label=s.label, **{"linewidth": 1.2, **s.style})
+            (line,) = ax.plot(s.t, s.y, label=s.label, **{"linewidth": 1.2, **s.style})
+            if s.band is not None:
+                ax.fill_between(s.t, *s.band, color=line.get_color(), alpha=0.2, linewidth=0)
     for ax in axes:
         ax.relim()
     for ax in axes:
         ax.autoscale_view()
-    for ax, panel in zip(axes, panels, strict=True):
-        finite = [s.y[np.isfinite(s.y)] for s in panel.series]
-        top = max((float(v.max()) for v in finite if v.size), default=None)
-        if top is None:
+    limits = [y_limits(panel) for panel in panels]
+    for ax, panel, lim in zip(axes, panels, limits, strict=True):
+        if lim is None:
             ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes, color="grey")
+            ax.set_ylim(0, 1)  # else a kept figure would keep the limits of its previous plot
         else:
-            # Headroom above the highest value keeps lines clear of the legend.
-            ax.set_ylim(
-                bottom=min(0.0, *(float(v.min()) for v in finite if v.size)), top=top * 1.2 if top > 0 else 1
-            )
+            ax.set_ylim(bottom=lim.bottom, top=lim.top)
+            if lim.clipped_max is not None:
+                _mark_clipped(ax, panel, lim)
         ax.set_ylabel(panel.ylabel)
         ax.grid(True, alpha=0.3)
         if 0 < len(panel.series) <= MAX_LEGEND:
@@ -141,6 +285,47 @@ def _draw(path: Path, title: str, panels: list[Panel]) -> None:
     axes[-1].set_xlabel("time (s)")
     fig.suptitle(title)
     fig.savefig(path, dpi=100)
+    return limits
+
+
+#: At most this many clipped markers per series: a flow above the axis all the time gets a
+#: dotted row along the top edge, not a solid bar.
+MAX_CLIP_MARKERS = 40
+
+
+def _mark_clipped(ax: Any, panel: Panel, lim: YLimits) -> None:
+    """Triangles on the top edge where a line leaves the axis, and a note naming those series
+    and their largest value."""
+    names = []
+    for s, line in zip(panel.series, list(ax.lines), strict=False):
+        above = np.flatnonzero(np.isfinite(s.y) & (s.y > lim.top))
+        if not above.size:
+            continue
+        peak = float(np.nanmax(s.y))
+        names.append(f"{s.label} (up to {peak:,.0f})" if peak >= 100 else f"{s.label} (up to {peak:.3g})")
+        above = above[:: max(1, -(-above.size // MAX_CLIP_MARKERS))]
+        ax.plot(
+            s.t[above],
+            np.full(above.size, lim.top),
+            linestyle="none",
+            marker="^",
+            markersize=4,
+            color=line.get_color(),
+            clip_on=False,
+            label="_clipped",
+        )
+    shown = ", ".join(names[:2]) + (f" and {len(names) - 2} more" if len(names) > 2 else "")
+    # Above the panel, in the gap between panels: inside, it would collide with the legend.
+    ax.text(
+        0.0,
+        1.01,
+        f"\u25b2 above the axis: {shown}",
+        transform=ax.transAxes,
+        ha="left",
+        va="bottom",
+        fontsize="x-small",
+        color="dimgrey",
+    )
 
 
 def _has(df: pd.DataFrame, column: str) -> bool:
@@ -158,30 +343,36 @@ def _reported(series: list[Series]) -> list[Series]:
     return [s for s in series if bool(np.isfinite(s.y).any())]
 
 
-def _policy_panels(flows: pd.DataFrame) -> list[Panel]:
+def _policy_panels(
+    flows: pd.DataFrame, ccas: Mapping[str, str] | None, rate_clip: float | None
+) -> list[Panel]:
     """Panels for application targets and policy telemetry (Janus: stage, R', P_avg, D_p), each
     present only when some flow reports it."""
     panels: list[Panel] = []
     if _has(flows, "cc_stage"):
         panels.append(
-            Panel("stage (1 = aggressive)", _series(flows, "flow", "cc_stage", drawstyle="steps-post"))
+            Panel(
+                "stage (1 = aggressive)",
+                flow_series(flows, "cc_stage", ccas, drawstyle="steps-post"),
+                robust=False,
+            )
         )
     targets = (
-        _labeled(_series(flows, "flow", "cc_target_rate_mbps"), "R' {}")
+        flow_series(flows, "cc_target_rate_mbps", ccas, fmt="R' {}")
         if _has(flows, "cc_target_rate_mbps")
         else []
     )
     if _has(flows, "target_rate_mbps"):
-        targets += _labeled(_series(flows, "flow", "target_rate_mbps", linestyle="--", linewidth=1.0), "R {}")
+        targets += flow_series(flows, "target_rate_mbps", ccas, fmt="R {}", linestyle="--", linewidth=1.0)
     if targets:
-        panels.append(Panel("target rate (Mbit/s)", targets))
+        panels.append(Panel("target rate (Mbit/s)", targets, clip=rate_clip))
     if _has(flows, "satisfaction"):
-        panels.append(Panel("satisfaction (goodput / R)", _series(flows, "flow", "satisfaction")))
+        panels.append(Panel("satisfaction (goodput / R)", flow_series(flows, "satisfaction", ccas)))
     if _has(flows, "cc_p_avg_mbps"):
-        panels.append(Panel("P_avg (Mbit/s)", _series(flows, "flow", "cc_p_avg_mbps")))
+        panels.append(Panel("P_avg (Mbit/s)", flow_series(flows, "cc_p_avg_mbps", ccas), clip=rate_clip))
     if _has(flows, "cc_dp_ms"):
-        panels.append(Panel("D_p (ms)", _series(flows, "flow", "cc_dp_ms")))
-    return [Panel(p.ylabel, _reported(p.series)) for p in panels]
+        panels.append(Panel("D_p (ms)", flow_series(flows, "cc_dp_ms", ccas)))
+    return [Panel(p.ylabel, _reported(p.series), p.clip, p.robust) for p in panels]
 
 
 def _draw_cdf(
@@ -220,19 +411,23 @@ def frame_delay_curves(frames: pd.DataFrame) -> list[tuple[str, np.ndarray]]:
     return [(str(f), g["delay_ms"].to_numpy(dtype=float)) for f, g in settled.groupby("flow", sort=False)]
 
 
-def _video_panels(flows: pd.DataFrame, capacity: list[Series]) -> list[Panel]:
+def _video_panels(
+    flows: pd.DataFrame, capacity: list[Series], ccas: Mapping[str, str] | None, estimate_clip: float | None
+) -> list[Panel]:
     """PIBES's state over time (the paper's Figs. 8-9): bandwidth estimate against the capacity,
-    the share s_k and the competing-flow flag, for the flows that report them."""
+    the share s_k and the competing-flow flag, for the flows that report them. The estimate's
+    axis ends by ESTIMATE_CLIP_CAPACITY × the capacity (its spikes reach 30 times it)."""
     if not _has(flows, "cc_share"):
         return []
-    estimate = _reported(_labeled(_series(flows, "flow", "cc_bw_estimate_mbps"), "estimate {}"))
-    sent = _reported(_labeled(_series(flows, "flow", "cc_target_mbps", linestyle=":"), "target {}"))
+    estimate = _reported(flow_series(flows, "cc_bw_estimate_mbps", ccas, fmt="estimate B {}"))
+    sent = _reported(flow_series(flows, "cc_target_mbps", ccas, fmt="target R {}", linestyle=":"))
     return [
-        Panel("estimate B, target R (Mbit/s)", estimate + sent + capacity),
-        Panel("share s_k", _reported(_series(flows, "flow", "cc_share", drawstyle="steps-post"))),
+        Panel("estimate B, target R (Mbit/s)", estimate + sent + capacity, clip=estimate_clip),
+        Panel("share s_k", _reported(flow_series(flows, "cc_share", ccas, drawstyle="steps-post"))),
         Panel(
             "competing flow flag",
-            _reported(_series(flows, "flow", "cc_competing", drawstyle="steps-post")),
+            _reported(flow_series(flows, "cc_competing", ccas, drawstyle="steps-post")),
+            robust=False,
         ),
     ]
 
@@ -259,46 +454,126 @@ def pool_members(scenario: Mapping[str, Any]) -> dict[str, list[str]]:
     return out
 
 
-def _pool_panels(flows: pd.DataFrame, flow: str, members: Sequence[str]) -> list[Panel]:
-    """PolyCC telemetry of one flow: the fused value and the sender's window on top, the pilot
-    index, then one panel per member with its own window (what it wanted before the write-back)
-    and its own rate."""
+def _pool_panels(
+    flows: pd.DataFrame,
+    flow: str,
+    members: Sequence[str],
+    rate_clip: float | None,
+    window_clip_kb: float | None,
+) -> tuple[str, list[Panel]]:
+    """PolyCC telemetry of one flow, one unit per panel: the members' own windows (what each
+    wanted before the write-back) with the fused window and the bytes in flight; their own rates
+    with the fused rate and the sender's pacing rate; the pilot's index only when it changes (the
+    title names the pilot otherwise). Returns (title, panels)."""
     f = flows[flows["flow"] == flow]
     t = f["t_s"].to_numpy(dtype=float)
 
     def col(c: str, scale: float = 1.0) -> np.ndarray:
         return f[c].to_numpy(dtype=float) * scale if c in f.columns else np.full(len(f), np.nan)
 
-    if "cc_fused_rate_mbps" in f.columns:
-        top = Panel(
-            "fused rate (Mbit/s)",
-            [
-                Series("fused rate", t, col("cc_fused_rate_mbps"), {"color": "black"}),
-                Series("sender pacing", t, col("pacing_rate_mbps"), {"linestyle": ":", "color": "red"}),
-            ],
-        )
+    def present(series: list[Series]) -> list[Series]:
+        return [s for s in series if bool(np.isfinite(s.y).any())]
+
+    black = {"color": "black", "linewidth": 1.6, "zorder": 3}  # over the members it fuses
+    red = {"linestyle": ":", "color": "red"}
+    windows = present(
+        [
+            Series("fused cwnd", t, col("cc_fused_cwnd_bytes", 1e-3), dict(black)),
+            Series("bytes in flight", t, col("inflight_bytes", 1e-3), dict(red)),
+            *(Series(f"m{i} {m}", t, col(f"cc_m{i}_cwnd_bytes", 1e-3)) for i, m in enumerate(members)),
+        ]
+    )
+    rates = present(
+        [
+            Series("fused rate", t, col("cc_fused_rate_mbps"), dict(black)),
+            Series("sender pacing", t, col("pacing_rate_mbps"), dict(red)),
+            *(
+                Series(f"m{i} {m}", t, col(f"cc_m{i}_rate_mbps"), {"linestyle": "--"})
+                for i, m in enumerate(members)
+            ),
+        ]
+    )
+    panels = [
+        Panel("window (KB)", windows, clip=window_clip_kb),
+        Panel("rate (Mbit/s)", rates, clip=rate_clip),
+    ]
+    pilots = col("cc_pilot")
+    used = sorted({int(v) for v in pilots[np.isfinite(pilots)]})
+    if len(used) > 1:
+        legend = " / ".join(f"{i}={m}" for i, m in enumerate(members))
+        pilot = Series(legend, t, pilots, {"drawstyle": "steps-post"})
+        panels.append(Panel("pilot (member #)", [pilot], robust=False))
+        roles = f"pilot changes between {', '.join(members[i] for i in used if i < len(members))}"
     else:
-        top = Panel(
-            "fused cwnd (KB)",
+        k = used[0] if used and used[0] < len(members) else 0
+        roles = f"pilot {members[k]} throughout"
+    return f"PolyCC members of flow {flow} ({roles})", panels
+
+
+def clip_bounds(flows: pd.DataFrame, links: pd.DataFrame) -> tuple[float | None, float | None]:
+    """(rate clip in Mbit/s, window clip in KB): RATE_CLIP_CAPACITY × the largest link capacity,
+    WINDOW_CLIP_BDP × that capacity × the flows' 99th-percentile RTT; None when unknown."""
+    cap = links["capacity_mbps"].to_numpy(dtype=float) if "capacity_mbps" in links.columns else np.empty(0)
+    cap = cap[np.isfinite(cap)]
+    if not cap.size or cap.max() <= 0:
+        return None, None
+    cap_max = float(cap.max())
+    rtt = flows["rtt_ms"].to_numpy(dtype=float) if "rtt_ms" in flows.columns else np.empty(0)
+    rtt = rtt[np.isfinite(rtt)]
+    window = None
+    if rtt.size:
+        bdp_kb = cap_max * 1e6 / 8 * float(np.percentile(rtt, 99)) * 1e-3 * 1e-3
+        window = WINDOW_CLIP_BDP * bdp_kb if bdp_kb > 0 else None
+    return RATE_CLIP_CAPACITY * cap_max, window
+
+
+def figures(
+    flows: pd.DataFrame,
+    links: pd.DataFrame,
+    *,
+    pools: Mapping[str, Sequence[str]] | None = None,
+    ccas: Mapping[str, str] | None = None,
+) -> list[tuple[Plot, list[Panel]]]:
+    """The time-series figures `write_plots` draws, as data: (plot, panels) in drawing order."""
+    rate_clip, window_clip = clip_bounds(flows, links)
+    capacity = _series(links, "link", "capacity_mbps", linestyle="--", color="grey", linewidth=1.0)
+    for s in capacity:
+        s.label = f"capacity {s.label}"
+    out: list[tuple[Plot, list[Panel]]] = [
+        (
+            Plot("Goodput per flow", "goodput.png"),
+            [Panel("goodput (Mbit/s)", flow_series(flows, "goodput_mbps", ccas) + capacity, clip=rate_clip)],
+        ),
+        (Plot("RTT per flow", "rtt.png"), [Panel("RTT (ms)", _dashed(flow_series(flows, "rtt_ms", ccas)))]),
+        (
+            Plot("Congestion window and pacing rate per flow", "cwnd.png"),
             [
-                Series("fused cwnd", t, col("cc_fused_cwnd_bytes", 1e-3), {"color": "black"}),
-                Series("bytes in flight", t, col("inflight_bytes", 1e-3), {"linestyle": ":", "color": "red"}),
+                Panel("cwnd (KB)", flow_series(flows, "cwnd_bytes", ccas, scale=1e-3), clip=window_clip),
+                Panel("pacing rate (Mbit/s)", flow_series(flows, "pacing_rate_mbps", ccas), clip=rate_clip),
             ],
-        )
-    legend = " / ".join(f"{i}={m}" for i, m in enumerate(members))
-    pilot = Panel("pilot (member #)", [Series(legend, t, col("cc_pilot"))])
-    panels = [top, pilot]
-    for i, m in enumerate(members):
-        panels.append(
-            Panel(
-                f"m{i} {m}",
-                [
-                    Series(f"{m} cwnd (KB)", t, col(f"cc_m{i}_cwnd_bytes", 1e-3)),
-                    Series(f"{m} rate (Mbit/s)", t, col(f"cc_m{i}_rate_mbps"), {"linestyle": "--"}),
-                ],
-            )
-        )
-    return panels
+        ),
+        (
+            Plot("Links: capacity, queueing delay, occupancy, drops", "links.png"),
+            [
+                Panel("capacity (Mbit/s)", _series(links, "link", "capacity_mbps"), robust=False),
+                Panel("queue delay (ms)", _series(links, "link", "queue_delay_ms"), robust=False),
+                Panel("queue (KB)", _series(links, "link", "queue_bytes", scale=1e-3), robust=False),
+                Panel("drops per bin", _series(links, "link", "drops"), robust=False),
+            ],
+        ),
+    ]
+    policy = _policy_panels(flows, ccas, rate_clip)
+    if policy:
+        out.append((Plot("Application targets and policy state per flow", "policy.png"), policy))
+    estimate_clip = rate_clip * ESTIMATE_CLIP_CAPACITY / RATE_CLIP_CAPACITY if rate_clip else None
+    video = _video_panels(flows, capacity, ccas, estimate_clip)
+    if video:
+        out.append((Plot("Video: bandwidth estimate, share and competing-flow flag", "video.png"), video))
+    for flow, members in (pools or {}).items():
+        if "cc_m0_cwnd_bytes" in flows.columns and (flows.get("flow") == flow).any():
+            title, panels = _pool_panels(flows, flow, members, rate_clip, window_clip)
+            out.append((Plot(title, f"pool-{flow}.png"), panels))
+    return out
 
 
 def write_plots(
@@ -310,53 +585,20 @@ def write_plots(
     frames: pd.DataFrame | None = None,
     pools: Mapping[str, Sequence[str]] | None = None,
     frame_bounds: Mapping[str, float] | None = None,
+    ccas: Mapping[str, str] | None = None,
 ) -> list[Plot]:
     """Writes goodput.png, rtt.png, cwnd.png (per flow) and links.png (per link) into out_dir,
     frame_delay_cdf.png when there are video frames, policy.png when flows have application
     targets or policy telemetry, and pool-<flow>.png for each flow in `pools` ({flow id: PolyCC
     member names}, see `pool_members`) that recorded PolyCC telemetry, and video.png when a flow
     reports PIBES's share and competing flag. `frame_bounds` ({flow id: ms}, see
-    `polycc.video.frame_delay_lower_bounds`) are drawn on the frame-delay CDF."""
-    capacity = _series(links, "link", "capacity_mbps", linestyle="--", color="grey", linewidth=1.0)
-    for s in capacity:
-        s.label = f"capacity {s.label}"
-    figures: list[tuple[Plot, list[Panel]]] = [
-        (
-            Plot("Goodput per flow", "goodput.png"),
-            [Panel("goodput (Mbit/s)", _series(flows, "flow", "goodput_mbps") + capacity)],
-        ),
-        (Plot("RTT per flow", "rtt.png"), [Panel("RTT (ms)", _series(flows, "flow", "rtt_ms"))]),
-        (
-            Plot("Congestion window and pacing rate per flow", "cwnd.png"),
-            [
-                Panel("cwnd (KB)", _series(flows, "flow", "cwnd_bytes", scale=1e-3)),
-                Panel("pacing rate (Mbit/s)", _series(flows, "flow", "pacing_rate_mbps")),
-            ],
-        ),
-        (
-            Plot("Links: capacity, queueing delay, occupancy, drops", "links.png"),
-            [
-                Panel("capacity (Mbit/s)", _series(links, "link", "capacity_mbps")),
-                Panel("queue delay (ms)", _series(links, "link", "queue_delay_ms")),
-                Panel("queue (KB)", _series(links, "link", "queue_bytes", scale=1e-3)),
-                Panel("drops per bin", _series(links, "link", "drops")),
-            ],
-        ),
-    ]
-    policy = _policy_panels(flows)
-    if policy:
-        figures.append((Plot("Application targets and policy state per flow", "policy.png"), policy))
-    video = _video_panels(flows, capacity)
-    if video:
-        figures.append((Plot("Video: bandwidth estimate, share and competing-flow flag", "video.png"), video))
-    for flow, members in (pools or {}).items():
-        if "cc_m0_cwnd_bytes" in flows.columns and (flows.get("flow") == flow).any():
-            plot = Plot(f"PolyCC pool of {flow}", f"pool-{flow}.png")
-            figures.append((plot, _pool_panels(flows, flow, members)))
+    `polycc.video.frame_delay_lower_bounds`) are drawn on the frame-delay CDF. `ccas` ({flow id:
+    CCA name}) names the groups when there are more than GROUP_ABOVE flows."""
+    made_figures = figures(flows, links, pools=pools, ccas=ccas)
     curves = frame_delay_curves(frames) if frames is not None else []
-    made = [p for p, _ in figures]
+    made = [p for p, _ in made_figures]
     with _LOCK:
-        for plot, panels in figures:
+        for plot, panels in made_figures:
             _draw(out_dir / plot.file, f"{name}: {plot.title}", panels)
         if curves:
             cdf = Plot("Frame delay CDF (first packet sent to frame decodable)", "frame_delay_cdf.png")

@@ -112,20 +112,35 @@ def render_index(
 
 SWEEP_METRICS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
     ("total_goodput_mbps", "total goodput Mbit/s", _num),
+    ("min_goodput_mbps", "lowest flow goodput Mbit/s", _num),
     ("jain_index", "Jain's index", lambda v: _num(v, 3)),
     ("mean_rtt_ms", "mean RTT ms", _num),
     ("max_rtt_p95_ms", "max RTT p95 ms", _num),
+    ("mean_loss_rate", "mean loss rate", _pct),
     ("mean_utilization", "mean link utilisation", _pct),
     ("total_drops", "drops", lambda v: _num(v, 0)),
 )
 
 
 def render_sweep_index(
-    scenario: str, results: pd.DataFrame, keys: Sequence[str], *, link: Callable[[str], str]
+    scenario: str,
+    results: pd.DataFrame,
+    keys: Sequence[str],
+    *,
+    link: Callable[[str], str],
+    plots_dir: Path | None = None,
 ) -> str:
+    """The sweep's index.html: with `plots_dir`, first writes there a plot of each summary metric
+    against each swept key (`polycc.sweep_plots`) and shows them above the table. Rows are
+    ordered by the keys' quantities (2Mbps before 10Mbps), then the seed."""
+    from polycc.sweep_plots import sort_key, write_sweep_plots
+
+    plots = write_sweep_plots(results, keys, plots_dir) if plots_dir is not None else []
     metrics = [(c, label, fmt) for c, label, fmt in SWEEP_METRICS if c in results.columns]
+    records = results.to_dict("records")
+    records.sort(key=lambda rec: ([sort_key(rec.get(k)) for k in keys], rec.get("seed") or 0))
     rows = []
-    for rec in results.to_dict("records"):
+    for rec in records:
         rows.append(
             {
                 "link": link(str(rec["run_id"])),
@@ -139,5 +154,11 @@ def render_sweep_index(
     return (
         _env()
         .get_template("sweep.html.j2")
-        .render(scenario=scenario, keys=list(keys), metrics=[label for _, label, _ in metrics], rows=rows)
+        .render(
+            scenario=scenario,
+            keys=list(keys),
+            metrics=[label for _, label, _ in metrics],
+            rows=rows,
+            plots=plots,
+        )
     )

@@ -27,6 +27,8 @@ from polycc.report import render_run_report
 from polycc.video import frame_delay_lower_bounds
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from polycc.api import RunResult
 
 
@@ -49,6 +51,17 @@ def relocate_traces(resolved_toml: str, base_dir: Path, out: Path) -> str:
     return tomlw.dumps(doc) if changed else resolved_toml
 
 
+def flows_frame(flows: pd.DataFrame) -> pd.DataFrame:
+    """The flows table as written to timeseries.parquet: `cc_state` is null, not "", while a flow
+    is inactive, like every other value (the simulator's recorder writes "" into its string
+    column; this is the one place the results directory is written)."""
+    if "cc_state" not in flows.columns or not (flows["cc_state"] == "").any():
+        return flows
+    out = flows.copy()
+    out["cc_state"] = out["cc_state"].mask(out["cc_state"] == "", None)
+    return out
+
+
 def write_run_files(
     result: RunResult, out: Path, *, plots: bool = True, back: str | None = None
 ) -> list[Plot]:
@@ -57,7 +70,7 @@ def write_run_files(
     (out / "scenario.toml").write_text(resolved, encoding="utf-8")
     summary = result.summary_json if result.summary_json.endswith("\n") else result.summary_json + "\n"
     (out / "summary.json").write_text(summary, encoding="utf-8")
-    result.flows.to_parquet(out / "timeseries.parquet", index=False)
+    flows_frame(result.flows).to_parquet(out / "timeseries.parquet", index=False)
     result.links.to_parquet(out / "links.parquet", index=False)
     if not result.frames.empty:
         result.frames.to_parquet(out / "frames.parquet", index=False)
@@ -71,6 +84,7 @@ def write_run_files(
             frames=result.frames,
             pools=pool_members(doc),
             frame_bounds=frame_delay_lower_bounds(doc),
+            ccas={str(f.get("id")): str(f.get("cca")) for f in result.summary.get("flows", [])},
         )
         if plots
         else []

@@ -165,6 +165,7 @@ def sweep(
                 df,
                 keys,
                 link=lambda rid: relative_link(tmp / "runs" / rid / "report.html", tmp),
+                plots_dir=tmp if plots else None,
             ),
             encoding="utf-8",
         )
