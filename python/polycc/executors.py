@@ -32,12 +32,23 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def check_jobs(jobs: object) -> None:
+    """Raises ValueError unless `jobs` is None (all cores) or a positive integer."""
+    if jobs is None:
+        return
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(
+            f"jobs: {jobs!r} is not a number of parallel runs; give a positive integer, or None for all cores"
+        )
+
+
 class LocalExecutor:
     """Threads on this machine. The simulator releases the GIL for a whole run, so `jobs` runs
     proceed in parallel on `jobs` cores."""
 
     def __init__(self, jobs: int | None = None) -> None:
-        self.jobs = jobs if jobs and jobs > 0 else default_jobs()
+        check_jobs(jobs)
+        self.jobs = jobs or default_jobs()
 
     def map_unordered(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
         if not items:
