@@ -23,7 +23,11 @@ def test_a_scalar_grid_value_is_one_value_not_its_characters(short_scenario: Pat
 def test_numpy_values_are_their_python_values(short_scenario: Path) -> None:
     tasks = plan(
         short_scenario,
-        {"links.0.loss": np.array([0.0, 0.01]), "flows.0.cca": [{"name": "newreno", "beta": np.float32(0.5)}], "seed": np.arange(3, 5)},
+        {
+            "links.0.loss": np.array([0.0, 0.01]),
+            "flows.0.cca": [{"name": "newreno", "beta": np.float32(0.5)}],
+            "seed": np.arange(3, 5),
+        },
     )
     assert [(t.params["links.0.loss"], t.seed) for t in tasks] == [(0.0, 3), (0.0, 4), (0.01, 3), (0.01, 4)]
     for t in tasks:

@@ -3,6 +3,7 @@ traceback, and no output directory. None of these need the simulation engine."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -185,3 +186,20 @@ def test_reproduce_quick_says_failing_claims_are_expected(
     assert res.returncode == 0, res.stderr
     assert "1/2 claims hold" in res.stdout
     assert ("some claims are expected to fail in quick mode" in res.stderr) == quick, res.stderr
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_a_long_single_run_shows_its_wall_time_only_on_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tty: bool
+) -> None:
+    import time
+
+    import polycc.cli as cli_module
+
+    monkeypatch.setattr(cli_module, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
+    assert cli_module._with_progress(lambda: time.sleep(0.6) or 42, "running x") == 42
+    err = capsys.readouterr().err
+    assert ("running x: 0 s" in err) == tty, err
+    with pytest.raises(ZeroDivisionError):  # an error in the run reaches the caller
+        cli_module._with_progress(lambda: 1 / 0, "running y")
