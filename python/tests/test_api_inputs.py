@@ -111,3 +111,14 @@ def test_cca_parameters_come_from_the_controllers() -> None:
     assert params["beta"].expects is None and params["beta"].range is not None
     for name in polycc.cca_names():
         polycc.cca_parameters(name)  # every builder answers
+
+
+def test_a_sweep_over_one_scalar_value_runs_once(short_scenario: Path, tmp_path: Path) -> None:
+    df = polycc.sweep(
+        short_scenario, {"links.0.rate": "10Mbps"}, jobs=1, out_dir=tmp_path / "sw", plots=False
+    )
+    assert list(df["links.0.rate"]) == ["10Mbps"] and list(df["status"]) == ["ok"]
+    import json
+
+    manifest = json.loads((tmp_path / "sw" / "sweep.json").read_text())
+    assert manifest["grid"] == {"links.0.rate": ["10Mbps"]}
