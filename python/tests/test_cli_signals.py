@@ -75,7 +75,8 @@ def test_a_signal_during_a_sweep_removes_its_temporary_directory(
     assert leftovers(out.parent) == [] and not out.exists()
 
 
-def test_sigterm_ends_a_long_single_run_at_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_ends_a_long_single_run_at_once(tmp_path: Path, sig: signal.Signals, status: int) -> None:
     scen = tmp_path / "s.toml"
     scen.write_text(scenario_text().replace('duration = "3s"', 'duration = "100000s"'))
     proc = start("run", scen, "--out", tmp_path / "out", "--no-plots", cwd=tmp_path)
@@ -83,11 +84,11 @@ def test_sigterm_ends_a_long_single_run_at_once(tmp_path: Path) -> None:
         time.sleep(1.0)
         assert proc.poll() is None
         t0 = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
         _, err = proc.communicate(timeout=TIMEOUT_S)
         waited = time.monotonic() - t0
     finally:
         proc.kill()
-    assert proc.returncode == 143, err
-    assert waited < 30, f"the run went on for {waited:.0f} s after SIGTERM"
+    assert proc.returncode == status, err
+    assert waited < 30, f"the run went on for {waited:.0f} s after the signal"
     assert leftovers(tmp_path) == [] and not (tmp_path / "out").exists()
