@@ -35,6 +35,18 @@ def wait_for(cond: object, what: str) -> None:
         time.sleep(0.05)
 
 
+def handles(pid: int, sig: signal.Signals) -> bool:
+    """Whether the process has installed its handler for `sig` (Linux: SigCgt in /proc), so
+    that a signal sent while Python is still starting is not taken for the CLI's answer."""
+    status = Path(f"/proc/{pid}/status")
+    if not status.exists():
+        return True
+    for line in status.read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+    return True
+
+
 def leftovers(d: Path) -> list[str]:
     return sorted(p.name for p in d.iterdir() if p.name.startswith("."))
 
@@ -81,7 +93,8 @@ def test_a_signal_ends_a_long_single_run_at_once(tmp_path: Path, sig: signal.Sig
     scen.write_text(scenario_text().replace('duration = "3s"', 'duration = "100000s"'))
     proc = start("run", scen, "--out", tmp_path / "out", "--no-plots", cwd=tmp_path)
     try:
-        time.sleep(1.0)
+        wait_for(lambda: handles(proc.pid, sig) or proc.poll() is not None, "the signal handler")
+        time.sleep(0.5)  # into the run
         assert proc.poll() is None
         t0 = time.monotonic()
         proc.send_signal(sig)
