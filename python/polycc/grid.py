@@ -8,6 +8,7 @@ validated before anything runs, so a typo costs nothing.
 from __future__ import annotations
 
 import math
+import numbers
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -131,7 +132,7 @@ def plan(
 ) -> list[RunTask]:
     """Expands grid × seeds into tasks and validates every point. Raises GridError or ScenarioError."""
     base = load_base(source)
-    _check_seeds(base, seeds)
+    seeds = _check_seeds(base, seeds)
     doc = base.to_dict()
     grid = normalise_grid(base, grid)
     for key, values in grid.items():
@@ -173,7 +174,7 @@ def plan_points(
     """Tasks for explicit points, each a {key: value} dict of overrides applied together (for keys
     that vary jointly, e.g. the loss of both directions), × seeds. Raises GridError or ScenarioError."""
     base = load_base(source)
-    _check_seeds(base, seeds)
+    seeds = _check_seeds(base, seeds)
     if not points:
         raise GridError(f"{base.origin}: no points to run")
     for i, point in enumerate(points):
@@ -182,10 +183,7 @@ def plan_points(
                 raise GridError(f"{base.origin}: points[{i}]: give seeds with `seeds`, not as a point key")
             if not _KEY.match(key):
                 raise GridError(f"{base.origin}: points[{i}]: {key!r} is not a key path; {GRID_HELP}")
-    try:
-        points = [{k: plain(v, f"points[{i}].{k}") for k, v in p.items()} for i, p in enumerate(points)]
-    except GridError as e:
-        raise GridError(f"{base.origin}: {e}") from None
+    points = normalise_points(base, points)
     first = base.to_dict().get("seed", 1)
     if not isinstance(first, int) or isinstance(first, bool) or not 0 <= first <= MAX_SEED:
         base.validate()
@@ -198,6 +196,14 @@ def normalise_grid(base: Scenario, grid: Mapping[str, Any]) -> dict[str, list[An
     """{key: [plain values]} (see `grid_values`); errors name the scenario and the key."""
     try:
         return {k: grid_values(k, v) for k, v in grid.items()}
+    except GridError as e:
+        raise GridError(f"{base.origin}: {e}") from None
+
+
+def normalise_points(base: Scenario, points: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Explicit points with plain values (see `plain`); errors name the point and the key."""
+    try:
+        return [{k: plain(v, f"points[{i}].{k}") for k, v in p.items()} for i, p in enumerate(points)]
     except GridError as e:
         raise GridError(f"{base.origin}: {e}") from None
 
@@ -218,9 +224,11 @@ def plain_document(doc: Mapping[str, Any], origin: str = DICT_ORIGIN) -> dict[st
         raise ScenarioError(f"{origin}: {e}") from None
 
 
-def _check_seeds(base: Scenario, seeds: Any) -> None:
-    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+def _check_seeds(base: Scenario, seeds: Any) -> int:
+    """`seeds` as an int (numpy integers included); GridError unless it is at least 1."""
+    if isinstance(seeds, bool) or not isinstance(seeds, numbers.Integral) or seeds < 1:
         raise GridError(f"{base.origin}: seeds must be an integer of at least 1, got {seeds!r}")
+    return int(seeds)
 
 
 def _tasks(base: Scenario, combos: list[dict[str, Any]], seed_values: list[int]) -> list[RunTask]:

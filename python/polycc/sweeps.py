@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from polycc.executors import Executor, LocalExecutor, check_jobs
-from polycc.grid import load_base, normalise_grid, parse_grid, plan, plan_points
+from polycc.grid import load_base, normalise_grid, normalise_points, parse_grid, plan, plan_points
 from polycc.outdir import atomic_dir, relative_link
 from polycc.report import render_sweep_index
 from polycc.scenario import Scenario, ScenarioSource, format_value
@@ -128,7 +128,7 @@ def sweep(
         tasks = plan(base, grid, seeds=seeds)
         keys = [k for k in grid if k != "seed"]
     elif all(isinstance(g, Mapping) for g in grid) and grid:
-        points = [dict(g) for g in grid if isinstance(g, Mapping)]
+        points = normalise_points(base, [g for g in grid if isinstance(g, Mapping)])
         tasks = plan_points(base, points, seeds=seeds)
         keys = list(dict.fromkeys(k for p in points for k in p))
     else:

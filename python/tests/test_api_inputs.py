@@ -122,3 +122,14 @@ def test_a_sweep_over_one_scalar_value_runs_once(short_scenario: Path, tmp_path:
 
     manifest = json.loads((tmp_path / "sw" / "sweep.json").read_text())
     assert manifest["grid"] == {"links.0.rate": ["10Mbps"]}
+
+
+def test_points_take_numpy_values_and_record_them_plainly(short_scenario: Path, tmp_path: Path) -> None:
+    points = [{"links.0.loss": np.float64(0.0), "flows.0.cca": np.str_("cubic")}]
+    polycc.sweep(short_scenario, points, seeds=np.int64(1), jobs=1, out_dir=tmp_path / "p", plots=False)
+    import json
+
+    manifest = json.loads((tmp_path / "p" / "sweep.json").read_text())
+    assert manifest["points"] == [{"links.0.loss": 0.0, "flows.0.cca": "cubic"}]
+    with pytest.raises(polycc.GridError, match=r"points\[0\]\.links\.0\.loss: nan is not a value"):
+        polycc.sweep(short_scenario, [{"links.0.loss": np.nan}])
