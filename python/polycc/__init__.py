@@ -15,7 +15,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from polycc._native import ScenarioError, __version__, cca_names, cca_summary
+from polycc._native import FusionError, ScenarioError, __version__, cca_names
+from polycc.ccas import UnknownCcaError, cca_parameters, cca_summary
 
 if TYPE_CHECKING:
     from polycc.api import RunResult, run
@@ -36,13 +37,16 @@ _LAZY = {
 
 __all__ = [
     "Executor",
+    "FusionError",
     "GridError",
     "LocalExecutor",
     "RunResult",
     "Scenario",
     "ScenarioError",
+    "UnknownCcaError",
     "__version__",
     "cca_names",
+    "cca_parameters",
     "cca_summary",
     "run",
     "sweep",

@@ -14,6 +14,15 @@ __version__: str
 class ScenarioError(ValueError):
     """A scenario is invalid; the message is "ORIGIN: key.path: what is wrong and what is allowed"."""
 
+class FusionError(RuntimeError):
+    """A Python fusion function failed (wrong signature, an exception, or a result that is not a
+    finite positive number); the message names the fusion and the function."""
+
+class NativeParameter(TypedDict):
+    name: str
+    expects: str | None
+    range: tuple[float, float] | None
+
 class NativeOutput(TypedDict):
     summary_json: str
     resolved_toml: str
@@ -52,3 +61,4 @@ def validate_json(
 ) -> str: ...
 def cca_names() -> list[str]: ...
 def cca_summary(name: str) -> str | None: ...
+def cca_parameters(name: str) -> list[NativeParameter] | None: ...

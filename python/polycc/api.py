@@ -131,4 +131,6 @@ def run(
     >>> r.flows.groupby("flow").goodput_mbps.mean()                 # doctest: +SKIP
     >>> polycc.run(s, fusions={"lowest": lambda v, pilot, q, target: min(v)})  # doctest: +SKIP
     """
-    return run_scenario(Scenario.load(source), seed=seed, fusions=fusions)
+    from polycc.grid import load_base
+
+    return run_scenario(load_base(source), seed=seed, fusions=fusions)

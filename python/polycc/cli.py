@@ -1,18 +1,23 @@
 """The `polycc` command line.
 
-Every user error (bad scenario, bad option, unusable output directory) prints one message on
-stderr and exits with status 2 before any output directory is created. An internal failure exits
-with status 1 and asks for a bug report; neither prints a Python traceback.
+Every user error (bad scenario, bad option, unusable output directory, a failing Python fusion
+function) prints one message on stderr and exits with status 2 before any output directory is
+created. An internal failure exits with status 1 and asks for a bug report; neither prints a
+Python traceback. Ctrl-C exits with 130 and SIGTERM with 143 (128 + the signal), after removing
+the temporary directory of an unfinished result.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, NoReturn
+from typing import IO, Any, NoReturn, TypeVar
 
 import click
 
@@ -20,6 +25,18 @@ from polycc import _native
 
 EXIT_USER = 2
 EXIT_INTERNAL = 1
+#: 128 + the signal number, as a shell reports a process killed by it.
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+EXIT_TERMINATED = 128 + signal.SIGTERM
+#: A single run longer than this shows its progress on stderr (when stderr is a terminal).
+PROGRESS_AFTER_S = 3.0
+
+T = TypeVar("T")
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived. A BaseException, like KeyboardInterrupt, so that only cleanup
+    (`finally`, `except BaseException`) runs on its way out."""
 
 
 class UserError(click.ClickException):
@@ -40,6 +57,7 @@ class InternalError(click.ClickException):
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Turns the library's exceptions into CLI errors with the right exit status."""
+    from polycc.ccas import UnknownCcaError
     from polycc.demo import DemoError
     from polycc.grid import GridError
     from polycc.outdir import OutputError
@@ -47,7 +65,15 @@ def user_errors() -> Iterator[None]:
 
     try:
         yield
-    except (_native.ScenarioError, GridError, OverrideError, OutputError, DemoError) as e:
+    except (
+        _native.ScenarioError,
+        _native.FusionError,
+        GridError,
+        OverrideError,
+        OutputError,
+        DemoError,
+        UnknownCcaError,
+    ) as e:
         raise UserError(str(e)) from None
     except OSError as e:
         raise UserError(f"{e.filename or ''}: {e.strerror or e}".lstrip(": ")) from None
@@ -98,10 +124,45 @@ def run(file: Path, out: Path | None, seed: int | None, plots: bool) -> None:
         from polycc.api import run_scenario
         from polycc.results import write_run
 
-        result = run_scenario(scenario, seed=seed)
+        result = _with_progress(lambda: run_scenario(scenario, seed=seed), f"running {name}")
         write_run(result, target, plots=plots)
     _print_run(result.summary)
     click.echo(f"report: {(target / 'report.html').resolve()}")
+
+
+def _with_progress(fn: Callable[[], T], what: str) -> T:
+    """Runs `fn` in a thread while this one waits, so that Ctrl-C and SIGTERM are handled at
+    once (the simulator holds the thread it runs on until the end of the run); past
+    PROGRESS_AFTER_S, shows the wall time on stderr when stderr is a terminal. The simulator has
+    no progress hook, so simulated time is not shown."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # handed to the waiting thread
+            box["error"] = e
+
+    # A daemon thread: on Ctrl-C the process exits without waiting for the run.
+    thread = threading.Thread(target=target, name="polycc-run", daemon=True)
+    t0 = time.monotonic()
+    thread.start()
+    shown = False
+    tty = sys.stderr.isatty()
+    try:
+        while thread.is_alive():
+            thread.join(0.25)
+            elapsed = time.monotonic() - t0
+            if tty and elapsed >= PROGRESS_AFTER_S and thread.is_alive():
+                sys.stderr.write(f"\r{what}: {elapsed:.0f} s")
+                sys.stderr.flush()
+                shown = True
+    finally:
+        if shown:
+            sys.stderr.write("\n")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
 
 
 def _print_run(summary: dict[str, Any]) -> None:
@@ -232,25 +293,71 @@ def reproduce(
         doc = None
     with user_errors():
         try:
-            result = run_reproduce(paper, quick=quick, out=out, doc=doc, jobs=jobs, plots=plots)
+            result = run_reproduce(
+                paper, quick=quick, out=out, doc=doc, jobs=jobs, plots=plots, progress=True
+            )
         except ReproduceError as e:
             raise UserError(str(e)) from None
     for r in result.reproductions:
         click.echo(f"  {'ok  ' if r.holds else 'FAIL'} {r.id} {r.figure}: paper {r.paper}, ours {r.ours}")
     held = sum(r.holds for r in result.reproductions)
     click.echo(f"{held}/{len(result.reproductions)} claims hold ({result.runs} runs)")
+    if quick and held < len(result.reproductions):
+        click.echo(
+            "note: --quick runs shortened experiments (seconds instead of minutes, fewer seeds) to "
+            "check that the pipeline works; some claims are expected to fail in quick mode. "
+            f"Run `polycc reproduce {paper}` without --quick to check the claims.",
+            err=True,
+        )
     if result.doc is not None:
         click.echo(f"updated: {result.doc}")
     click.echo(f"index: {(result.out / 'index.html').resolve()}")
 
 
 @cli.command()
-def ccas() -> None:
-    """List the registered congestion controllers and policies."""
+@click.argument("name", required=False, metavar="[NAME]")
+def ccas(name: str | None) -> None:
+    """List the registered congestion controllers and policies, or show NAME's parameters."""
+    if name is not None:
+        _show_cca(name)
+        return
     names = _native.cca_names()
     width = max((len(n) for n in names), default=0)
     for n in names:
         click.echo(f"{n:<{width}}  {_native.cca_summary(n) or ''}")
+
+
+#: Serde's names for what a parameter takes, in words.
+_KINDS = {
+    **{f"u{n}": "an integer >= 0" for n in (8, 16, 32, 64)},
+    **{f"i{n}": "an integer" for n in (8, 16, 32, 64)},
+    "a sequence": "a list",
+    "not a number": "a name or a table (see the defaults)",
+}
+
+
+def _show_cca(name: str) -> None:
+    """One controller: summary, parameters (type, range) and the README's defaults and source."""
+    from polycc.ccas import cca_parameters, cca_summary, documented
+
+    with user_errors():
+        summary = cca_summary(name)
+        params = cca_parameters(name)
+    click.echo(f"{name}: {summary}")
+    if params:
+        click.echo("parameters:")
+        width = max(len(p.name) for p in params)
+        for p in params:
+            kind = _KINDS.get(p.expects or "", p.expects or "a number")
+            bounds = f" in [{p.range[0]:g}, {p.range[1]:g}]" if p.range is not None else ""
+            click.echo(f"  {p.name:<{width}}  {kind}{bounds}")
+    else:
+        click.echo("parameters: none")
+    doc = documented(name)
+    if doc is not None:
+        click.echo(f"defaults: {doc.parameters}")
+        click.echo(f"source: {doc.source}")
+    click.echo(f'use: cca = {{ name = "{name}", <parameter> = <value>, ... }}')
 
 
 @cli.command()
@@ -264,19 +371,38 @@ def check(file: Path) -> None:
     click.echo(f"{file}: ok ({name})")
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> NoReturn:
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
     try:
-        cli.main(args=argv, prog_name="polycc", standalone_mode=True)
+        # Not standalone: click would turn Ctrl-C into "Aborted!" with status 1.
+        code = cli.main(args=argv, prog_name="polycc", standalone_mode=False)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort as e:
+        if isinstance(e.__cause__, KeyboardInterrupt):
+            click.echo("polycc: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        click.echo("polycc: aborted", err=True)
+        sys.exit(EXIT_INTERNAL)
     except KeyboardInterrupt:
-        click.echo("polycc: interrupted", err=True)
-        sys.exit(130)
+        click.echo("\npolycc: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except Terminated:
+        click.echo("polycc: terminated", err=True)
+        sys.exit(EXIT_TERMINATED)
     except Exception as e:
         # A bug, not a user error: say so in one line; POLYCC_DEBUG=1 shows the traceback.
         if os.environ.get("POLYCC_DEBUG"):
             raise
         InternalError(f"{type(e).__name__}: {e} (set POLYCC_DEBUG=1 for the traceback)").show()
         sys.exit(EXIT_INTERNAL)
-    sys.exit(0)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -114,10 +114,17 @@ def run_demo(
             for i, s in enumerate(scenarios)
         ]
         outcomes: list[RunOutcome] = []
-        for o in executor.map_unordered(execute, tasks):
-            outcomes.append(o)
-            if on_done is not None:
-                on_done(o)
+        results = executor.map_unordered(execute, tasks)
+        try:
+            for o in results:
+                outcomes.append(o)
+                if on_done is not None:
+                    on_done(o)
+        finally:
+            # Stop the runs before an interrupt removes the directory they write into.
+            close = getattr(results, "close", None)
+            if close is not None:
+                close()
         outcomes.sort(key=lambda o: o.task.index)
         entries = [_entry(o, tmp) for o in outcomes]
         (tmp / "index.html").write_text(

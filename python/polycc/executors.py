@@ -5,6 +5,7 @@ added without touching them.
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -32,12 +33,23 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def check_jobs(jobs: object) -> None:
+    """Raises ValueError unless `jobs` is None (all cores) or a positive integer."""
+    if jobs is None:
+        return
+    if isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral) or jobs < 1:
+        raise ValueError(
+            f"jobs: {jobs!r} is not a number of parallel runs; give a positive integer, or None for all cores"
+        )
+
+
 class LocalExecutor:
     """Threads on this machine. The simulator releases the GIL for a whole run, so `jobs` runs
     proceed in parallel on `jobs` cores."""
 
     def __init__(self, jobs: int | None = None) -> None:
-        self.jobs = jobs if jobs and jobs > 0 else default_jobs()
+        check_jobs(jobs)
+        self.jobs = int(jobs) if jobs is not None else default_jobs()
 
     def map_unordered(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
         if not items:

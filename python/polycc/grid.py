@@ -7,13 +7,16 @@ validated before anything runs, so a typo costs nothing.
 
 from __future__ import annotations
 
+import math
+import numbers
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import product
 from typing import Any
 
-from polycc.scenario import OverrideError, Scenario, ScenarioSource, format_value
+from polycc._native import ScenarioError
+from polycc.scenario import DICT_ORIGIN, OverrideError, Scenario, ScenarioSource, format_value
 from polycc.tasks import RunTask
 
 _KEY = re.compile(r"^[A-Za-z0-9_\-*]+(\.[A-Za-z0-9_\-*]+)*$")
@@ -24,6 +27,49 @@ GRID_HELP = "write --grid KEY=V1,V2,... with KEY a dotted path such as links.0.r
 
 class GridError(ValueError):
     """A --grid specification is malformed or does not fit the scenario."""
+
+
+#: What a scenario value can be; anything else is refused with its key path.
+_ALLOWED = "allowed: strings, integers, finite floats, booleans, lists and tables of them"
+
+
+def plain(value: Any, where: str) -> Any:
+    """`value` as plain JSON-able Python data: numpy scalars and arrays become Python numbers and
+    lists, tuples become lists. NaN, infinities and other objects raise GridError naming `where`
+    (the key path), since a scenario cannot hold them."""
+    if isinstance(value, bool | str) or value is None:
+        return value
+    item = getattr(value, "item", None)
+    if callable(item) and type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
+        value = item()  # a numpy scalar: its Python value
+        if isinstance(value, bool | str):
+            return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise GridError(f"{where}: {value} is not a value a scenario can hold; {_ALLOWED}")
+        return float(value)
+    if isinstance(value, Mapping):
+        return {str(k): plain(v, f"{where}.{k}") for k, v in value.items()}
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist) and type(value).__module__ in ("numpy", "pandas.core.series"):
+        value = tolist()
+    if isinstance(value, list | tuple):
+        return [plain(v, f"{where}.{i}") for i, v in enumerate(value)]
+    raise GridError(f"{where}: {value!r} ({type(value).__name__}) is not a scenario value; {_ALLOWED}")
+
+
+def grid_values(key: str, values: Any) -> list[Any]:
+    """The values to try for `key`: a list (tuple, range, numpy array, ...) of values, or one
+    scalar value (a string is one value, not its characters; a table is one value)."""
+    if (
+        isinstance(values, str | bytes | Mapping)
+        or not isinstance(values, Iterable)
+        or getattr(values, "ndim", 1) == 0
+    ):
+        values = [values]
+    return [plain(v, f"--grid {key}") for v in values]
 
 
 def split_values(text: str) -> list[str]:
@@ -85,11 +131,10 @@ def plan(
     seeds: int = 1,
 ) -> list[RunTask]:
     """Expands grid × seeds into tasks and validates every point. Raises GridError or ScenarioError."""
-    base = Scenario.load(source)
-    if seeds < 1:
-        raise GridError(f"{base.origin}: --seeds must be at least 1, got {seeds}")
+    base = load_base(source)
+    seeds = _check_seeds(base, seeds)
     doc = base.to_dict()
-    grid = {k: list(v) for k, v in grid.items()}
+    grid = normalise_grid(base, grid)
     for key, values in grid.items():
         if not values:
             raise GridError(f"{base.origin}: --grid {key}: no values")
@@ -128,9 +173,8 @@ def plan_points(
 ) -> list[RunTask]:
     """Tasks for explicit points, each a {key: value} dict of overrides applied together (for keys
     that vary jointly, e.g. the loss of both directions), × seeds. Raises GridError or ScenarioError."""
-    base = Scenario.load(source)
-    if seeds < 1:
-        raise GridError(f"{base.origin}: --seeds must be at least 1, got {seeds}")
+    base = load_base(source)
+    seeds = _check_seeds(base, seeds)
     if not points:
         raise GridError(f"{base.origin}: no points to run")
     for i, point in enumerate(points):
@@ -139,12 +183,52 @@ def plan_points(
                 raise GridError(f"{base.origin}: points[{i}]: give seeds with `seeds`, not as a point key")
             if not _KEY.match(key):
                 raise GridError(f"{base.origin}: points[{i}]: {key!r} is not a key path; {GRID_HELP}")
+    points = normalise_points(base, points)
     first = base.to_dict().get("seed", 1)
     if not isinstance(first, int) or isinstance(first, bool) or not 0 <= first <= MAX_SEED:
         base.validate()
         first = 1
     seed_values = [(first + i) % (MAX_SEED + 1) for i in range(seeds)]
     return _tasks(base, [dict(p) for p in points], seed_values)
+
+
+def normalise_grid(base: Scenario, grid: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """{key: [plain values]} (see `grid_values`); errors name the scenario and the key."""
+    try:
+        return {k: grid_values(k, v) for k, v in grid.items()}
+    except GridError as e:
+        raise GridError(f"{base.origin}: {e}") from None
+
+
+def normalise_points(base: Scenario, points: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Explicit points with plain values (see `plain`); errors name the point and the key."""
+    try:
+        return [{k: plain(v, f"points[{i}].{k}") for k, v in p.items()} for i, p in enumerate(points)]
+    except GridError as e:
+        raise GridError(f"{base.origin}: {e}") from None
+
+
+def load_base(source: ScenarioSource | Scenario) -> Scenario:
+    """`Scenario.load`, with a dict's numpy values made plain and NaN / infinities refused with
+    their key path (raises ScenarioError, as for any other bad scenario)."""
+    if isinstance(source, Mapping):
+        source = plain_document(source)
+    return Scenario.load(source)
+
+
+def plain_document(doc: Mapping[str, Any], origin: str = DICT_ORIGIN) -> dict[str, Any]:
+    """A scenario dict as plain data (see `plain`); a bad value is a ScenarioError naming its key."""
+    try:
+        return {str(k): plain(v, str(k)) for k, v in doc.items()}
+    except GridError as e:
+        raise ScenarioError(f"{origin}: {e}") from None
+
+
+def _check_seeds(base: Scenario, seeds: Any) -> int:
+    """`seeds` as an int (numpy integers included); GridError unless it is at least 1."""
+    if isinstance(seeds, bool) or not isinstance(seeds, numbers.Integral) or seeds < 1:
+        raise GridError(f"{base.origin}: seeds must be an integer of at least 1, got {seeds!r}")
+    return int(seeds)
 
 
 def _tasks(base: Scenario, combos: list[dict[str, Any]], seed_values: list[int]) -> list[RunTask]:

@@ -14,8 +14,8 @@ from typing import Any
 
 import pandas as pd
 
-from polycc.executors import Executor, LocalExecutor
-from polycc.grid import parse_grid, plan, plan_points
+from polycc.executors import Executor, LocalExecutor, check_jobs
+from polycc.grid import load_base, normalise_grid, normalise_points, parse_grid, plan, plan_points
 from polycc.outdir import atomic_dir, relative_link
 from polycc.report import render_sweep_index
 from polycc.scenario import Scenario, ScenarioSource, format_value
@@ -105,6 +105,7 @@ def sweep(
     executor: Executor | None = None,
     plots: bool = True,
     progress: bool = False,
+    progress_label: str = "sweep",
 ) -> pd.DataFrame:
     """Runs the sweep and returns one row per run (see `summary_metrics` for the metric columns).
 
@@ -114,14 +115,20 @@ def sweep(
 
     With `out_dir`, also writes DIR/results.parquet, DIR/sweep.json, DIR/index.html and each run's
     results directory DIR/runs/<run-id>/, atomically (all or nothing).
+
+    `jobs` is the number of parallel runs (a positive integer; None: all cores). With
+    `progress`, a bar of runs done / total (labelled `progress_label`) shows on stderr when it
+    is a terminal.
     """
-    base = Scenario.load(source)
+    check_jobs(jobs)
+    base = load_base(source)
     points: list[dict[str, Any]] | None = None
     if isinstance(grid, Mapping):
+        grid = normalise_grid(base, grid)
         tasks = plan(base, grid, seeds=seeds)
         keys = [k for k in grid if k != "seed"]
     elif all(isinstance(g, Mapping) for g in grid) and grid:
-        points = [dict(g) for g in grid if isinstance(g, Mapping)]
+        points = normalise_points(base, [g for g in grid if isinstance(g, Mapping)])
         tasks = plan_points(base, points, seeds=seeds)
         keys = list(dict.fromkeys(k for p in points for k in p))
     else:
@@ -130,7 +137,7 @@ def sweep(
         keys = [k for k in grid if k != "seed"]
     executor = executor or LocalExecutor(jobs)
     if out_dir is None:
-        return results_frame(_execute_all(executor, tasks, progress), keys)
+        return results_frame(_execute_all(executor, tasks, progress, progress_label), keys)
 
     out = Path(out_dir)
     with atomic_dir(out) as tmp:
@@ -138,7 +145,7 @@ def sweep(
             replace(t, out_dir=str(tmp / "runs" / t.run_id), plots=plots, back="../../index.html")
             for t in tasks
         ]
-        outcomes = _execute_all(executor, tasks, progress)
+        outcomes = _execute_all(executor, tasks, progress, progress_label)
         df = results_frame(outcomes, keys)
         df.to_parquet(tmp / "results.parquet", index=False)
         manifest: dict[str, Any] = {
@@ -172,12 +179,24 @@ def sweep(
     return df
 
 
-def _execute_all(executor: Executor, tasks: Sequence[RunTask], progress: bool) -> list[RunOutcome]:
+def _execute_all(
+    executor: Executor, tasks: Sequence[RunTask], progress: bool, desc: str = "sweep"
+) -> list[RunOutcome]:
     from tqdm import tqdm
 
     outcomes: list[RunOutcome] = []
-    with tqdm(total=len(tasks), unit="run", desc="sweep", disable=None if progress else True) as bar:
-        for outcome in executor.map_unordered(execute, tasks):
-            outcomes.append(outcome)
-            bar.update(1)
+    results = executor.map_unordered(execute, tasks)
+    try:
+        # tqdm's disable=None: shown only when stderr is a terminal.
+        with tqdm(total=len(tasks), unit="run", desc=desc, disable=None if progress else True) as bar:
+            for outcome in results:
+                outcomes.append(outcome)
+                bar.update(1)
+    finally:
+        # On Ctrl-C or SIGTERM, stop the executor (it waits for the runs under way) before the
+        # caller removes the directory they write into; a suspended generator would otherwise
+        # live on in the traceback, and its runs recreate the directory after its removal.
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
     return outcomes

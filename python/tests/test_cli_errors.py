@@ -3,6 +3,8 @@ traceback, and no output directory. None of these need the simulation engine."""
 
 from __future__ import annotations
 
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -143,3 +145,61 @@ def test_internal_errors_are_one_line_not_a_traceback(
     err = capsys.readouterr().err
     assert err.startswith("polycc: internal error: KeyError") and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_ccas_name_shows_the_parameters_and_an_unknown_name_lists_the_known() -> None:
+    res = polycc("ccas", "cubic")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0].startswith("cubic: ")
+    assert any(line.split()[:1] == ["hystart"] and "a boolean" in line for line in lines), res.stdout
+    assert any(line.split()[:1] == ["beta"] and " in [" in line for line in lines), res.stdout
+    assert "defaults: `beta` (0.7)" in res.stdout and "source: RFC 9438" in res.stdout
+    res = polycc("ccas", "cubc")
+    assert res.returncode == 2
+    assert "unknown congestion control 'cubc'; known: " in res.stderr and "newreno" in res.stderr
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_reproduce_quick_says_failing_claims_are_expected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, quick: bool
+) -> None:
+    import polycc.reproduce as rep
+    from polycc.reproduce.common import Reproduction
+
+    def claim(rid: str, holds: bool) -> Reproduction:
+        return Reproduction(
+            id=rid, figure="Fig. 1", claim="c", paper="1", ours="2", holds=holds, criterion="x"
+        )
+
+    @dataclass
+    class FakeSection:
+        reproductions: list[Reproduction]
+
+    def fake(paper: str, **kwargs: object) -> rep.ReportResult:
+        assert kwargs["progress"] is True
+        section = FakeSection([claim("1a", True), claim("1b", False)])
+        return rep.ReportResult(paper=paper, sections=[section], out=tmp_path, doc=None, runs=2)  # type: ignore[list-item]
+
+    monkeypatch.setattr(rep, "reproduce", fake)
+    res = polycc("reproduce", "pcc", "--no-doc", *(["--quick"] if quick else []))
+    assert res.returncode == 0, res.stderr
+    assert "1/2 claims hold" in res.stdout
+    assert ("some claims are expected to fail in quick mode" in res.stderr) == quick, res.stderr
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_a_long_single_run_shows_its_wall_time_only_on_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tty: bool
+) -> None:
+    import time
+
+    import polycc.cli as cli_module
+
+    monkeypatch.setattr(cli_module, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
+    assert cli_module._with_progress(lambda: time.sleep(0.6) or 42, "running x") == 42
+    err = capsys.readouterr().err
+    assert ("running x: 0 s" in err) == tty, err
+    with pytest.raises(ZeroDivisionError):  # an error in the run reaches the caller
+        cli_module._with_progress(lambda: 1 / 0, "running y")

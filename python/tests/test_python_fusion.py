@@ -198,3 +198,48 @@ def test_a_bad_fusion_reference_is_a_clear_user_error(tmp_path: Path, fuse: str,
         for frag in [str(f), f'flows.0.cca.fuse = "{fuse}"', why]:
             assert frag in res.stderr, (frag, res.stderr)
     assert not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# A fusion's own errors are the user's (FusionError; `polycc run` exits 2), naming the function.
+
+
+@pytest.mark.parametrize(
+    ("bad", "shown"), [(float("nan"), "NaN"), (float("inf"), "inf"), (-5.0, "-5"), (0.0, "0")]
+)
+def test_a_fusion_returning_no_window_is_an_error_naming_it_and_the_value(bad: float, shown: str) -> None:
+    def odd(values: list[float], pilot: int, quantity: str, target: float | None) -> float:
+        return bad
+
+    with pytest.raises(polycc.FusionError, match=rf"fusion py:odd returned {shown} at its call 1 .*odd"):
+        polycc.run(halving("py:odd"), fusions={"odd": odd})
+
+
+def test_a_fusion_with_the_wrong_signature_is_refused_before_the_run() -> None:
+    def two(values: list[float], pilot: int) -> float:
+        return min(values)
+
+    expected = r"fusion py:two: .*<locals>\.two\(values: .*, pilot: [^,]*\) .* cannot be called as a fusion"
+    with pytest.raises(polycc.FusionError, match=expected) as e:
+        polycc.run(halving("py:two"), fusions={"two": two})
+    assert "fn(values, pilot, quantity, target) -> float" in str(e.value)
+    # A FusionError is a RuntimeError, as it was before it had its own type.
+    assert isinstance(e.value, RuntimeError)
+
+
+def test_a_fusion_of_the_wrong_signature_is_a_user_error_in_the_cli(tmp_path: Path) -> None:
+    from conftest import polycc_process
+
+    (tmp_path / "my_fusions.py").write_text("def lowest(values):\n    return min(values)\n")
+    f = tmp_path / "scenario.toml"
+    f.write_text(halving_toml("py:my_fusions.py:lowest"))
+    for command in (["check", f], ["run", f, "--out", tmp_path / "out"]):
+        res = polycc_process(*command)
+        assert res.returncode == 2, (res.returncode, res.stderr)
+        assert "bug in polycc" not in res.stderr and "Traceback" not in res.stderr
+        assert "lowest(values)" in res.stderr and "fn(values, pilot, quantity, target)" in res.stderr
+    (tmp_path / "my_fusions.py").write_text("def lowest(values, pilot, quantity, target):\n    return -1.0\n")
+    res = polycc_process("run", f, "--out", tmp_path / "out")
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    assert "returned -1 at its call 1" in res.stderr and "bug in polycc" not in res.stderr
+    assert not (tmp_path / "out").exists()

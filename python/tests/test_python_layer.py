@@ -32,7 +32,10 @@ def test_native_exports() -> None:
     assert issubclass(polycc.ScenarioError, ValueError)
     assert "newreno" in polycc.cca_names()
     assert polycc.cca_summary("newreno")
-    assert polycc.cca_summary("nosuchcca") is None
+    # The raw binding answers None; the package raises with the known names.
+    assert _native.cca_summary("nosuchcca") is None
+    with pytest.raises(polycc.UnknownCcaError, match=r"known: .*newreno"):
+        polycc.cca_summary("nosuchcca")
 
 
 def test_scenario_error_message_is_the_rust_display(tmp_path: Path) -> None:

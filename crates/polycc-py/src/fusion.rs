@@ -11,24 +11,44 @@
 //! is allowed for exact comparisons with the built-in functions. BENCHMARKS.md has the measured
 //! cost per call.
 //!
-//! The first exception (or a result that is not a float) stops the function for the rest of
-//! the run (the pilot's own value is used, as for any non-finite result) and is raised once
-//! the run returns, naming the fusion and the time.
+//! Errors are the user's, raised as `polycc._native.FusionError` (a `RuntimeError`, which the
+//! CLI reports with exit status 2), naming the fusion and its function:
+//! - a callable that cannot be called with those four arguments is refused before the run;
+//! - the first exception, or a result that is not a finite positive float (NaN, an infinity, 0
+//!   or a negative number: no window or rate), stops the function for the rest of the run (the
+//!   pilot's own value is used) and is raised once the run returns, naming the call and the
+//!   value. An error rather than a silent fallback: a fusion that returns NaN is a bug in it,
+//!   and a run that quietly followed the pilot would look like a result of the fusion.
 
 use polycc::policies::poly::fusion::{Every, Fusion, FusionInput};
 use polycc::policies::poly::{register_fusion, FusionFactory, PY_PREFIX};
 use polycc::Registry;
+use pyo3::create_exception;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::sync::{Arc, Mutex};
 
-/// The first failure of any Python fusion in one run: its message, and the Python exception.
+create_exception!(
+    polycc._native,
+    FusionError,
+    PyRuntimeError,
+    "A Python fusion function failed: wrong signature, an exception, or a result that is not a \
+     finite positive number. The message names the fusion and the function."
+);
+
+/// How a fusion is called, for messages.
+const SIGNATURE: &str = "fn(values, pilot, quantity, target) -> float";
+
+/// A failure's message, and the Python exception behind it (none for a bad result).
+type Failure = (String, Option<PyErr>);
+
+/// The first failure of any Python fusion in one run.
 #[derive(Clone, Default)]
-pub struct FirstError(Arc<Mutex<Option<(String, PyErr)>>>);
+pub struct FirstError(Arc<Mutex<Option<Failure>>>);
 
 impl FirstError {
-    fn record(&self, what: String, err: PyErr) {
+    fn record(&self, what: String, err: Option<PyErr>) {
         // A poisoned lock only means another instance panicked while recording; keep the first.
         let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
@@ -36,15 +56,47 @@ impl FirstError {
         }
     }
 
-    /// The recorded failure as a `RuntimeError` whose cause is the callable's own exception.
+    /// The recorded failure as a `FusionError` whose cause is the callable's own exception.
     pub fn take(&self, py: Python<'_>) -> Option<PyErr> {
         let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
         slot.take().map(|(what, cause)| {
-            let e = PyRuntimeError::new_err(what);
-            e.set_cause(py, Some(cause));
+            let e = FusionError::new_err(what);
+            e.set_cause(py, cause);
             e
         })
     }
+}
+
+/// `module.qualname` of a callable, for messages.
+fn describe(func: &Bound<'_, PyAny>) -> String {
+    let attr = |name: &str| func.getattr(name).and_then(|v| v.extract::<String>()).ok();
+    match (attr("__module__"), attr("__qualname__")) {
+        (Some(m), Some(q)) => format!("{m}.{q}"),
+        (None, Some(q)) => q,
+        _ => func.repr().map(|r| r.to_string()).unwrap_or_default(),
+    }
+}
+
+/// Refuses a callable that cannot take the four arguments of a fusion call. A callable whose
+/// signature Python cannot tell (some built-ins) is let through; calling it will tell.
+fn check_signature(py: Python<'_>, name: &str, func: &Bound<'_, PyAny>) -> PyResult<()> {
+    let inspect = py.import("inspect")?;
+    let Ok(sig) = inspect.call_method1("signature", (func,)) else {
+        return Ok(());
+    };
+    if sig
+        .call_method1("bind", (Vec::<f64>::new(), 0, "cwnd", py.None()))
+        .is_ok()
+    {
+        return Ok(());
+    }
+    Err(FusionError::new_err(format!(
+        "fusion {PY_PREFIX}{name}: {}{} cannot be called as a fusion; a fusion is called as \
+         {SIGNATURE} (values: the members' own values in pool order; pilot: the pilot's index; \
+         quantity: \"cwnd\" or \"rate\"; target: a float or None)",
+        describe(func),
+        sig.str()?,
+    )))
 }
 
 /// Python callables by name, taken from the `fusions` argument (with the GIL held).
@@ -71,6 +123,7 @@ impl PyFusions {
                     "fusions[{name:?}] is not callable"
                 )));
             }
+            check_signature(v.py(), &name, &v)?;
             funcs.push((name, v.unbind()));
         }
         Ok(PyFusions {
@@ -134,21 +187,35 @@ impl Fusion for PyFusion {
                     )
                 })
                 .and_then(|r| r.extract::<f64>(py));
-            match called {
-                Ok(v) => v,
-                Err(e) => {
-                    self.failed = true;
-                    self.errors.record(
-                        format!(
-                            "fusion {} failed at its call {} (fn(values, pilot, quantity, target) \
-                             must return a float): {e}",
-                            self.label, self.calls
-                        ),
-                        e,
-                    );
-                    f64::NAN
-                }
-            }
+            let failure = match called {
+                Ok(v) if v.is_finite() && v > 0.0 => return v,
+                Ok(v) => (
+                    format!(
+                        "returned {v} at its call {} (values {:?}, pilot {}, quantity {:?}); \
+                         a fusion must return a finite positive number (bytes for \"cwnd\", \
+                         bit/s for \"rate\")",
+                        self.calls,
+                        input.values,
+                        input.pilot,
+                        input.quantity.name()
+                    ),
+                    None,
+                ),
+                Err(e) => (
+                    format!(
+                        "failed at its call {} ({SIGNATURE} must return a float): {e}",
+                        self.calls
+                    ),
+                    Some(e),
+                ),
+            };
+            self.failed = true;
+            let func = describe(self.func.bind(py));
+            self.errors.record(
+                format!("fusion {} {} (function {func})", self.label, failure.0),
+                failure.1,
+            );
+            f64::NAN
         })
     }
 

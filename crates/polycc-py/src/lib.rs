@@ -8,7 +8,7 @@
 
 mod fusion;
 
-use fusion::PyFusions;
+use fusion::{FusionError, PyFusions};
 use polycc::Registry;
 use polycc_sim::scenario::{self, Origin};
 use polycc_sim::{Column, Model, RunOutput, SimError, Table};
@@ -251,9 +251,31 @@ fn cca_summary(name: &str) -> Option<String> {
     Registry::standard().summary(name).map(str::to_string)
 }
 
+/// The parameters a registered controller accepts, or None for an unknown name: a list of dicts
+/// with `name`, `expects` (what a non-number must be, e.g. "a boolean"; None for numbers) and
+/// `range` ((lo, hi) when the controller checks one; else None).
+#[pyfunction]
+fn cca_parameters<'py>(py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyList>>> {
+    let registry = Registry::standard();
+    let found = py.allow_threads(|| guarded(|| Ok(registry.parameters(name))))?;
+    let Some(params) = found else {
+        return Ok(None);
+    };
+    let list = PyList::empty(py);
+    for p in params {
+        let d = PyDict::new(py);
+        d.set_item("name", p.name)?;
+        d.set_item("expects", p.expects)?;
+        d.set_item("range", p.range)?;
+        list.append(d)?;
+    }
+    Ok(Some(list))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("FusionError", m.py().get_type::<FusionError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
@@ -261,6 +283,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;
     m.add_function(wrap_pyfunction!(cca_names, m)?)?;
     m.add_function(wrap_pyfunction!(cca_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(cca_parameters, m)?)?;
     Ok(())
 }
 

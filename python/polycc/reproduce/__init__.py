@@ -91,12 +91,16 @@ def reproduce(
     jobs: int | None = None,
     executor: Executor | None = None,
     plots: bool = True,
+    progress: bool = False,
 ) -> ReportResult:
     """Runs `paper`'s experiments into `out` (default results/reproduce-<paper>[-quick]), written
     atomically, with `out/REPRODUCTION-<paper>.md`, `out/reproductions.json` and `out/index.html`.
-    With `doc`, also regenerates the paper's section of that document."""
+    With `doc`, also regenerates the paper's section of that document. With `progress`, each
+    experiment shows its runs done / total on stderr (when it is a terminal)."""
+    from polycc.executors import check_jobs
     from polycc.outdir import atomic_dir, check_output_dir
 
+    check_jobs(jobs)
     module_name = PAPERS.get(paper)
     if module_name is None:
         raise ReproduceError(f"unknown paper {paper!r}; known: {', '.join(sorted(PAPERS))}")
@@ -111,7 +115,14 @@ def reproduce(
         raise ReproduceError(f"{doc}: not a file")
     with atomic_dir(target) as tmp:
         ctx = Context(
-            repo=root, scenarios=scenarios, out=tmp, quick=quick, jobs=jobs, executor=executor, plots=plots
+            repo=root,
+            scenarios=scenarios,
+            out=tmp,
+            quick=quick,
+            jobs=jobs,
+            executor=executor,
+            plots=plots,
+            progress=progress,
         )
         sections: list[Section] = module.experiments(ctx)
         command = f"polycc reproduce {paper}{' --quick' if quick else ''}"

@@ -236,8 +236,11 @@ class Context:
         jobs: int | None = None,
         executor: Executor | None = None,
         plots: bool = True,
+        progress: bool = False,
     ) -> None:
         self.repo = repo
+        #: Show runs done / total of each experiment on stderr (when it is a terminal).
+        self.progress = progress
         self.scenarios = scenarios
         self.out = out
         self.quick = quick
@@ -287,6 +290,8 @@ class Context:
             out_dir=self.out / name,
             executor=self.executor,
             plots=self.plots,
+            progress=self.progress,
+            progress_label=f"{name} ({self.runs} runs before)",
         )
         self.sim_wall_s += time.perf_counter() - t0
         self.runs += len(df)
