@@ -253,7 +253,7 @@ fn check_prob(origin: &Origin, path: &str, p: f64) -> Result<(), ScenarioError> 
 fn bytes_of(size: &Size, full_packet: u64, bdp_bytes: u64) -> u64 {
     match *size {
         Size::Bytes(b) => b,
-        Size::Packets(n) => n * full_packet,
+        Size::Packets(n) => n.saturating_mul(full_packet),
         Size::Bdp(k) => (k * bdp_bytes as f64).round() as u64,
     }
 }
