@@ -23,8 +23,14 @@ pub fn load_mahimahi_within(path: &Path, max_file_bytes: u64) -> Result<(Vec<u64
     let shown = path.display();
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot read trace {shown}: {e}"))?;
     if !meta.is_file() {
-        let what = if meta.is_dir() { "a directory" } else { "not a regular file (a FIFO, socket or device)" };
-        return Err(format!("trace {shown} is {what}; give a mahimahi trace file"));
+        let what = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        };
+        return Err(format!(
+            "trace {shown} is {what}; give a mahimahi trace file"
+        ));
     }
     if meta.len() > max_file_bytes {
         return Err(format!(

@@ -224,7 +224,11 @@ pub(super) fn check_flow_count(
         .enumerate()
         .map(|(i, f)| Term {
             key: format!("flows[{i}].count"),
-            what: format!("flows[{i}]: {} flows × {}", f.count, bytes(FLOW_FIXED_BYTES)),
+            what: format!(
+                "flows[{i}]: {} flows × {}",
+                f.count,
+                bytes(FLOW_FIXED_BYTES)
+            ),
             amount: f64::from(f.count) * FLOW_FIXED_BYTES,
         })
         .collect();
@@ -240,14 +244,17 @@ pub(super) fn check_synth(
     limits: &Limits,
 ) -> Result<(), ScenarioError> {
     let secs = duration.as_secs_f64();
-    let points = s.max.value.as_bytes_per_sec_f64() * secs / crate::trace::MAHIMAHI_OPPORTUNITY_BYTES as f64;
+    let points =
+        s.max.value.as_bytes_per_sec_f64() * secs / crate::trace::MAHIMAHI_OPPORTUNITY_BYTES as f64;
     over(
         origin,
         vec![Term {
             key: at.to_string(),
             what: format!(
                 "a random walk up to {} over `duration` {}: {} delivery opportunities",
-                s.max, duration, count(points)
+                s.max,
+                duration,
+                count(points)
             ),
             amount: points * TRACE_POINT_BYTES,
         }],
@@ -337,7 +344,11 @@ pub(super) fn check_model(
     ];
     let mut events = vec![Term {
         key: "bin".into(),
-        what: format!("{} bins × {} flows and link directions", count(bins), model.flows.len() + dirs),
+        what: format!(
+            "{} bins × {} flows and link directions",
+            count(bins),
+            model.flows.len() + dirs
+        ),
         amount: bins * (model.flows.len() + dirs) as f64,
     }];
 
@@ -349,13 +360,19 @@ pub(super) fn check_model(
     let mut max_rtt = vec![0.0f64; model.links.len()];
     for (j, f) in model.flows.iter().enumerate() {
         let i = entry.get(j).copied().unwrap_or(0);
-        let delays: f64 = f.path.iter().map(|&l| model.links[l].delay.as_secs_f64()).sum();
+        let delays: f64 = f
+            .path
+            .iter()
+            .map(|&l| model.links[l].delay.as_secs_f64())
+            .sum();
         let rtt = f.rtt.as_secs_f64() + 2.0 * delays;
         for &l in &f.path {
             max_rtt[l] = max_rtt[l].max(rtt);
         }
-        let span = (secs - f.start.as_secs_f64().min(secs))
-            .min(f.stop.map_or(secs, |s| s.as_secs_f64() - f.start.as_secs_f64()));
+        let span = (secs - f.start.as_secs_f64().min(secs)).min(
+            f.stop
+                .map_or(secs, |s| s.as_secs_f64() - f.start.as_secs_f64()),
+        );
         let rwnd = f.rwnd.unwrap_or(DEFAULT_RWND) as f64;
         let rate = match f.traffic {
             Traffic::Cbr { rate } | Traffic::Poisson { rate } => rate.as_bytes_per_sec_f64(),
@@ -380,9 +397,21 @@ pub(super) fn check_model(
             Traffic::Web { interval, .. } => {
                 let n = span / interval.as_secs_f64();
                 let key = format!("flows[{i}].traffic.interval");
-                let what = format!("flow {:?}: {} web transfers (one per {interval})", f.id, count(n));
-                memory.push(Term { key: key.clone(), what: what.clone(), amount: n * TRANSFER_BYTES });
-                events.push(Term { key, what, amount: n * EVENTS_PER_TRANSFER });
+                let what = format!(
+                    "flow {:?}: {} web transfers (one per {interval})",
+                    f.id,
+                    count(n)
+                );
+                memory.push(Term {
+                    key: key.clone(),
+                    what: what.clone(),
+                    amount: n * TRANSFER_BYTES,
+                });
+                events.push(Term {
+                    key,
+                    what,
+                    amount: n * EVENTS_PER_TRANSFER,
+                });
             }
             Traffic::Video(v) => {
                 let n = span / v.interval.as_secs_f64();
@@ -399,14 +428,25 @@ pub(super) fn check_model(
     let mut held_by_links = 0.0;
     for (l, link) in model.links.iter().enumerate() {
         let key = capacity_key(model, l);
-        for (d, dir) in [(2 * l, Some(&link.forward)), (2 * l + 1, link.reverse.as_ref())] {
+        for (d, dir) in [
+            (2 * l, Some(&link.forward)),
+            (2 * l + 1, link.reverse.as_ref()),
+        ] {
             let cap = dir.map_or(f64::INFINITY, |x| peak_bytes_per_sec(&x.capacity));
             let rate = responsive[d].min(cap) + unresponsive[d];
             let packets = rate * secs / full_packet;
-            let name = if d % 2 == 0 { link.id.clone() } else { format!("{}:reverse", link.id) };
+            let name = if d % 2 == 0 {
+                link.id.clone()
+            } else {
+                format!("{}:reverse", link.id)
+            };
             events.push(Term {
                 key: key.clone(),
-                what: format!("{} packets crossing link {name:?} over `duration` {}", count(packets), model.duration),
+                what: format!(
+                    "{} packets crossing link {name:?} over `duration` {}",
+                    count(packets),
+                    model.duration
+                ),
                 amount: packets * EVENTS_PER_PACKET,
             });
             if let Some(x) = dir {
@@ -420,10 +460,17 @@ pub(super) fn check_model(
                 // An unlimited direction holds what crosses it for a round trip.
                 held_by_links += (responsive[d] + unresponsive[d]) * max_rtt[l] / full_packet;
             }
-            if let Some(Capacity::Trace { opportunities_ms, .. }) = dir.map(|x| &x.capacity) {
+            if let Some(Capacity::Trace {
+                opportunities_ms, ..
+            }) = dir.map(|x| &x.capacity)
+            {
                 memory.push(Term {
                     key: key.clone(),
-                    what: format!("link {:?}: {} trace points", link.id, count(opportunities_ms.len() as f64)),
+                    what: format!(
+                        "link {:?}: {} trace points",
+                        link.id,
+                        count(opportunities_ms.len() as f64)
+                    ),
                     amount: opportunities_ms.len() as f64 * TRACE_POINT_BYTES,
                 });
             }

@@ -1,9 +1,9 @@
 //! A link's forward capacity: a constant `rate`, a `schedule` of steps and ramps, or a `trace`
 //! (a mahimahi file or a synthesised one).
 
+use super::budget::{self, Limits};
 use crate::scenario::spec::{Capacity, LinkSpec, SchedulePoint, TraceSpec};
 use crate::scenario::{Origin, ScenarioError};
-use super::budget::{self, Limits};
 use crate::trace;
 use polycc::units::Duration;
 
