@@ -168,6 +168,12 @@ fn a_fifo_as_trace_is_refused_without_blocking() {
     assert_mentions(&e, &["links[0].trace", "not a regular file"]);
     let e = error_of(&with_trace(&dir));
     assert_mentions(&e, &["links[0].trace", "directory"]);
+    // A FIFO given as the scenario file itself.
+    let e = polycc_sim::scenario::load_file(&fifo, &Registry::standard())
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert_mentions(&e, &["trace.fifo", "not a regular file"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -32,7 +32,8 @@ pub(super) fn dir_model(
     // At least one full packet either way: a smaller byte limit would drop every data packet.
     if limit_packets == Some(0) || limit_bytes.is_some_and(|b| b < full_packet) {
         let given = match limit_bytes {
-            Some(b) => format!("{} ({b} bytes)", q.size),
+            Some(b) if q.size.text != format!("{b}B") => format!("{} ({b} bytes)", q.size),
+            Some(_) => q.size.to_string(),
             None => q.size.to_string(),
         };
         return Err(origin.err(
