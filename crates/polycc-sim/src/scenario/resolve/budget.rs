@@ -360,6 +360,8 @@ pub(super) fn check_model(
     // RTT, unresponsive ones at their rate, all within the capacity for responsive traffic.
     let mut responsive = vec![0.0f64; 2 * model.links.len()];
     let mut unresponsive = vec![0.0f64; 2 * model.links.len()];
+    // The smallest packet crossing each direction (video datagrams may be smaller than full).
+    let mut packet = vec![full_packet; 2 * model.links.len()];
     let mut window_packets = 0.0;
     let mut max_rtt = vec![0.0f64; model.links.len()];
     for (j, f) in model.flows.iter().enumerate() {
@@ -390,6 +392,9 @@ pub(super) fn check_model(
         }
         for &l in &f.path {
             let d = 2 * l + usize::from(f.reverse);
+            if let Traffic::Video(v) = f.traffic {
+                packet[d] = packet[d].min(v.packet as f64);
+            }
             let share = rate * span / secs.max(1e-9);
             if f.traffic.is_unresponsive() {
                 unresponsive[d] += share;
@@ -438,7 +443,7 @@ pub(super) fn check_model(
         ] {
             let cap = dir.map_or(f64::INFINITY, |x| peak_bytes_per_sec(&x.capacity));
             let rate = responsive[d].min(cap) + unresponsive[d];
-            let packets = rate * secs / full_packet;
+            let packets = rate * secs / packet[d];
             let name = if d % 2 == 0 {
                 link.id.clone()
             } else {
