@@ -48,6 +48,12 @@ class Scenario:
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Scenario:
         p = Path(path)
+        # Reading a FIFO or a device would block or never end: only a regular file is read.
+        if p.exists() and not p.is_dir() and not p.is_file():
+            raise ScenarioError(
+                f"{p}: cannot read the scenario: not a regular file (a FIFO, socket or device); "
+                "give a TOML file"
+            )
         try:
             text = p.read_text(encoding="utf-8")
         except FileNotFoundError:

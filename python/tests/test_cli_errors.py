@@ -3,6 +3,7 @@ traceback, and no output directory. None of these need the simulation engine."""
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -203,3 +204,23 @@ def test_a_long_single_run_shows_its_wall_time_only_on_a_terminal(
     assert ("running x: 0 s" in err) == tty, err
     with pytest.raises(ZeroDivisionError):  # an error in the run reaches the caller
         cli_module._with_progress(lambda: 1 / 0, "running y")
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_a_fifo_as_scenario_is_refused_without_blocking(tmp_path: Path, command: str) -> None:
+    f = tmp_path / "scenario.fifo"
+    os.mkfifo(f)
+    res = polycc(command, f)
+    _assert_user_error(res, f, ["not a regular file"])
+
+
+@pytest.mark.parametrize("name", ["../../escaped", "/tmp/polycc-absolute", "a\\u0000b", ".hidden"])
+def test_a_name_that_is_not_a_file_name_writes_nothing(tmp_path: Path, name: str) -> None:
+    work = tmp_path / "a" / "b"
+    work.mkdir(parents=True)
+    f = work / "s.toml"
+    f.write_text(scenario_text().replace('name = "short"', f'name = "{name}"'))
+    res = polycc_process("run", f, "--no-plots", cwd=work)
+    _assert_user_error(res, f, ["name:", "letters, digits"])
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a", "b", "s.toml"]
+    assert not Path("/tmp/polycc-absolute").exists()

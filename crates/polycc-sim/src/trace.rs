@@ -4,20 +4,49 @@
 use crate::scenario::spec::SynthTrace;
 use polycc::units::{Duration, Rate};
 use rand::{Rng, SeedableRng};
+use std::io::Read;
 use std::path::Path;
 
 /// Bytes one mahimahi opportunity carries. mahimahi's own PACKET_SIZE is 1504 (the TUN MTU);
 /// polycc uses 1500 so a trace line is one full-size IP packet, as its README states.
 pub const MAHIMAHI_OPPORTUNITY_BYTES: u64 = 1500;
 
-/// Reads a mahimahi trace: returns the opportunity timestamps (ms) and the loop period (the last
-/// timestamp, as mahimahi advances its base time on wrap-around).
+/// Reads a mahimahi trace of any size (see [`load_mahimahi_within`]).
 pub fn load_mahimahi(path: &Path) -> Result<(Vec<u64>, u64), String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
-    parse_mahimahi(&text).map_err(|m| format!("trace {}: {m}", path.display()))
+    load_mahimahi_within(path, u64::MAX)
 }
 
+/// Reads a mahimahi trace: returns the opportunity timestamps (ms) and the loop period (the last
+/// timestamp, as mahimahi advances its base time on wrap-around). Only a regular file is read
+/// (a FIFO or a device would block or never end), and only up to `max_file_bytes`.
+pub fn load_mahimahi_within(path: &Path, max_file_bytes: u64) -> Result<(Vec<u64>, u64), String> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read trace {shown}: {e}"))?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        };
+        return Err(format!(
+            "trace {shown} is {what}; give a mahimahi trace file"
+        ));
+    }
+    if meta.len() > max_file_bytes {
+        return Err(format!(
+            "trace {shown} has {} bytes, more than the {max_file_bytes} the memory limit allows (see `limits.memory`)",
+            meta.len()
+        ));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(max_file_bytes).read_to_string(&mut text))
+        .map_err(|e| format!("cannot read trace {shown}: {e}"))?;
+    parse_mahimahi(&text).map_err(|m| format!("trace {shown}: {m}"))
+}
+
+/// Parses mahimahi text. Errors give the line number and what was expected, never the line's
+/// content (the file may be one the user should not see, e.g. a path mistyped to a secret).
 pub fn parse_mahimahi(text: &str) -> Result<(Vec<u64>, u64), String> {
     let mut out = Vec::with_capacity(text.len() / 6);
     let mut last = 0u64;
@@ -28,7 +57,7 @@ pub fn parse_mahimahi(text: &str) -> Result<(Vec<u64>, u64), String> {
         }
         let v: u64 = line.parse().map_err(|_| {
             format!(
-                "line {}: {line:?} is not a non-negative integer millisecond timestamp",
+                "line {}: expected a non-negative integer millisecond timestamp (one per line)",
                 i + 1
             )
         })?;

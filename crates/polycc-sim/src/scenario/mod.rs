@@ -253,7 +253,7 @@ fn check_prob(origin: &Origin, path: &str, p: f64) -> Result<(), ScenarioError> 
 fn bytes_of(size: &Size, full_packet: u64, bdp_bytes: u64) -> u64 {
     match *size {
         Size::Bytes(b) => b,
-        Size::Packets(n) => n * full_packet,
+        Size::Packets(n) => n.saturating_mul(full_packet),
         Size::Bdp(k) => (k * bdp_bytes as f64).round() as u64,
     }
 }
@@ -278,6 +278,13 @@ pub fn nominal_rate(c: &Capacity) -> Rate {
 /// Parses and validates a scenario file.
 pub fn load_file(path: &Path, registry: &Registry) -> Result<Model, ScenarioError> {
     let origin = Origin::file(path);
+    // Reading a FIFO or a device would block or never end: only a regular file is read.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return Err(origin.err(
+            "",
+            "cannot read the scenario: not a regular file (a FIFO, socket or device); give a TOML file",
+        ));
+    }
     let text = std::fs::read_to_string(path)
         .map_err(|e| origin.err("", format!("cannot read the scenario: {e}")))?;
     let sc = parse_toml(&text, &origin)?;

@@ -15,6 +15,20 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
     Some((v, unit.trim()))
 }
 
+/// Largest value of any quantity in its base unit (ns, bit/s, bytes, packets): 2^62, so that
+/// the sum of two never overflows 64 bits and nothing saturates silently (2^62 ns is 146 years).
+pub const MAX_QUANTITY: u64 = 1 << 62;
+
+/// The value in base units, or an error when it does not fit below [`MAX_QUANTITY`].
+fn checked_base(s: &str, v: f64, per_unit: f64, largest: &str) -> Result<u64, String> {
+    let x = (v * per_unit).round();
+    if x.is_finite() && x <= MAX_QUANTITY as f64 {
+        Ok(x as u64)
+    } else {
+        Err(format!("{s:?} is too large; at most {largest}"))
+    }
+}
+
 /// Parses a duration such as "30ms", "1.5s", "200us", "0".
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let bad = || {
@@ -33,7 +47,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "" if v == 0.0 => 1.0,
         _ => return Err(bad()),
     };
-    Ok(Duration((v * ns_per).round() as u64))
+    Ok(Duration(checked_base(s, v, ns_per, "146 years (2^62 ns)")?))
 }
 
 /// Parses a rate such as "100Mbps", "1.5Gbps", "500kbps", "12000bps".
@@ -45,14 +59,37 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
     if v < 0.0 || !v.is_finite() {
         return Err(format!("{s:?}: a rate cannot be negative"));
     }
-    let mult = match unit.to_ascii_lowercase().as_str() {
-        "bps" => 1.0,
-        "kbps" => 1e3,
-        "mbps" => 1e6,
-        "gbps" => 1e9,
+    // The prefix is case-insensitive ("mbps", "MBPS"); the b of bits is not: "MBps" reads as
+    // megabytes per second elsewhere, and reading it as megabits would be off by 8.
+    let (prefix, rest) = match unit.char_indices().nth(1) {
+        Some((k, _)) if unit.len() > 3 => unit.split_at(k),
+        _ => ("", unit),
+    };
+    let mult = match prefix.to_ascii_lowercase().as_str() {
+        "" => 1.0,
+        "k" => 1e3,
+        "m" => 1e6,
+        "g" => 1e9,
         _ => return Err(bad()),
     };
+    if rest.len() == 3 && rest.starts_with('B') && rest[1..].eq_ignore_ascii_case("ps") {
+        return Err(format!(
+            "{s:?}: rates are in bits per second (bps, Kbps, Mbps, Gbps); B (bytes) is not accepted: write \"{}{prefix}bps\" for {s}, or \"{}{prefix}bps\" if bits were meant",
+            fmt_num(v * 8.0),
+            fmt_num(v),
+        ));
+    }
+    if !rest.eq_ignore_ascii_case("bps") {
+        return Err(bad());
+    }
+    checked_base(s, v, mult, "2^62 bit/s")?;
     Ok(Rate::from_bps_f64(v * mult))
+}
+
+/// A number as short as it can be written ("400", "2.5").
+fn fmt_num(x: f64) -> String {
+    let t = format!("{x:.6}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// A buffer or transfer size.
@@ -72,13 +109,13 @@ pub fn parse_size(s: &str) -> Result<Size, String> {
     if v < 0.0 || !v.is_finite() {
         return Err(format!("{s:?}: a size cannot be negative"));
     }
-    let bytes = |m: f64| Ok(Size::Bytes((v * m).round() as u64));
+    let bytes = |m: f64| Ok(Size::Bytes(checked_base(s, v, m, "2^62 bytes")?));
     match unit {
         "pkt" | "pkts" | "packets" => {
             if v.fract() != 0.0 {
                 return Err(format!("{s:?}: a packet count must be a whole number"));
             }
-            Ok(Size::Packets(v as u64))
+            Ok(Size::Packets(checked_base(s, v, 1.0, "2^62 packets")?))
         }
         "B" => bytes(1.0),
         "KB" | "kB" => bytes(1e3),
@@ -86,6 +123,7 @@ pub fn parse_size(s: &str) -> Result<Size, String> {
         "GB" => bytes(1e9),
         "KiB" => bytes(1024.0),
         "MiB" => bytes(1024.0 * 1024.0),
+        "GiB" => bytes(1024.0 * 1024.0 * 1024.0),
         "bdp" | "BDP" => Ok(Size::Bdp(v)),
         _ => Err(bad()),
     }

@@ -41,6 +41,22 @@ pub struct Scenario {
     pub ack_bytes: u64,
     pub links: Vec<LinkSpec>,
     pub flows: Vec<FlowSpec>,
+    /// How much memory and work the run may take (estimated before it starts); defaults from
+    /// `POLYCC_MAX_MEMORY` / `POLYCC_MAX_EVENTS` or the machine's memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<LimitsSpec>,
+}
+
+/// `limits`: raise (or lower) the bounds a run is checked against before it starts.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSpec {
+    /// Most memory the run may need, e.g. "16GiB".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<SizeQ>,
+    /// Most simulator events the run may take, e.g. 1e10.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<f64>,
 }
 
 fn default_duration() -> DurationQ {

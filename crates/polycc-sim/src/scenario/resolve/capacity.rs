@@ -1,6 +1,7 @@
 //! A link's forward capacity: a constant `rate`, a `schedule` of steps and ramps, or a `trace`
 //! (a mahimahi file or a synthesised one).
 
+use super::budget::{self, Limits};
 use crate::scenario::spec::{Capacity, LinkSpec, SchedulePoint, TraceSpec};
 use crate::scenario::{Origin, ScenarioError};
 use crate::trace;
@@ -14,6 +15,7 @@ pub(super) fn resolve_capacity(
     l: &LinkSpec,
     seed: u64,
     duration: Duration,
+    limits: &Limits,
 ) -> Result<Capacity, ScenarioError> {
     let at = |k: &str| format!("links[{i}].{k}");
     let given = [l.rate.is_some(), l.schedule.is_some(), l.trace.is_some()]
@@ -36,8 +38,12 @@ pub(super) fn resolve_capacity(
     } else {
         let spec = l.trace.as_ref().expect("one of three");
         let (opps, period) = match spec {
-            TraceSpec::File(p) => trace::load_mahimahi(&origin.base_dir.join(p)),
+            TraceSpec::File(p) => trace::load_mahimahi_within(
+                &origin.base_dir.join(p),
+                budget::max_trace_file_bytes(limits),
+            ),
             TraceSpec::Synth(s) => {
+                budget::check_synth(origin, &at("trace"), s, duration, limits)?;
                 trace::synthesize(s, seed ^ (i as u64).wrapping_mul(0x9E37_79B9), duration)
             }
         }

@@ -68,6 +68,7 @@ pub(super) fn resolve_flows(
 fn resolve_flow(cx: &Context, i: usize, f: &FlowSpec) -> Result<FlowModel, ScenarioError> {
     let origin = cx.origin;
     let at = |k: &str| format!("flows[{i}].{k}");
+    super::check_name(origin, &at("id"), &f.id)?;
     if f.rtt.value.is_zero() {
         return Err(origin.err(at("rtt"), "must be positive"));
     }

@@ -1,6 +1,7 @@
 //! Links: capacity, random loss and propagation delay with their schedule, jitter, the reverse
 //! direction, ACK aggregation.
 
+use super::budget::Limits;
 use super::capacity::resolve_capacity;
 use super::queues::dir_model;
 use crate::scenario::spec::{Capacity, Direction, LinkSpec, Scenario};
@@ -9,17 +10,22 @@ use crate::scenario::{
 };
 use polycc::units::Duration;
 
+/// Why a loss of 1.0 in force to the end of the run is refused: nothing is acknowledged, so the
+/// transport never declares a loss and the summary would report none.
+const TOTAL_LOSS: &str = "1.0 loses every packet to the end of the run: nothing arrives or is acknowledged, so no loss could even be measured; allowed: 0.0 to below 1.0 (for an outage, set loss = 1.0 at a schedule point and end it at a later one)";
+
 /// Every link; `max_rtt_on_link` sizes buffers given in bdp.
 pub(super) fn resolve_links(
     sc: &Scenario,
     origin: &Origin,
     max_rtt_on_link: &[Duration],
     full_packet: u64,
+    limits: &Limits,
 ) -> Result<Vec<LinkModel>, ScenarioError> {
     sc.links
         .iter()
         .enumerate()
-        .map(|(i, l)| resolve_link(sc, origin, i, l, max_rtt_on_link[i], full_packet))
+        .map(|(i, l)| resolve_link(sc, origin, i, l, max_rtt_on_link[i], full_packet, limits))
         .collect()
 }
 
@@ -31,11 +37,17 @@ fn resolve_link(
     l: &LinkSpec,
     max_rtt: Duration,
     full_packet: u64,
+    limits: &Limits,
 ) -> Result<LinkModel, ScenarioError> {
     let at = |k: &str| format!("links[{i}].{k}");
-    let capacity = resolve_capacity(origin, i, l, sc.seed, sc.duration.value)?;
+    let capacity = resolve_capacity(origin, i, l, sc.seed, sc.duration.value, limits)?;
     check_prob(origin, &at("loss"), l.loss)?;
     check_prob(origin, &at("ack_loss"), l.ack_loss)?;
+    for (key, p) in [("loss", l.loss), ("ack_loss", l.ack_loss)] {
+        if p >= 1.0 {
+            return Err(origin.err(at(key), TOTAL_LOSS));
+        }
+    }
     let mut conditions = resolve_conditions(origin, i, l)?;
     let (forward, reverse) = resolve_directions(origin, i, l, capacity, max_rtt, full_packet)?;
     // A change at time zero is the link's starting condition.
@@ -129,6 +141,7 @@ fn resolve_conditions(
     l: &LinkSpec,
 ) -> Result<Vec<ConditionChange>, ScenarioError> {
     let mut conditions = Vec::new();
+    let mut last_point = 0;
     let (mut loss, mut ack_loss, mut delay) = (l.loss, l.ack_loss, l.delay.value);
     for (j, p) in l.schedule.iter().flatten().enumerate() {
         if p.loss.is_none() && p.ack_loss.is_none() && p.delay.is_none() {
@@ -151,6 +164,18 @@ fn resolve_conditions(
             ack_loss,
             delay,
         });
+        last_point = j;
+    }
+    // An outage must end: a total loss left in force to the end of the run is refused.
+    if let Some(c) = conditions.last() {
+        for (key, p) in [("loss", c.loss), ("ack_loss", c.ack_loss)] {
+            if p >= 1.0 {
+                return Err(origin.err(
+                    format!("links[{i}].schedule[{last_point}].{key}"),
+                    TOTAL_LOSS,
+                ));
+            }
+        }
     }
     Ok(conditions)
 }

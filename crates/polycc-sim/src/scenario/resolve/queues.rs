@@ -29,10 +29,18 @@ pub(super) fn dir_model(
         Size::Packets(n) => (None, Some(n)),
         ref s => (Some(bytes_of(s, full_packet, bdp)), None),
     };
-    if limit_bytes == Some(0) || limit_packets == Some(0) {
+    // At least one full packet either way: a smaller byte limit would drop every data packet.
+    if limit_packets == Some(0) || limit_bytes.is_some_and(|b| b < full_packet) {
+        let given = match limit_bytes {
+            Some(b) if q.size.text != format!("{b}B") => format!("{} ({b} bytes)", q.size),
+            Some(_) => q.size.to_string(),
+            None => q.size.to_string(),
+        };
         return Err(origin.err(
             format!("{at}.size"),
-            "a queue must hold at least one packet",
+            format!(
+                "{given} holds less than one full packet; allowed: at least \"1pkt\" or \"{full_packet}B\" (mss + header_bytes)"
+            ),
         ));
     }
     if q.kind == QueueKind::FqCodel && q.quantum == 0 {

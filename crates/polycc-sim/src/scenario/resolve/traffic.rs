@@ -37,7 +37,7 @@ fn resolve_traffic(t: &TrafficSpec, mss: u64) -> Result<Traffic, String> {
         match s.value {
             Size::Bytes(0) | Size::Packets(0) => Err("size must be positive".into()),
             Size::Bytes(b) => Ok(b),
-            Size::Packets(n) => Ok(n * mss),
+            Size::Packets(n) => Ok(n.saturating_mul(mss)),
             Size::Bdp(_) => Err("a transfer size cannot be given in bdp".into()),
         }
     };
