@@ -267,3 +267,32 @@ fn names_and_ids_that_are_not_safe_file_names_are_refused() {
         load(&GOOD.replace("id = \"a\"", &format!("id = \"{ok}\""))).unwrap();
     }
 }
+/// Jain's index is over the flows that ran: a flow starting at or after the end has no share.
+#[test]
+fn a_flow_that_never_starts_is_not_in_jains_index() {
+    let out = common::run(
+        r#"
+        name = "late"
+        duration = "3s"
+        [[links]]
+        id = "b"
+        rate = "10Mbps"
+        [[flows]]
+        id = "a"
+        cca = "cubic"
+        rtt = "30ms"
+        [[flows]]
+        id = "late"
+        cca = "cubic"
+        rtt = "30ms"
+        start = "10s"
+    "#,
+    );
+    assert_eq!(out.summary.flows[1].active_s, 0.0);
+    assert!(out.summary.flows[0].goodput_mbps > 5.0);
+    assert!(
+        (out.summary.jain_index - 1.0).abs() < 1e-12,
+        "jain {}",
+        out.summary.jain_index
+    );
+}

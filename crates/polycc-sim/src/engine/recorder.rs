@@ -562,7 +562,13 @@ impl Recorder {
                 });
             }
         }
-        let goodputs: Vec<f64> = fs.iter().map(|f| f.goodput_mbps).collect();
+        // Fairness among the flows that ran: one that never started (its start at or after the
+        // end) has no share to be fair about.
+        let goodputs: Vec<f64> = fs
+            .iter()
+            .filter(|f| f.active_s > 0.0)
+            .map(|f| f.goodput_mbps)
+            .collect();
         Summary {
             name: model.scenario.name.clone(),
             seed: model.scenario.seed,
