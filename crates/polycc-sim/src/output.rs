@@ -109,7 +109,10 @@ pub struct Summary {
 /// One column of a long-format table.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Column {
-    F64(Vec<Option<f64>>),
+    /// Numbers, NaN standing for null (no value): the simulator records only finite numbers,
+    /// and a plain `f64` is half the size of an `Option<f64>` (time series grow with the
+    /// simulated time: 50 flows for 600 s are 300 000 rows).
+    F64(Vec<f64>),
     Str(Vec<String>),
 }
 
@@ -128,7 +131,7 @@ impl Table {
     /// A numeric column as plain values (nulls as NaN), for tests and analysis.
     pub fn f64s(&self, name: &str) -> Option<Vec<f64>> {
         match self.column(name)? {
-            Column::F64(v) => Some(v.iter().map(|x| x.unwrap_or(f64::NAN)).collect()),
+            Column::F64(v) => Some(v.clone()),
             Column::Str(_) => None,
         }
     }

@@ -107,6 +107,13 @@ impl FlowStats {
     }
 }
 
+/// A recorded value as stored in a `Column::F64`: NaN for null, which no recorded value is.
+#[inline]
+fn null_as_nan(v: Option<f64>) -> f64 {
+    debug_assert!(v.is_none_or(|x| !x.is_nan()), "a recorded value is NaN");
+    v.unwrap_or(f64::NAN)
+}
+
 /// Columns built row by row; columns first seen late are back-filled with nulls.
 ///
 /// Rows set their columns in the same order almost always, so the column after the last one set
@@ -115,8 +122,8 @@ impl FlowStats {
 #[derive(Default)]
 struct TableBuilder {
     rows: usize,
-    /// Numeric columns in first-seen order.
-    num: Vec<(String, Vec<Option<f64>>)>,
+    /// Numeric columns in first-seen order, NaN for null (`Column::F64`).
+    num: Vec<(String, Vec<f64>)>,
     index: HashMap<String, usize>,
     /// The column tried first by the next `set`.
     cursor: usize,
@@ -135,8 +142,7 @@ impl TableBuilder {
     #[inline]
     fn column(&mut self, prefix: &str, name: &str) -> usize {
         if let Some((n, _)) = self.num.get(self.cursor) {
-            if n.len() == prefix.len() + name.len() && n.starts_with(prefix) && n.ends_with(name)
-            {
+            if n.len() == prefix.len() + name.len() && n.starts_with(prefix) && n.ends_with(name) {
                 return self.cursor;
             }
         }
@@ -150,7 +156,7 @@ impl TableBuilder {
         }
         let i = self.num.len();
         self.index.insert(full.clone(), i);
-        self.num.push((full, vec![None; self.rows]));
+        self.num.push((full, vec![f64::NAN; self.rows]));
         i
     }
 
@@ -163,8 +169,8 @@ impl TableBuilder {
         let i = self.column(prefix, name);
         self.cursor = i + 1;
         let col = &mut self.num[i].1;
-        col.resize(self.rows, None);
-        col.push(v);
+        col.resize(self.rows, f64::NAN);
+        col.push(null_as_nan(v));
     }
 
     fn set_str(&mut self, idx: usize, v: &str) {
@@ -175,7 +181,7 @@ impl TableBuilder {
         self.rows += 1;
         self.cursor = 0;
         for (_, col) in self.num.iter_mut() {
-            col.resize(self.rows, None);
+            col.resize(self.rows, f64::NAN);
         }
     }
 
@@ -312,7 +318,7 @@ pub(super) fn frames_table(flows: &[Flow], end: Time) -> Table {
         "settled",
     ];
     let mut ids = Vec::new();
-    let mut cols: Vec<Vec<Option<f64>>> = vec![Vec::new(); names.len()];
+    let mut cols: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
     let cut = end.as_secs_f64() - super::video::SETTLE_GRACE_S;
     for fl in flows {
         let Some(v) = fl.video.as_ref() else { continue };
@@ -335,7 +341,7 @@ pub(super) fn frames_table(flows: &[Flow], end: Time) -> Table {
                 Some(f64::from(u8::from(f.generated.as_secs_f64() < cut))),
             ];
             for (c, v) in cols.iter_mut().zip(row) {
-                c.push(v);
+                c.push(null_as_nan(v));
             }
         }
     }
