@@ -60,18 +60,13 @@ impl<'a> Runs<'a> {
         self.get(idx).map(|r| r.1.min(largest))
     }
 
-    /// Runs `from..=to` with their indices (those still held).
-    pub fn span(&self, from: usize, to: usize) -> impl Iterator<Item = (usize, (u64, u64))> + 'a {
-        let lo = from.saturating_sub(self.base).min(self.runs.len());
-        let hi = (to + 1)
-            .saturating_sub(self.base)
-            .min(self.runs.len())
-            .max(lo);
-        let base = self.base;
-        self.runs[lo..hi]
-            .iter()
-            .enumerate()
-            .map(move |(k, &r)| (base + lo + k, r))
+    /// The runs from index `from` on (none if `from` was released).
+    #[inline]
+    pub fn from(&self, from: usize) -> &'a [(u64, u64)] {
+        match from.checked_sub(self.base) {
+            Some(k) => self.runs.get(k..).unwrap_or(&[]),
+            None => &[],
+        }
     }
 
     /// The runs held, oldest first.

@@ -348,7 +348,14 @@ impl Sender {
             return; // nothing beyond what earlier ACKs covered
         }
         self.ack_ranges.clear();
-        for (idx, (s, e)) in runs.span(start_range, range_idx) {
+        // The cursor's run is never released (`PnRanges::release`), so `from` holds it.
+        for (idx, &(s, e)) in runs
+            .from(start_range)
+            .iter()
+            .enumerate()
+            .take(range_idx - start_range + 1)
+            .map(|(k, r)| (start_range + k, r))
+        {
             let e = if idx == range_idx { last_end } else { e };
             let s = if idx == start_range {
                 s.max(self.ack_next_pn)
