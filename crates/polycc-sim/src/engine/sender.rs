@@ -329,6 +329,7 @@ impl Sender {
     /// `largest` (`PnRanges`): only what earlier ACKs did not cover is handed to the transport.
     /// Arrivals in `log` (receiver timestamps) go to the controller when it asks for feedback.
     #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
     pub fn on_ack(
         &mut self,
         now: Time,
