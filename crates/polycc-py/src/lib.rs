@@ -110,7 +110,7 @@ fn table_to_dict<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound<'py, PyD
             Column::F64(values) => {
                 PyList::new(py, values.iter().map(|&v| (!v.is_nan()).then_some(v)))?
             }
-            Column::Str(values) => PyList::new(py, values)?,
+            Column::Str(values) => PyList::new(py, values.iter())?,
         };
         dict.set_item(name, list)?;
     }

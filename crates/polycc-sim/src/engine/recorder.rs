@@ -5,7 +5,7 @@ use super::link::LinkDir;
 use super::video::VideoSource;
 use super::Flow;
 use crate::output::{
-    jain_index, Column, FlowSummary, LinkSummary, MeanP95, Percentiles, Summary, Table,
+    jain_index, Column, FlowSummary, LinkSummary, MeanP95, Percentiles, StrColumn, Summary, Table,
 };
 use crate::scenario::{Model, Traffic};
 use polycc::units::{Duration, Time};
@@ -127,13 +127,17 @@ struct TableBuilder {
     index: HashMap<String, usize>,
     /// The column tried first by the next `set`.
     cursor: usize,
-    strs: Vec<(String, Vec<String>)>,
+    /// String columns, and per column the codes of the values seen (`StrColumn`).
+    strs: Vec<(String, StrColumn, HashMap<String, u32>)>,
 }
 
 impl TableBuilder {
     fn with_str_columns(names: &[&str]) -> Self {
         TableBuilder {
-            strs: names.iter().map(|n| (n.to_string(), Vec::new())).collect(),
+            strs: names
+                .iter()
+                .map(|n| (n.to_string(), StrColumn::default(), HashMap::new()))
+                .collect(),
             ..Default::default()
         }
     }
@@ -174,7 +178,16 @@ impl TableBuilder {
     }
 
     fn set_str(&mut self, idx: usize, v: &str) {
-        self.strs[idx].1.push(v.to_string());
+        let (_, col, codes) = &mut self.strs[idx];
+        let code = match codes.get(v) {
+            Some(&c) => c,
+            None => {
+                let c = col.add_level(v);
+                codes.insert(v.to_string(), c);
+                c
+            }
+        };
+        col.push_code(code);
     }
 
     fn end_row(&mut self) {
@@ -193,7 +206,7 @@ impl TableBuilder {
             let (n, t) = num.remove(k);
             columns.push((n, Column::F64(t)));
         }
-        for (n, v) in self.strs {
+        for (n, v, _) in self.strs {
             columns.push((n, Column::Str(v)));
         }
         for (n, v) in num {
@@ -346,7 +359,7 @@ pub(super) fn frames_table(flows: &[Flow], end: Time) -> Table {
         }
     }
     let rows = ids.len();
-    let mut columns = vec![("flow".to_string(), Column::Str(ids))];
+    let mut columns = vec![("flow".to_string(), Column::Str(ids.into_iter().collect()))];
     for (n, c) in names.iter().zip(cols) {
         columns.push((n.to_string(), Column::F64(c)));
     }
