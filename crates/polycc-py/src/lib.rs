@@ -106,8 +106,11 @@ fn table_to_dict<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound<'py, PyD
     let dict = PyDict::new(py);
     for (name, column) in &table.columns {
         let list = match column {
-            Column::F64(values) => PyList::new(py, values)?,
-            Column::Str(values) => PyList::new(py, values)?,
+            // NaN stands for null in the simulator's columns: Python gets None, as before.
+            Column::F64(values) => {
+                PyList::new(py, values.iter().map(|&v| (!v.is_nan()).then_some(v)))?
+            }
+            Column::Str(values) => PyList::new(py, values.iter())?,
         };
         dict.set_item(name, list)?;
     }

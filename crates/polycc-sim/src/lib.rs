@@ -10,7 +10,7 @@ pub mod scenario;
 pub mod service;
 pub mod trace;
 
-pub use output::{Column, RunOutput, Summary, Table};
+pub use output::{Column, RunOutput, StrColumn, Summary, Table};
 pub use scenario::{Model, Origin, ScenarioError};
 
 use polycc::Registry;

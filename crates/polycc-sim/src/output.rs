@@ -109,8 +109,84 @@ pub struct Summary {
 /// One column of a long-format table.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Column {
-    F64(Vec<Option<f64>>),
-    Str(Vec<String>),
+    /// Numbers, NaN standing for null (no value): the simulator records only finite numbers,
+    /// and a plain `f64` is half the size of an `Option<f64>` (time series grow with the
+    /// simulated time: 50 flows for 600 s are 300 000 rows).
+    F64(Vec<f64>),
+    /// Strings, dictionary-encoded: a flow's id repeats on each of its rows, so each row holds
+    /// a 4-byte code into the distinct values instead of a `String` of its own.
+    Str(StrColumn),
+}
+
+/// A string column: row `i` is `levels[codes[i]]`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StrColumn {
+    levels: Vec<String>,
+    codes: Vec<u32>,
+}
+
+impl StrColumn {
+    /// Row `i`'s value; None past the end.
+    pub fn get(&self, i: usize) -> Option<&str> {
+        let c = *self.codes.get(i)?;
+        self.levels.get(c as usize).map(String::as_str)
+    }
+
+    pub fn len(&self) -> usize {
+        self.codes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.codes.is_empty()
+    }
+
+    /// The rows' values in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        self.codes.iter().map(|&c| self.levels[c as usize].as_str())
+    }
+
+    /// Appends a row holding the value of code `code` (from `level`).
+    pub fn push_code(&mut self, code: u32) {
+        debug_assert!((code as usize) < self.levels.len());
+        self.codes.push(code);
+    }
+
+    /// The code of `v`, added as a new distinct value. The caller keeps the codes of the
+    /// values it has added (the column does not search its levels).
+    pub fn add_level(&mut self, v: &str) -> u32 {
+        self.levels.push(v.to_string());
+        u32::try_from(self.levels.len() - 1).expect("fewer than 2^32 distinct values")
+    }
+
+    /// The distinct values (codes index them).
+    pub fn levels(&self) -> &[String] {
+        &self.levels
+    }
+
+    /// The rows' codes into `levels`.
+    pub fn codes(&self) -> &[u32] {
+        &self.codes
+    }
+}
+
+impl<S: AsRef<str>> FromIterator<S> for StrColumn {
+    fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> Self {
+        let mut col = StrColumn::default();
+        let mut index: std::collections::HashMap<String, u32> = Default::default();
+        for v in iter {
+            let v = v.as_ref();
+            let code = match index.get(v) {
+                Some(&c) => c,
+                None => {
+                    let c = col.add_level(v);
+                    index.insert(v.to_string(), c);
+                    c
+                }
+            };
+            col.push_code(code);
+        }
+        col
+    }
 }
 
 /// A long-format table: equal-length named columns.
@@ -128,14 +204,15 @@ impl Table {
     /// A numeric column as plain values (nulls as NaN), for tests and analysis.
     pub fn f64s(&self, name: &str) -> Option<Vec<f64>> {
         match self.column(name)? {
-            Column::F64(v) => Some(v.iter().map(|x| x.unwrap_or(f64::NAN)).collect()),
+            Column::F64(v) => Some(v.clone()),
             Column::Str(_) => None,
         }
     }
 
-    pub fn strs(&self, name: &str) -> Option<&[String]> {
+    /// A string column's values, one `String` per row (for tests and analysis).
+    pub fn strs(&self, name: &str) -> Option<Vec<String>> {
         match self.column(name)? {
-            Column::Str(v) => Some(v),
+            Column::Str(v) => Some(v.iter().map(str::to_string).collect()),
             Column::F64(_) => None,
         }
     }

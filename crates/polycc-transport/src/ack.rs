@@ -127,6 +127,7 @@ impl<P: Copy> Sender<P> {
     /// acknowledged are skipped. `sink` hears of every packet acknowledged, declared lost or
     /// found spuriously lost, in that order of decision. The controller is driven as the crate
     /// docs' event-order contract says.
+    #[inline]
     pub fn on_ack_received(
         &mut self,
         now: Time,

@@ -121,6 +121,7 @@ impl LinkDir {
 
     /// Event-free service of a packet arriving at `now`: its departure time and sojourn, or
     /// `None` when it is dropped. Only for a direction with `fast` set.
+    #[inline]
     pub fn admit_fast(&mut self, now: Time, bytes: u32) -> Option<(Time, Duration)> {
         self.touch(now);
         let admitted = self.fast.as_mut()?.admit(now, bytes);

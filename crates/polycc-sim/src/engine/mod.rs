@@ -942,6 +942,7 @@ impl<'a> Simulator<'a> {
             log,
             stats,
         );
+        receiver.pns.release(s.ack_cursor());
         if receiver.keep_log {
             receiver.trim_log(s.consume_log(p.log_pos));
         }

@@ -7,6 +7,15 @@
 //! run. Only the last run grows, and only while it holds the largest packet number, so an ACK
 //! sent when the log had runs `0..=i` and the largest was `L` covered exactly those runs with
 //! run `i` cut at `L` (`covered_end`), whatever arrived after it was sent.
+//!
+//! Runs keep their index for life, but the log is pruned at its front: once the sender's ACK
+//! cursor has passed a run, no ACK can hand it anything new (`release`), so memory follows the
+//! runs of the last round trip, not the age of the flow. The sorted ranges below every kept run
+//! go with them: the simulated network never duplicates a packet, so a packet number below
+//! what is kept that arrives again can only be late (it fills a hole), never a duplicate.
+
+/// Runs released in one batch: pruning shifts the kept runs down, so it waits for this many.
+const RELEASE_BATCH: usize = 64;
 
 /// How an arriving packet number relates to those already held.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,8 +34,53 @@ pub enum Arrived {
 pub struct PnRanges {
     /// Inclusive, sorted, disjoint and not adjacent (adjacent ranges are merged).
     ranges: Vec<(u64, u64)>,
-    /// Inclusive arrival runs, in arrival order.
+    /// Inclusive arrival runs, in arrival order; `runs[0]` has index `base`.
     runs: Vec<(u64, u64)>,
+    base: usize,
+}
+
+/// The arrival runs still held, addressed by their lifelong index.
+#[derive(Clone, Copy, Debug)]
+pub struct Runs<'a> {
+    base: usize,
+    runs: &'a [(u64, u64)],
+}
+
+impl<'a> Runs<'a> {
+    /// Run `idx`, if still held.
+    #[inline]
+    pub fn get(&self, idx: usize) -> Option<(u64, u64)> {
+        self.runs.get(idx.checked_sub(self.base)?).copied()
+    }
+
+    /// The last packet number of run `idx` that an ACK covering runs up to `idx` with largest
+    /// `largest` acknowledged (the run may have grown since); None once the run is released.
+    #[inline]
+    pub fn covered_end(&self, idx: usize, largest: u64) -> Option<u64> {
+        self.get(idx).map(|r| r.1.min(largest))
+    }
+
+    /// The runs from index `from` on (none if `from` was released).
+    #[inline]
+    pub fn from(&self, from: usize) -> &'a [(u64, u64)] {
+        match from.checked_sub(self.base) {
+            Some(k) => self.runs.get(k..).unwrap_or(&[]),
+            None => &[],
+        }
+    }
+
+    /// The runs held, oldest first.
+    #[cfg(test)]
+    pub fn held(&self) -> &'a [(u64, u64)] {
+        self.runs
+    }
+
+    /// Index of the newest run (None before the first arrival).
+    pub fn last_index(&self) -> Option<usize> {
+        (self.base + self.runs.len())
+            .checked_sub(1)
+            .filter(|_| !self.runs.is_empty())
+    }
 }
 
 impl PnRanges {
@@ -44,15 +98,42 @@ impl PnRanges {
         &self.ranges
     }
 
-    /// The arrival runs, oldest first.
-    pub fn runs(&self) -> &[(u64, u64)] {
-        &self.runs
+    /// The arrival runs still held, oldest first.
+    #[inline]
+    pub fn runs(&self) -> Runs<'_> {
+        Runs {
+            base: self.base,
+            runs: &self.runs,
+        }
     }
 
-    /// The last packet number of run `idx` that an ACK covering runs up to `idx` with largest
-    /// `largest` acknowledged (the run may have grown since).
-    pub fn covered_end(runs: &[(u64, u64)], idx: usize, largest: u64) -> Option<u64> {
-        runs.get(idx).map(|r| r.1.min(largest))
+    /// Runs and ranges held (for tests of boundedness).
+    #[cfg(test)]
+    pub fn held(&self) -> (usize, usize) {
+        (self.runs.len(), self.ranges.len())
+    }
+
+    /// The sender's ACK cursor is at run `cursor`: runs before it are consumed and no ACK can
+    /// hand them on again. They are dropped in batches, with the sorted ranges that end below
+    /// every packet number of the runs kept.
+    #[inline]
+    pub fn release(&mut self, cursor: usize) {
+        if cursor.saturating_sub(self.base) >= RELEASE_BATCH {
+            self.release_now(cursor);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn release_now(&mut self, cursor: usize) {
+        let n = (cursor - self.base).min(self.runs.len());
+        self.runs.drain(..n);
+        self.base += n;
+        if let Some(floor) = self.runs.iter().map(|r| r.0).min() {
+            // The top range ends at the largest, which some kept run holds: one stays.
+            let drop = self.ranges.partition_point(|r| r.1 < floor);
+            self.ranges.drain(..drop);
+        }
     }
 
     #[inline]
@@ -133,7 +214,7 @@ mod tests {
     fn in_order_packets_make_one_range_and_one_run() {
         let (r, kinds) = fill(&[0, 1, 2, 3]);
         assert_eq!(r.ranges(), &[(0, 3)]);
-        assert_eq!(r.runs(), &[(0, 3)]);
+        assert_eq!(r.runs().held(), &[(0, 3)]);
         assert!(kinds.iter().all(|&k| k == Arrived::InOrder));
     }
 
@@ -161,7 +242,7 @@ mod tests {
         assert_eq!(r.insert(8), Arrived::InOrder);
         assert_eq!(r.insert(9), Arrived::InOrder);
         assert_eq!(
-            r.runs(),
+            r.runs().held(),
             &[
                 (0, 1),
                 (7, 7),
@@ -183,7 +264,7 @@ mod tests {
             r.insert(p);
         }
         // An ACK now: last run index 1, largest 6.
-        let (idx, largest) = (r.runs().len() - 1, r.largest().unwrap_or(0));
+        let (idx, largest) = (r.runs().last_index().unwrap_or(0), r.largest().unwrap_or(0));
         assert_eq!((idx, largest), (1, 6));
         // Later arrivals: the top run grows, a late packet fills a hole below it, and the
         // sorted ranges merge under the ACK's feet.
@@ -193,15 +274,44 @@ mod tests {
         assert_eq!(r.ranges(), &[(0, 8)]);
         let covered: Vec<u64> = (0..=idx)
             .flat_map(|i| {
-                let end = PnRanges::covered_end(r.runs(), i, largest).unwrap_or(0);
-                let start = r.runs()[i].0;
+                let end = r.runs().covered_end(i, largest).unwrap_or(0);
+                let start = r.runs().get(i).map_or(0, |run| run.0);
                 start..=end
             })
             .collect();
         assert_eq!(covered, vec![0, 1, 2, 5, 6]);
         // An ACK sent after the late packets covers them, in their own runs.
-        let idx2 = r.runs().len() - 1;
-        assert_eq!(r.runs()[idx2], (4, 4));
-        assert_eq!(PnRanges::covered_end(r.runs(), idx2, 8), Some(4));
+        let idx2 = r.runs().last_index().unwrap_or(0);
+        assert_eq!(r.runs().get(idx2), Some((4, 4)));
+        assert_eq!(r.runs().covered_end(idx2, 8), Some(4));
+    }
+
+    #[test]
+    fn released_runs_keep_their_indices_and_memory_stays_bounded() {
+        // Every fourth packet lost: each loss is a hole in the ranges and a new run.
+        let mut r = PnRanges::new();
+        let mut pn = 0;
+        for k in 0..10_000usize {
+            for _ in 0..3 {
+                r.insert(pn);
+                pn += 1;
+            }
+            pn += 1;
+            // The sender consumed everything up to the run before the newest.
+            let last = r.runs().last_index().unwrap_or(0);
+            assert_eq!(last, k);
+            r.release(last);
+            let (runs, ranges) = r.held();
+            assert!(runs <= RELEASE_BATCH + 1 && ranges <= RELEASE_BATCH + 1);
+        }
+        let last = r.runs().last_index().unwrap_or(0);
+        assert_eq!(r.runs().get(last), Some((pn - 4, pn - 2)));
+        assert_eq!(r.runs().get(0), None);
+        assert_eq!(r.runs().covered_end(last, pn - 3), Some(pn - 3));
+        // A late packet below everything kept fills a hole (the network never duplicates).
+        assert_eq!(r.insert(3), Arrived::Late);
+        assert_eq!(r.runs().get(last + 1), Some((3, 3)));
+        assert_eq!(r.insert(pn - 4 - 1), Arrived::Late);
+        assert_eq!(r.insert(pn - 3), Arrived::Duplicate);
     }
 }

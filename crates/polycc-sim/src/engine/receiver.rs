@@ -80,7 +80,7 @@ impl Receiver {
     /// Builds the fields of an ACK sent at `now`: (last arrival-run index, largest pn, ACK
     /// delay, log position); the first two pin down what it covers (`PnRanges`).
     pub fn make_ack(&mut self, now: Time) -> Option<(u64, u64, Duration, u64)> {
-        let (idx, largest) = (self.pns.runs().len().checked_sub(1)?, self.pns.largest()?);
+        let (idx, largest) = (self.pns.runs().last_index()?, self.pns.largest()?);
         self.unacked = 0;
         self.ack_timer.cancel();
         Some((

@@ -4,7 +4,7 @@
 //! detection, RTT and delivery-rate estimation and pacing, and drives the controller. Packet
 //! payloads are segment indices ([`NO_SEGMENT`] for padding).
 
-use super::pn_ranges::PnRanges;
+use super::pn_ranges::Runs;
 use super::recorder::FlowStats;
 use super::segset::SegSet;
 use super::send_jitter::SendJitter;
@@ -329,10 +329,11 @@ impl Sender {
     /// `largest` (`PnRanges`): only what earlier ACKs did not cover is handed to the transport.
     /// Arrivals in `log` (receiver timestamps) go to the controller when it asks for feedback.
     #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
     pub fn on_ack(
         &mut self,
         now: Time,
-        runs: &[(u64, u64)],
+        runs: Runs<'_>,
         range_idx: usize,
         largest: u64,
         ack_delay: Duration,
@@ -340,18 +341,21 @@ impl Sender {
         stats: &mut FlowStats,
     ) {
         let start_range = self.ack_range;
-        let Some(last_end) = PnRanges::covered_end(runs, range_idx, largest) else {
+        // A released run is behind the cursor: such an ACK has nothing new either.
+        let Some(last_end) = runs.covered_end(range_idx, largest) else {
             return;
         };
         if range_idx < start_range || (range_idx == start_range && last_end < self.ack_next_pn) {
             return; // nothing beyond what earlier ACKs covered
         }
         self.ack_ranges.clear();
+        // The cursor's run is never released (`PnRanges::release`), so `from` holds it.
         for (idx, &(s, e)) in runs
+            .from(start_range)
             .iter()
             .enumerate()
-            .take(range_idx + 1)
-            .skip(start_range)
+            .take(range_idx - start_range + 1)
+            .map(|(k, r)| (start_range + k, r))
         {
             let e = if idx == range_idx { last_end } else { e };
             let s = if idx == start_range {
@@ -387,6 +391,11 @@ impl Sender {
         if out.persistent_congestion {
             segs.stats.persistent_congestions += 1;
         }
+    }
+
+    /// The ACK cursor's run: the receiver's runs before it are consumed (`PnRanges::release`).
+    pub fn ack_cursor(&self) -> usize {
+        self.ack_range
     }
 
     /// When the loss-detection timer should fire next (RFC 9002 §6.2.1), if at all.
@@ -430,6 +439,7 @@ impl Sender {
 
 #[cfg(test)]
 mod tests {
+    use super::super::pn_ranges::PnRanges;
     use super::*;
     use polycc::{CcContext, CcSpec, Registry};
 
@@ -472,7 +482,7 @@ mod tests {
         for p in [0, 1, 2, 5, 6] {
             rx.insert(p);
         }
-        let (idx, largest) = (rx.runs().len() - 1, 6);
+        let (idx, largest) = (rx.runs().last_index().unwrap_or(0), 6);
         // Before ACK A reaches the sender, 7 extends the top run and the late 3 and 4 merge
         // the ranges into one: A must still cover 0-2 and 5-6 only.
         for p in [7, 3, 4] {
@@ -485,7 +495,7 @@ mod tests {
         assert_eq!((st.lost_packets, s.in_flight()), (1, 2 * WIRE));
         assert!(s.has_retx());
         // ACK B covers 7 and the late 3 and 4.
-        let idx = rx.runs().len() - 1;
+        let idx = rx.runs().last_index().unwrap_or(0);
         s.on_ack(t1, rx.runs(), idx, 7, Duration::ZERO, &[], &mut st);
         assert_eq!(
             (st.spurious_losses, st.lost_packets, s.in_flight()),
