@@ -70,7 +70,10 @@ class RunResult:
 def columns_to_frame(columns: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
     data: dict[str, Any] = {}
     for name, values in columns.items():
-        if name in STRING_COLUMNS or any(isinstance(v, str) for v in values):
+        if name == "cc_state":
+            # The recorder writes "" while a flow is inactive; like every other value, it is null.
+            data[name] = pd.Series([v if v != "" else None for v in values], dtype=object)
+        elif name in STRING_COLUMNS or any(isinstance(v, str) for v in values):
             data[name] = pd.Series(list(values), dtype=object)
         else:
             data[name] = np.asarray(values, dtype=np.float64)  # None -> NaN

@@ -276,3 +276,22 @@ def test_demo_driver(fake_engine: None, tmp_path: Path) -> None:
     assert 'href="runs/one/report.html"' in index and 'href="runs/two/report.html"' in index
     assert "synthesised" in index
     assert (tmp_path / "out" / "runs" / "two" / "report.html").is_file()
+
+
+def test_cc_state_is_null_while_a_flow_is_inactive() -> None:
+    sc = {
+        "name": "late",
+        "duration": "2s",
+        "links": [{"id": "l", "rate": "10Mbps"}],
+        "flows": [
+            {"id": "early", "cca": "cubic", "rtt": "40ms"},
+            {"id": "late", "cca": "cubic", "rtt": "40ms", "start": "1s"},
+        ],
+    }
+    flows = polycc.run(sc).flows
+    late = flows[flows["flow"] == "late"]
+    # A bin is recorded at its end: the one from 0.9 s sees the flow started at 1 s.
+    before, after = late[late["t_s"] < 0.9], late[late["t_s"] >= 0.9]
+    assert len(before) == 9 and before["cc_state"].isna().all(), before["cc_state"].tolist()
+    assert len(after) >= 10 and after["cc_state"].notna().all()
+    assert (flows["cc_state"] == "").sum() == 0
