@@ -12,6 +12,39 @@ pub fn origin() -> Origin {
     }
 }
 
+/// The smallest valid scenario: one CUBIC flow over one 10 Mbit/s link for 5 s. Validation
+/// tests change one key of it.
+pub const GOOD: &str = r#"
+name = "ok"
+duration = "5s"
+[[links]]
+id = "b"
+rate = "10Mbps"
+[[flows]]
+id = "a"
+cca = "cubic"
+rtt = "30ms"
+"#;
+
+/// Validates a scenario without running it.
+pub fn load(toml: &str) -> Result<polycc_sim::Model, String> {
+    polycc_sim::load_toml(toml, &origin(), &Registry::standard()).map_err(|e| e.to_string())
+}
+
+/// The validation error of a scenario that must be refused.
+pub fn error_of(toml: &str) -> String {
+    match load(toml) {
+        Ok(_) => panic!("scenario was accepted:\n{toml}"),
+        Err(e) => e,
+    }
+}
+
+pub fn assert_mentions(e: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(e.contains(p), "error {e:?} should mention {p:?}");
+    }
+}
+
 pub fn run(toml: &str) -> RunOutput {
     let registry = Registry::standard();
     let model = polycc_sim::load_toml(toml, &origin(), &registry).unwrap_or_else(|e| panic!("{e}"));

@@ -1,36 +1,12 @@
 //! Bad scenarios are rejected before anything runs, with the key path and what is allowed.
 
 mod common;
+use common::{assert_mentions, error_of, load, GOOD};
 use polycc::Registry;
-
-fn error_of(toml: &str) -> String {
-    match polycc_sim::load_toml(toml, &common::origin(), &Registry::standard()) {
-        Ok(_) => panic!("scenario was accepted:\n{toml}"),
-        Err(e) => e.to_string(),
-    }
-}
-
-const GOOD: &str = r#"
-name = "ok"
-duration = "5s"
-[[links]]
-id = "b"
-rate = "10Mbps"
-[[flows]]
-id = "a"
-cca = "cubic"
-rtt = "30ms"
-"#;
 
 #[test]
 fn the_reference_scenario_is_valid() {
-    polycc_sim::load_toml(GOOD, &common::origin(), &Registry::standard()).unwrap();
-}
-
-fn assert_mentions(e: &str, parts: &[&str]) {
-    for p in parts {
-        assert!(e.contains(p), "error {e:?} should mention {p:?}");
-    }
+    load(GOOD).unwrap();
 }
 
 #[test]

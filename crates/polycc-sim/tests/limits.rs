@@ -2,36 +2,8 @@
 //! are refused at validation with the key at fault and what is allowed (issue 15).
 
 mod common;
+use common::{assert_mentions, error_of, load, GOOD};
 use polycc::Registry;
-
-const GOOD: &str = r#"
-name = "ok"
-duration = "5s"
-[[links]]
-id = "b"
-rate = "10Mbps"
-[[flows]]
-id = "a"
-cca = "cubic"
-rtt = "30ms"
-"#;
-
-fn load(toml: &str) -> Result<polycc_sim::Model, String> {
-    polycc_sim::load_toml(toml, &common::origin(), &Registry::standard()).map_err(|e| e.to_string())
-}
-
-fn error_of(toml: &str) -> String {
-    match load(toml) {
-        Ok(_) => panic!("scenario was accepted:\n{toml}"),
-        Err(e) => e,
-    }
-}
-
-fn assert_mentions(e: &str, parts: &[&str]) {
-    for p in parts {
-        assert!(e.contains(p), "error {e:?} should mention {p:?}");
-    }
-}
 
 /// GOOD with `key = value` set at the top level (before the tables).
 fn top(line: &str) -> String {
