@@ -53,8 +53,8 @@ def relocate_traces(resolved_toml: str, base_dir: Path, out: Path) -> str:
 
 def flows_frame(flows: pd.DataFrame) -> pd.DataFrame:
     """The flows table as written to timeseries.parquet: `cc_state` is null, not "", while a flow
-    is inactive, like every other value (the simulator's recorder writes "" into its string
-    column; this is the one place the results directory is written)."""
+    is inactive. `polycc.run` already loads it so (`api.columns_to_frame`); this keeps frames
+    built or edited elsewhere to the same rule."""
     if "cc_state" not in flows.columns or not (flows["cc_state"] == "").any():
         return flows
     out = flows.copy()
