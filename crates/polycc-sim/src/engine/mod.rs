@@ -2,12 +2,12 @@
 //! and applications, and records time series and summaries.
 
 mod app;
-mod delay_histogram;
+pub mod delay_histogram;
 mod events;
 mod fast_link;
-mod link;
+pub mod link;
 mod packet;
-mod pipe;
+pub mod pipe;
 mod pn_ranges;
 mod receiver;
 mod recorder;
@@ -18,6 +18,7 @@ pub use sender::DEFAULT_RWND;
 mod video;
 
 use crate::output::RunOutput;
+use crate::scenario::spec::Stack;
 use crate::scenario::{FlowModel, Model, Traffic};
 use crate::SimError;
 use app::App;
@@ -34,7 +35,7 @@ use recorder::Recorder;
 use sender::{Poll, Sender, Transfer, NO_SEGMENT};
 use video::VideoSource;
 
-pub use recorder::Accounting;
+pub use recorder::{mean_p95, percentiles, Accounting};
 
 /// One stage of a route: an optional congested link direction, random loss on entry, and the
 /// delay line that follows it.
@@ -109,7 +110,7 @@ pub struct Simulator<'a> {
     q: EventQueue,
     rng: Pcg64Mcg,
     links: Vec<Option<LinkDir>>,
-    pipes: Vec<Pipe>,
+    pipes: Vec<Pipe<Packet>>,
     /// (delay, aggregation, feeding link direction, index) of the delay lines hops may share.
     shared_pipes: Vec<(Duration, Option<Duration>, Option<u32>, u32)>,
     flows: Vec<Flow>,
@@ -133,6 +134,15 @@ impl<'a> Simulator<'a> {
         registry: &'a Registry,
         options: Options,
     ) -> Result<Self, SimError> {
+        if let Some(i) = model.flows.iter().position(|f| f.stack == Stack::Linux) {
+            return Err(SimError::Scenario(crate::ScenarioError {
+                origin: model.scenario.name.clone(),
+                path: format!("flows ({}).stack", model.flows[i].id),
+                message: "\"linux\" (the kernel's TCP) runs with --backend emu; the simulator \
+                          has no model of it yet"
+                    .into(),
+            }));
+        }
         let mut links = Vec::with_capacity(model.links.len() * 2);
         for l in &model.links {
             // Event-free service hands packets to delay lines ahead of time: only where their

@@ -1,27 +1,27 @@
 //! A delay line: packets leave after a fixed delay, optionally with random extra delay (jitter)
 //! and ACK aggregation (release at multiples of an interval). Packets leave in FIFO order unless
 //! the jitter may reorder (`reorder`, as netem's jitter does): then each leaves at its own time,
-//! and a packet can overtake those ahead of it.
+//! and a packet can overtake those ahead of it. Generic over what it carries: the simulator's
+//! packets and the emulator's real ones.
 
-use super::packet::Packet;
 use polycc::units::{Duration, Time};
 use rand::Rng;
 use std::collections::VecDeque;
 
-pub struct Pipe {
+pub struct Pipe<T> {
     pub delay: Duration,
     pub jitter: Option<Duration>,
     pub aggregation: Option<Duration>,
     /// Whether a packet may leave before one that entered earlier (jitter only).
     pub reorder: bool,
     /// Packets by exit time (ties in entry order).
-    q: VecDeque<(Time, Packet)>,
+    q: VecDeque<(Time, T)>,
     last_out: Time,
     /// The time of the one pending exit event the caller was asked to schedule.
     event: Option<Time>,
 }
 
-impl Pipe {
+impl<T> Pipe<T> {
     pub fn new(
         delay: Duration,
         jitter: Option<Duration>,
@@ -42,7 +42,7 @@ impl Pipe {
     /// Adds a packet entering at `now`; returns its exit time when it leaves before every
     /// packet already inside, so the caller schedules an exit event for it.
     #[inline]
-    pub fn push(&mut self, now: Time, p: Packet, rng: &mut impl Rng) -> Option<Time> {
+    pub fn push(&mut self, now: Time, p: T, rng: &mut impl Rng) -> Option<Time> {
         let mut out = now + self.delay;
         if let Some(j) = self.jitter {
             if j.0 > 0 {
@@ -87,7 +87,7 @@ impl Pipe {
     }
 
     /// Removes the head if it is due.
-    pub fn pop_due(&mut self, now: Time) -> Option<Packet> {
+    pub fn pop_due(&mut self, now: Time) -> Option<T> {
         match self.q.front() {
             Some((t, _)) if *t <= now => self.q.pop_front().map(|(_, p)| p),
             _ => None,
@@ -98,7 +98,7 @@ impl Pipe {
         self.q.front().map(|(t, _)| *t)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Packet> {
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
         self.q.iter().map(|(_, p)| p)
     }
 }
@@ -106,7 +106,7 @@ impl Pipe {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::packet::Kind;
+    use crate::engine::packet::{Kind, Packet};
     use rand::SeedableRng;
     use rand_pcg::Pcg64Mcg;
 

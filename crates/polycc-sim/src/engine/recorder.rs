@@ -242,7 +242,8 @@ fn ms_of_us(us: u64) -> f64 {
     us as f64 / 1000.0
 }
 
-fn percentiles(h: &DelayHistogram, sum_ns: u128, count: u64) -> Percentiles {
+/// Min, mean and percentiles (ms) of delays recorded in µs in `h`, with their exact sum (ns).
+pub fn percentiles(h: &DelayHistogram, sum_ns: u128, count: u64) -> Percentiles {
     if count == 0 || h.is_empty() {
         return Percentiles::default();
     }
@@ -255,7 +256,8 @@ fn percentiles(h: &DelayHistogram, sum_ns: u128, count: u64) -> Percentiles {
     }
 }
 
-fn mean_p95(h: &DelayHistogram, sum_ns: u128, count: u64) -> MeanP95 {
+/// Mean and 95th percentile (ms) of delays recorded in µs in `h`, with their exact sum (ns).
+pub fn mean_p95(h: &DelayHistogram, sum_ns: u128, count: u64) -> MeanP95 {
     if count == 0 || h.is_empty() {
         return MeanP95::default();
     }

@@ -221,6 +221,7 @@ pub struct FlowModel {
     pub intent_schedule: Vec<(Duration, polycc::Intent)>,
     /// Host send-time noise; `None` when `send_jitter` is zero.
     pub send_jitter: Option<SendJitterModel>,
+    pub stack: spec::Stack,
 }
 
 /// A validated scenario.

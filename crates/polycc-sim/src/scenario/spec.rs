@@ -306,6 +306,35 @@ pub struct FlowSpec {
     /// `uniform` (default) or `exponential`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_jitter_dist: Option<JitterDistribution>,
+    /// The transport that carries the flow (see [`Stack`]).
+    #[serde(default, skip_serializing_if = "Stack::is_default")]
+    pub stack: Stack,
+}
+
+/// What carries a flow's packets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stack {
+    /// polycc's own sender (`polycc-transport`: QUIC's loss recovery, RFC 9002, and ACK
+    /// ranges) driving the flow's polycc controller. The simulator's model.
+    #[default]
+    Quic,
+    /// The Linux kernel's TCP with one of the kernel's own controllers (`cca` is a kernel
+    /// name: `cubic`, `bbr`, `reno`, ...). Runs with `--backend emu`.
+    Linux,
+}
+
+impl Stack {
+    pub fn is_default(&self) -> bool {
+        *self == Stack::default()
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stack::Quic => "quic",
+            Stack::Linux => "linux",
+        }
+    }
 }
 
 /// How `send_jitter` delays are drawn.

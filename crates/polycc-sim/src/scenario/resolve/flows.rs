@@ -3,7 +3,7 @@
 
 use super::{intents, traffic};
 use crate::scenario::quantity::Size;
-use crate::scenario::spec::{AckPolicy, DelayedAck, FlowSpec, JitterDistribution, Scenario};
+use crate::scenario::spec::{AckPolicy, DelayedAck, FlowSpec, JitterDistribution, Scenario, Stack};
 use crate::scenario::{
     bytes_of, FlowModel, Origin, ScenarioError, SendJitterModel, Traffic, MAX_SEND_JITTER,
 };
@@ -88,7 +88,9 @@ fn resolve_flow(cx: &Context, i: usize, f: &FlowSpec) -> Result<FlowModel, Scena
     let (intent, intent_schedule) = intents::resolve_intents(origin, i, f, &traffic)?;
     let send_jitter =
         resolve_send_jitter(f, &traffic).map_err(|m| origin.err(at("send_jitter"), m))?;
-    if !traffic.is_unresponsive() {
+    if f.stack == Stack::Linux {
+        check_kernel_flow(origin, &at, f, &traffic)?;
+    } else if !traffic.is_unresponsive() {
         cx.registry
             .build(&f.cca, &CcContext::new(cx.full_packet))
             .map_err(|e| origin.err(at("cca"), e.to_string()))?;
@@ -109,7 +111,53 @@ fn resolve_flow(cx: &Context, i: usize, f: &FlowSpec) -> Result<FlowModel, Scena
         intent,
         intent_schedule,
         send_jitter,
+        stack: f.stack,
     })
+}
+
+/// A flow on the kernel's TCP: `cca` names a kernel controller (which ones this host has is
+/// the emulator's to check), and only what the kernel's TCP can honour is set.
+fn check_kernel_flow(
+    origin: &Origin,
+    at: &dyn Fn(&str) -> String,
+    f: &FlowSpec,
+    traffic: &Traffic,
+) -> Result<(), ScenarioError> {
+    let name = f.cca.name();
+    if !f.cca.params().is_empty() {
+        return Err(origin.err(
+            at("cca"),
+            "a kernel controller (stack = \"linux\") takes no parameters",
+        ));
+    }
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err(origin.err(
+            at("cca"),
+            format!("{name:?} is not a kernel controller name"),
+        ));
+    }
+    if !matches!(traffic, Traffic::Bulk | Traffic::Sized { .. }) {
+        return Err(origin.err(
+            at("traffic.kind"),
+            "stack = \"linux\" carries bulk and sized traffic so far",
+        ));
+    }
+    let unsupported = [
+        (
+            "intent",
+            f.intent.is_some() || !f.intent_schedule.is_empty(),
+        ),
+        ("send_jitter", f.send_jitter.is_some()),
+        ("ack", f.ack != AckPolicy::default()),
+        ("pacing", !f.pacing),
+    ];
+    if let Some((key, _)) = unsupported.iter().find(|(_, set)| *set) {
+        return Err(origin.err(
+            at(key),
+            "does not apply to the kernel's TCP (stack = \"linux\"); remove it",
+        ));
+    }
+    Ok(())
 }
 
 /// The links the flow's data crosses, by index (the first link when `path` is not given).

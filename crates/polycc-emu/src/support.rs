@@ -1,0 +1,70 @@
+//! What the emulator can run: every scenario key is either emulated or refused here, by name,
+//! before anything is created.
+
+use crate::classify::MAX_FLOWS;
+use crate::error::EmuError;
+use crate::tunnel::MTU;
+use polycc_sim::scenario::spec::Stack;
+use polycc_sim::Model;
+
+/// Refuses a scenario the emulator cannot run as written. `kernel_ccas` are the kernel
+/// controllers this host offers.
+pub fn check(model: &Model, kernel_ccas: &[String]) -> Result<(), EmuError> {
+    let origin = &model.scenario.name;
+    let refuse = |path: String, message: String| EmuError::Unsupported {
+        origin: origin.clone(),
+        path,
+        message,
+    };
+    if model.flows.len() > MAX_FLOWS {
+        return Err(refuse(
+            "flows".into(),
+            format!(
+                "{} flows; the emulator runs at most {MAX_FLOWS}",
+                model.flows.len()
+            ),
+        ));
+    }
+    if model.packet_bytes() != u64::from(MTU) {
+        return Err(refuse(
+            "mss".into(),
+            format!(
+                "mss + header_bytes = {} bytes; the emulator's devices carry {MTU}-byte \
+                 packets, so leave both at their defaults",
+                model.packet_bytes()
+            ),
+        ));
+    }
+    for f in &model.flows {
+        let at = |k: &str| format!("flows ({}).{k}", f.id);
+        match f.stack {
+            Stack::Linux => {
+                let name = f.cca.name();
+                if !kernel_ccas.iter().any(|k| k == name) {
+                    return Err(refuse(
+                        at("cca"),
+                        format!(
+                            "the kernel has no {name:?}; it offers {}",
+                            kernel_ccas.join(", ")
+                        ),
+                    ));
+                }
+                if f.rwnd.is_some() {
+                    return Err(refuse(
+                        at("rwnd"),
+                        "the kernel's TCP sizes its own receive window; remove it".into(),
+                    ));
+                }
+            }
+            Stack::Quic => {
+                return Err(refuse(
+                    at("stack"),
+                    "the emulator carries kernel TCP flows (stack = \"linux\") so far; polycc's \
+                     own sender over real sockets is not built yet (use --backend sim)"
+                        .into(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
