@@ -52,19 +52,7 @@ impl Emulator {
         let mut next_bin = Time::ZERO + self.bin;
         loop {
             let now = self.clock.now();
-            let tunnel = &self.tunnel;
-            let mut failures = 0;
-            self.net.advance(now, &mut |f: Frame| {
-                let dev = if f.from_left {
-                    &tunnel.right
-                } else {
-                    &tunnel.left
-                };
-                if dev.send(&f.bytes).is_err() {
-                    failures += 1;
-                }
-            });
-            self.write_failures += failures;
+            self.flush(now);
             if now >= next_bin {
                 self.take_bin(next_bin);
                 next_bin += self.bin;
@@ -123,19 +111,7 @@ impl Emulator {
             let (flow, data) = classify(parse(&bytes), from_left, reverse);
             let now = self.clock.now();
             // Events due before this arrival go first, so the model's clock never runs back.
-            let tunnel = &self.tunnel;
-            let mut failures = 0;
-            self.net.advance(now, &mut |f: Frame| {
-                let dev = if f.from_left {
-                    &tunnel.right
-                } else {
-                    &tunnel.left
-                };
-                if dev.send(&f.bytes).is_err() {
-                    failures += 1;
-                }
-            });
-            self.write_failures += failures;
+            self.flush(now);
             self.net.inject(
                 now,
                 Frame {
@@ -150,6 +126,26 @@ impl Emulator {
                 },
             );
         }
+    }
+
+    /// Handles the events due by `now`, writing the packets that leave to their devices.
+    fn flush(&mut self, now: Time) {
+        let Emulator {
+            net,
+            tunnel,
+            write_failures,
+            ..
+        } = self;
+        net.advance(now, &mut |f: Frame| {
+            let dev = if f.from_left {
+                &tunnel.right
+            } else {
+                &tunnel.left
+            };
+            if dev.send(&f.bytes).is_err() {
+                *write_failures += 1;
+            }
+        });
     }
 
     fn take_bin(&mut self, end: Time) {
