@@ -45,6 +45,14 @@ def run_json(
     seed: int | None = None,
     fusions: Mapping[str, FusionFn] | None = None,
 ) -> NativeOutput: ...
+def emulate(
+    text: str,
+    fmt: str,
+    origin: str,
+    base_dir: str | PathLike[str],
+    cancelled: Callable[[], bool],
+    seed: int | None = None,
+) -> NativeOutput | None: ...
 def validate_toml(
     text: str,
     origin: str,

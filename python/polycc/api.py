@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 #: Columns of the long-format tables that hold text; every other column is numeric (nullable).
 STRING_COLUMNS = frozenset({"flow", "link", "cc_state"})
+#: Where a scenario can run: the simulator, or the emulated testbed (polycc-emu).
+BACKENDS = ("sim", "emu")
 
 
 @dataclass
@@ -81,14 +83,31 @@ def columns_to_frame(columns: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
 
 
 def run_scenario(
-    scenario: Scenario, *, seed: int | None = None, fusions: Mapping[str, FusionFn] | None = None
+    scenario: Scenario,
+    *,
+    seed: int | None = None,
+    fusions: Mapping[str, FusionFn] | None = None,
+    backend: str = "sim",
+    cancelled: Callable[[], bool] | None = None,
 ) -> RunResult:
-    """Runs a prepared scenario. Raises ScenarioError for a bad scenario, RuntimeError otherwise."""
+    """Runs a prepared scenario on `backend` ("sim", or "emu": the emulated testbed, as root).
+    Raises ScenarioError for a bad scenario, RuntimeError otherwise; KeyboardInterrupt when
+    `cancelled()` turned true during an emulated run (which has cleaned up by then)."""
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
         raise ScenarioError(
             f"{scenario.origin}: seed: {seed!r} is not a seed; allowed: integers 0 ..= 2^64-1"
         )
-    out = scenario.run_native(seed, fusions)
+    if backend not in BACKENDS:
+        raise ScenarioError(f"backend: {backend!r}; allowed: {', '.join(BACKENDS)}")
+    if backend == "emu":
+        if fusions:
+            raise ScenarioError("fusions: Python fusions run in the simulator only (backend='sim')")
+        emulated = scenario.emulate_native(seed, cancelled or (lambda: False))
+        if emulated is None:
+            raise KeyboardInterrupt
+        out = emulated
+    else:
+        out = scenario.run_native(seed, fusions)
     summary = json.loads(out["summary_json"])
     resolved = out["resolved_toml"]
     if not resolved.strip():
@@ -113,6 +132,7 @@ def run(
     *,
     seed: int | None = None,
     fusions: Mapping[str, FusionFn] | None = None,
+    backend: str = "sim",
 ) -> RunResult:
     """Runs a scenario given as a TOML file path or a dict (the same keys as the TOML file).
 
@@ -130,10 +150,14 @@ def run(
     reference, `fuse = "py:<module>:<function>"` or `"py:<file.py>:<function>"`
     (`polycc.fusion_refs`).
 
+    `backend="emu"` runs it in the emulated testbed instead of the simulator: real network
+    stacks between two network namespaces joined by a user-space link emulator (needs root;
+    see the README's "Emulated testbed").
+
     >>> r = polycc.run("scenarios/demo/bottleneck.toml", seed=2)   # doctest: +SKIP
     >>> r.flows.groupby("flow").goodput_mbps.mean()                 # doctest: +SKIP
     >>> polycc.run(s, fusions={"lowest": lambda v, pilot, q, target: min(v)})  # doctest: +SKIP
     """
     from polycc.grid import load_base
 
-    return run_scenario(load_base(source), seed=seed, fusions=fusions)
+    return run_scenario(load_base(source), seed=seed, fusions=fusions, backend=backend)

@@ -28,6 +28,9 @@ EXIT_INTERNAL = 1
 #: 128 + the signal number, as a shell reports a process killed by it.
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 EXIT_TERMINATED = 128 + signal.SIGTERM
+#: Longest wait, after Ctrl-C, for an emulated run to remove what it made (it needs well under
+#: a second; a wedged run is left to the next run's clean-up of stale namespaces).
+CANCEL_WAIT_S = 15.0
 #: A single run longer than this shows its progress on stderr (when stderr is a terminal).
 PROGRESS_AFTER_S = 3.0
 
@@ -107,7 +110,15 @@ def cli() -> None:
 @_out_option(None, "Results directory [default: results/<scenario name>].")
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Replace the scenario's seed.")
 @PLOTS
-def run(file: Path, out: Path | None, seed: int | None, plots: bool) -> None:
+@click.option(
+    "--backend",
+    type=click.Choice(["sim", "emu"]),
+    default="sim",
+    show_default=True,
+    help="sim: the simulator. emu: the emulated testbed (real stacks between network namespaces; "
+    "needs root).",
+)
+def run(file: Path, out: Path | None, seed: int | None, plots: bool, backend: str) -> None:
     """Run one scenario FILE and write its results directory.
 
     The directory holds scenario.toml (resolved), summary.json, timeseries.parquet, links.parquet,
@@ -124,22 +135,30 @@ def run(file: Path, out: Path | None, seed: int | None, plots: bool) -> None:
         from polycc.api import run_scenario
         from polycc.results import write_run
 
-        result = _with_progress(lambda: run_scenario(scenario, seed=seed), f"running {name}")
+        result = _with_progress(
+            lambda cancel: run_scenario(scenario, seed=seed, backend=backend, cancelled=cancel.is_set),
+            f"running {name}",
+            wait_on_cancel=backend == "emu",
+        )
         write_run(result, target, plots=plots)
     _print_run(result.summary)
     click.echo(f"report: {(target / 'report.html').resolve()}")
 
 
-def _with_progress(fn: Callable[[], T], what: str) -> T:
-    """Runs `fn` in a thread while this one waits, so that Ctrl-C and SIGTERM are handled at
-    once (the simulator holds the thread it runs on until the end of the run); past
+def _with_progress(fn: Callable[[threading.Event], T], what: str, wait_on_cancel: bool = False) -> T:
+    """Runs `fn(cancel)` in a thread while this one waits, so that Ctrl-C and SIGTERM are handled
+    at once (the simulator holds the thread it runs on until the end of the run); past
     PROGRESS_AFTER_S, shows the wall time on stderr when stderr is a terminal. The simulator has
-    no progress hook, so simulated time is not shown."""
+    no progress hook, so simulated time is not shown.
+
+    On Ctrl-C or SIGTERM, `cancel` is set; with `wait_on_cancel` (an emulated run, which must
+    remove its namespaces) this thread then waits for `fn` to return before going on."""
     box: dict[str, Any] = {}
+    cancel = threading.Event()
 
     def target() -> None:
         try:
-            box["value"] = fn()
+            box["value"] = fn(cancel)
         except BaseException as e:  # handed to the waiting thread
             box["error"] = e
 
@@ -157,6 +176,11 @@ def _with_progress(fn: Callable[[], T], what: str) -> T:
                 sys.stderr.write(f"\r{what}: {elapsed:.0f} s")
                 sys.stderr.flush()
                 shown = True
+    except BaseException:
+        cancel.set()
+        if wait_on_cancel:
+            thread.join(CANCEL_WAIT_S)
+        raise
     finally:
         if shown:
             sys.stderr.write("\n")
@@ -167,7 +191,8 @@ def _with_progress(fn: Callable[[], T], what: str) -> T:
 
 def _print_run(summary: dict[str, Any]) -> None:
     click.echo(
-        f"{summary.get('name')}: {summary.get('duration_s')} s simulated "
+        f"{summary.get('name')}: {summary.get('duration_s')} s "
+        f"{'emulated' if summary.get('backend') == 'emu' else 'simulated'} "
         f"in {summary.get('wall_s', 0):.2f} s, "
         f"Jain's index {summary.get('jain_index', float('nan')):.3f}"
     )

@@ -13,7 +13,7 @@ import json
 import os
 import re
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -145,6 +145,12 @@ class Scenario:
             if fusions:
                 return fn(self.text, self.origin, str(self.base_dir), seed, dict(fusions))
             return fn(self.text, self.origin, str(self.base_dir), seed)
+
+    def emulate_native(self, seed: int | None, cancelled: Callable[[], bool]) -> _native.NativeOutput | None:
+        """Runs the scenario in the emulated testbed (`polycc-emu`; needs root). Returns None when
+        `cancelled()` turned true during the run (everything it made is removed by then)."""
+        with self._errors():
+            return _native.emulate(self.text, self.format, self.origin, str(self.base_dir), cancelled, seed)
 
     def fusions(self, given: Mapping[str, _native.FusionFn] | None = None) -> dict[str, _native.FusionFn]:
         """`given` plus the Python fusions the scenario names by reference

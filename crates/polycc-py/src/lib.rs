@@ -6,6 +6,7 @@
 //! exactly the Rust `ScenarioError` display ("ORIGIN: key.path: message"); anything else raises
 //! `RuntimeError`. A Rust panic is caught and turned into a `RuntimeError`, never an abort.
 
+mod emu;
 mod fusion;
 
 use fusion::{FusionError, PyFusions};
@@ -287,6 +288,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cca_names, m)?)?;
     m.add_function(wrap_pyfunction!(cca_summary, m)?)?;
     m.add_function(wrap_pyfunction!(cca_parameters, m)?)?;
+    m.add_function(wrap_pyfunction!(emu::emulate, m)?)?;
     Ok(())
 }
 

@@ -1,0 +1,80 @@
+//! The emulated testbed (`polycc-emu`) from Python: the same scenario text and the same output
+//! dict as a simulated run.
+
+use crate::{guarded, load, output_to_dict, Failure, Format};
+use polycc::Registry;
+use polycc_emu::EmuError;
+use polycc_sim::scenario::Origin;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::PathBuf;
+
+impl From<EmuError> for Failure {
+    fn from(e: EmuError) -> Self {
+        if e.is_user_error() {
+            Failure::Scenario(e.to_string())
+        } else {
+            Failure::Internal(e.to_string())
+        }
+    }
+}
+
+/// Runs a scenario (`text`, TOML or JSON by `fmt`) in the emulator; needs root. `cancelled` is
+/// called a hundred times a second and ends the run when it returns true (Ctrl-C in the
+/// caller): everything the run made is removed before this returns, and the returned dict is
+/// then `None`. Otherwise as `run_toml`.
+#[pyfunction]
+#[pyo3(signature = (text, fmt, origin, base_dir, cancelled, seed=None))]
+pub fn emulate<'py>(
+    py: Python<'py>,
+    text: String,
+    fmt: &str,
+    origin: String,
+    base_dir: PathBuf,
+    cancelled: PyObject,
+    seed: Option<u64>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let format = match fmt {
+        "toml" => Format::Toml,
+        "json" => Format::Json,
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "fmt: {other:?}; allowed: toml, json"
+            )))
+        }
+    };
+    let origin = Origin {
+        name: origin,
+        base_dir,
+    };
+    let registry = Registry::standard();
+    // A callable that fails counts as a cancellation: the run cannot report to it anyway.
+    let is_cancelled = || {
+        Python::with_gil(|py| {
+            cancelled
+                .call0(py)
+                .and_then(|r| r.is_truthy(py))
+                .unwrap_or(true)
+        })
+    };
+    let result = py.allow_threads(|| {
+        guarded(|| {
+            let model = load(format, &text, &origin, seed, &registry)?;
+            let options = polycc_emu::Options {
+                cancelled: &is_cancelled,
+            };
+            match polycc_emu::run(&model, &options) {
+                Err(_) if is_cancelled() => Ok(None),
+                r => Ok(Some(r?)),
+            }
+        })
+    })?;
+    let Some(out) = result else { return Ok(None) };
+    // The summary says where it was measured; a simulated one has no `backend` key.
+    let mut summary = serde_json::to_value(&out.summary)
+        .map_err(|e| Failure::Internal(format!("cannot serialise the summary: {e}")))?;
+    summary["backend"] = "emu".into();
+    let summary_json = serde_json::to_string_pretty(&summary)
+        .map_err(|e| Failure::Internal(format!("cannot serialise the summary: {e}")))?;
+    Ok(Some(output_to_dict(py, &out, summary_json)?))
+}
