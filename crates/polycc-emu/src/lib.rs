@@ -29,6 +29,7 @@ pub mod run;
 pub mod run_loop;
 pub mod support;
 pub mod tcp_info;
+pub mod testbed;
 pub mod tunnel;
 
 pub use error::EmuError;

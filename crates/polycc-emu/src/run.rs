@@ -6,18 +6,15 @@ use crate::classify::server_port;
 use crate::clock::Clock;
 use crate::error::EmuError;
 use crate::linux_tcp::{self, Client, TcpFlow};
-use crate::netns::{self, Netns};
-use crate::network::Network;
 use crate::output::{self, FlowSeries};
-use crate::run_loop::{Emulator, Shared};
 use crate::tcp_info::TcpInfo;
-use crate::tunnel::{Tunnel, LEFT_ADDR, RIGHT_ADDR};
+use crate::testbed::Testbed;
+use crate::tunnel::{LEFT_ADDR, RIGHT_ADDR};
 use polycc::units::{Duration, Time};
 use polycc_sim::scenario::Traffic;
 use polycc_sim::{Model, RunOutput};
 use std::net::{SocketAddrV4, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
 /// How often the sampler reads each flow's `TCP_INFO` (the 10 ms).
 pub const SAMPLE: Duration = Duration::from_millis(10);
@@ -41,18 +38,15 @@ impl Default for Options<'_> {
 pub fn run(model: &Model, options: &Options) -> Result<RunOutput, EmuError> {
     let kernel_ccas = linux_tcp::available_controllers()?;
     crate::support::check(model, &kernel_ccas)?;
-    netns::check_privileges()?;
-    netns::remove_stale();
-    let left = Netns::create("left")?;
-    let right = Netns::create("right")?;
-    let tunnel = Tunnel::open(&left, &right)?;
-    // Servers listen before anything starts, each in its receiving namespace.
+    let bed = Testbed::start(model)?;
+    let (left, right, clock) = (&bed.left, &bed.right, bed.clock);
+    // Servers listen before any client starts, each in its receiving namespace.
     let mut listeners = Vec::new();
     for (i, f) in model.flows.iter().enumerate() {
         let (ns, addr) = if f.reverse {
-            (&left, LEFT_ADDR)
+            (left, LEFT_ADDR)
         } else {
-            (&right, RIGHT_ADDR)
+            (right, RIGHT_ADDR)
         };
         let at = SocketAddrV4::new(addr, server_port(i));
         listeners.push(ns.run_in(|| {
@@ -61,28 +55,15 @@ pub fn run(model: &Model, options: &Options) -> Result<RunOutput, EmuError> {
     }
     let flows: Vec<TcpFlow> = model.flows.iter().map(|_| TcpFlow::default()).collect();
     let stop = AtomicBool::new(false);
-    let emu_stop = Arc::new(AtomicBool::new(false));
-    let shared = Arc::new(Mutex::new(Shared::default()));
     let end = Time::ZERO + model.duration;
-    let clock = Clock::start();
     let wall = std::time::Instant::now();
-    let emulator = Emulator {
-        net: Network::new(model, model.scenario.seed),
-        tunnel,
-        clock,
-        bin: model.bin,
-        stop: emu_stop.clone(),
-        shared: shared.clone(),
-        write_failures: 0,
-    };
-    let (result, series) = std::thread::scope(|s| {
-        let emu = s.spawn(|| emulator.run());
+    let series = std::thread::scope(|s| {
         let mut endpoints = Vec::new();
         for (i, f) in model.flows.iter().enumerate() {
             let (client_ns, server_ns, server_addr) = if f.reverse {
-                (&right, &left, LEFT_ADDR)
+                (right, left, LEFT_ADDR)
             } else {
-                (&left, &right, RIGHT_ADDR)
+                (left, right, RIGHT_ADDR)
             };
             let sized = match f.traffic {
                 Traffic::Sized { bytes } => Some(bytes),
@@ -110,16 +91,13 @@ pub fn run(model: &Model, options: &Options) -> Result<RunOutput, EmuError> {
         for e in endpoints {
             let _ = e.join();
         }
-        emu_stop.store(true, Ordering::Relaxed);
-        let net = emu.join();
-        (net, series)
+        series
     });
     let wall_s = wall.elapsed().as_secs_f64();
     if (options.cancelled)() {
         return Err(EmuError::Internal("cancelled".into()));
     }
-    let (net, _write_failures) =
-        result.map_err(|_| EmuError::Internal("the emulator thread panicked".into()))??;
+    let finished = bed.finish()?;
     if let Some((i, e)) = flows.iter().enumerate().find_map(|(i, f)| {
         f.error
             .lock()
@@ -129,11 +107,15 @@ pub fn run(model: &Model, options: &Options) -> Result<RunOutput, EmuError> {
     }) {
         return Err(EmuError::system(format!("flow {}", model.flows[i].id), e));
     }
-    let shared = Arc::try_unwrap(shared)
-        .map_err(|_| EmuError::Internal("the emulator still holds its bins".into()))?
-        .into_inner()
-        .expect("the emulator thread has ended");
-    output::build(model, &net, &flows, series, shared, end, wall_s)
+    output::build(
+        model,
+        &finished.net,
+        &flows,
+        series,
+        finished.shared,
+        end,
+        wall_s,
+    )
 }
 
 /// Reads every flow's `TCP_INFO` each [`SAMPLE`] until `end`, and closes a bin every

@@ -1,0 +1,93 @@
+//! A Linux TCP flow on an emulated link: the kernel's CUBIC fills a 20 Mbit/s, 40 ms path with
+//! a one-BDP buffer, and what the run records agrees with the link's own numbers.
+
+mod common;
+
+use common::{emulator_available, model};
+use polycc_sim::Column;
+
+#[test]
+fn kernel_cubic_fills_the_link_and_the_buffer() {
+    let Some(_one) = emulator_available("kernel_cubic_fills_the_link_and_the_buffer") else {
+        return;
+    };
+    let m = model(
+        r#"
+name = "cubic-20m"
+duration = "4s"
+[[links]]
+id = "bottleneck"
+rate = "20Mbps"
+queue = { kind = "droptail", size = "1bdp" }
+[[flows]]
+id = "cubic"
+cca = "cubic"
+stack = "linux"
+rtt = "40ms"
+"#,
+    );
+    let out = polycc_emu::run(&m, &Default::default()).unwrap();
+    let s = &out.summary;
+    let (f, l) = (&s.flows[0], &s.links[0]);
+    eprintln!(
+        "goodput {:.2} Mbit/s, utilisation {:.3}, RTT min {:.2} mean {:.2} ms, queue delay mean \
+         {:.2} ms, drops {}",
+        f.goodput_mbps, l.utilization, f.rtt_ms.min, f.rtt_ms.mean, f.queue_delay_ms.mean, l.drops
+    );
+    // Slow start takes about half a second of the four; after it the link stays busy.
+    assert!(l.utilization > 0.85, "utilisation {}", l.utilization);
+    assert!(
+        f.goodput_mbps > 16.0 && f.goodput_mbps < 20.0,
+        "{}",
+        f.goodput_mbps
+    );
+    // Goodput is payload, throughput the IP packets: 1448 of 1500 bytes, less retransmissions.
+    assert!(f.throughput_mbps > f.goodput_mbps && f.throughput_mbps < 1.06 * f.goodput_mbps);
+    // The smoothed RTT never drops below the path's 40 ms, and a one-BDP buffer (40 ms at the
+    // rate) adds up to 40 ms more.
+    assert!(
+        f.rtt_ms.min >= 40.0 && f.rtt_ms.min < 45.0,
+        "{:?}",
+        f.rtt_ms
+    );
+    assert!(f.rtt_ms.p99 < 85.0, "{:?}", f.rtt_ms);
+    assert!(f.queue_delay_ms.mean > 5.0 && f.queue_delay_ms.p95 <= 41.0);
+    // CUBIC overflows the buffer now and then; the kernel retransmits what the link dropped.
+    assert!(
+        l.drops > 0 && f.retransmits >= l.drops / 2,
+        "{} drops, {} retransmits",
+        l.drops,
+        f.retransmits
+    );
+    // One row per 100 ms bin, each with the sender's window.
+    assert_eq!(out.flows.rows, 40);
+    let Some(Column::F64(cwnd)) = out.flows.column("cwnd_bytes") else {
+        panic!("cwnd column");
+    };
+    assert!(cwnd[5..].iter().all(|c| *c > 10.0 * 1448.0), "{cwnd:?}");
+}
+
+#[test]
+fn a_controller_the_kernel_lacks_is_refused_naming_what_it_has() {
+    // Needs no privileges: refused before anything is made.
+    let m = model(
+        r#"
+name = "vegas"
+[[links]]
+id = "l"
+rate = "10Mbps"
+[[flows]]
+id = "v"
+cca = "vegas_not_in_kernel"
+stack = "linux"
+rtt = "20ms"
+"#,
+    );
+    let e = polycc_emu::run(&m, &Default::default()).unwrap_err();
+    assert!(e.is_user_error());
+    let msg = e.to_string();
+    assert!(
+        msg.contains("flows (v).cca") && msg.contains("cubic"),
+        "{msg}"
+    );
+}
