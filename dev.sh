@@ -86,6 +86,7 @@ cmd_test() {
     step "cargo fmt --check" cargo fmt --all --check
     step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
     step "cargo doc" env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+    scripts/install-emu-deps.sh  # iproute2 for the emulator's tests; exits 0 (tests skip) without apt
     step "cargo test (release)" cargo test --workspace --release --exclude polycc-py --no-fail-fast
     step "ruff" "$VENV/bin/ruff" check python
     step "mypy" "$VENV/bin/mypy"

@@ -155,12 +155,17 @@ def _with_progress(fn: Callable[[threading.Event], T], what: str, wait_on_cancel
     remove its namespaces) this thread then waits for `fn` to return before going on."""
     box: dict[str, Any] = {}
     cancel = threading.Event()
+    # Waited on instead of `Thread.join`: a join interrupted by Ctrl-C can later report the
+    # thread as finished while it still runs (CPython gh-90882).
+    done = threading.Event()
 
     def target() -> None:
         try:
             box["value"] = fn(cancel)
         except BaseException as e:  # handed to the waiting thread
             box["error"] = e
+        finally:
+            done.set()
 
     # A daemon thread: on Ctrl-C the process exits without waiting for the run.
     thread = threading.Thread(target=target, name="polycc-run", daemon=True)
@@ -169,17 +174,16 @@ def _with_progress(fn: Callable[[threading.Event], T], what: str, wait_on_cancel
     shown = False
     tty = sys.stderr.isatty()
     try:
-        while thread.is_alive():
-            thread.join(0.25)
+        while not done.wait(0.25):
             elapsed = time.monotonic() - t0
-            if tty and elapsed >= PROGRESS_AFTER_S and thread.is_alive():
+            if tty and elapsed >= PROGRESS_AFTER_S:
                 sys.stderr.write(f"\r{what}: {elapsed:.0f} s")
                 sys.stderr.flush()
                 shown = True
     except BaseException:
         cancel.set()
         if wait_on_cancel:
-            thread.join(CANCEL_WAIT_S)
+            done.wait(CANCEL_WAIT_S)
         raise
     finally:
         if shown:

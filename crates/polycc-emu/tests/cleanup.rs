@@ -72,3 +72,44 @@ fn a_finished_or_failed_run_removes_its_namespaces() {
     assert!(polycc_emu::run(&common::model(&short), &options).is_err());
     assert!(namespaces_of(me).is_empty(), "{:?}", namespaces_of(me));
 }
+
+#[test]
+fn without_root_a_run_says_what_it_needs_and_makes_nothing() {
+    let Some(_one) = emulator_available("without_root_a_run_says_what_it_needs_and_makes_nothing")
+    else {
+        return;
+    };
+    let Ok(runuser) = which("runuser") else {
+        panic!("runuser (util-linux) is needed to drop root for this test");
+    };
+    // A copy in a world-readable place: the build tree may sit where nobody cannot enter.
+    let dir = std::env::temp_dir().join(format!("polycc-emu-nonroot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (file, bin) = (dir.join("s.toml"), dir.join("polycc-emu-run"));
+    std::fs::write(&file, LONG_RUN.replace("60s", "1s")).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_polycc-emu-run"), &bin).unwrap();
+    for p in [&dir, &bin, &file] {
+        let mode = if p == &file { 0o644 } else { 0o755 };
+        std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+    }
+    let out = Command::new(runuser)
+        .args(["-u", "nobody", "--"])
+        .arg(&bin)
+        .arg(&file)
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("needs root"), "{stderr}");
+}
+
+fn which(name: &str) -> Result<std::path::PathBuf, ()> {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .chain(["/usr/sbin".into(), "/sbin".into()])
+        .map(|d| d.join(name))
+        .find(|p| p.exists())
+        .ok_or(())
+}

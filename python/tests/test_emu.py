@@ -1,0 +1,123 @@
+"""The emulated testbed from the CLI (`polycc run --backend emu`): a kernel TCP flow on an
+emulated link writes the same results directory as a simulated run; keys the emulator cannot
+honour are refused by name; Ctrl-C and a missing privilege leave nothing behind.
+
+Runs that emulate need root, namespaces and TUN; where they cannot exist these tests skip with
+the reason, except under POLYCC_REQUIRE_EMU=1 (CI), where skipping is a failure."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import polycc_process
+
+KERNEL_CUBIC = """\
+name = "kernel-cubic"
+duration = "{duration}"
+
+[[links]]
+id = "bottleneck"
+rate = "20Mbps"
+queue = {{ kind = "droptail", size = "1bdp" }}
+
+[[flows]]
+id = "cubic"
+cca = "cubic"
+stack = "linux"
+rtt = "40ms"
+"""
+
+
+def emulator_or_skip() -> None:
+    reason = None
+    if os.geteuid() != 0:
+        reason = "needs root"
+    elif not Path("/dev/net/tun").exists():
+        reason = "needs /dev/net/tun"
+    elif shutil.which("ip") is None:
+        reason = "needs iproute2 (scripts/install-emu-deps.sh)"
+    if reason is None:
+        return
+    if os.environ.get("POLYCC_REQUIRE_EMU") == "1":
+        pytest.fail(f"the emulator cannot run here ({reason}) and POLYCC_REQUIRE_EMU=1 demands it")
+    pytest.skip(f"emulator: {reason}")
+
+
+def our_namespaces(pid: int) -> list[str]:
+    d = Path("/run/netns")
+    return sorted(p.name for p in d.iterdir() if p.name.startswith(f"polycc-{pid}-")) if d.exists() else []
+
+
+def test_a_kernel_tcp_flow_writes_the_simulators_results_directory(tmp_path: Path) -> None:
+    emulator_or_skip()
+    scen = tmp_path / "k.toml"
+    scen.write_text(KERNEL_CUBIC.format(duration="3s"))
+    out = tmp_path / "out"
+    r = polycc_process("run", scen, "--backend", "emu", "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert "emulated" in r.stdout
+    for name in ("summary.json", "timeseries.parquet", "links.parquet", "scenario.toml", "report.html"):
+        assert (out / name).exists(), name
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["backend"] == "emu"
+    flow, link = summary["flows"][0], summary["links"][0]
+    assert link["utilization"] > 0.8, link
+    assert 14.0 < flow["goodput_mbps"] < 20.0, flow
+    assert flow["rtt_ms"]["min"] >= 40.0, flow
+    ts = pd.read_parquet(out / "timeseries.parquet")
+    assert len(ts) == 30
+    assert ts.cwnd_bytes.iloc[5:].min() > 10 * 1448
+    assert set(ts.cc_state.dropna()) <= {"open", "disorder", "cwr", "recovery", "loss"}
+    links = pd.read_parquet(out / "links.parquet")
+    assert links.capacity_mbps.iloc[1:].between(19.9, 20.1).all()
+
+
+def test_keys_the_emulator_cannot_honour_are_refused_by_name(tmp_path: Path) -> None:
+    # Refused before anything is made: no privileges needed.
+    scen = tmp_path / "q.toml"
+    scen.write_text(KERNEL_CUBIC.format(duration="1s").replace('stack = "linux"\n', ""))
+    r = polycc_process("run", scen, "--backend", "emu", "--out", tmp_path / "o")
+    assert r.returncode == 2, r.stderr
+    assert "flows (cubic).stack" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_simulator_refuses_kernel_flows_and_points_to_the_emulator(tmp_path: Path) -> None:
+    scen = tmp_path / "k.toml"
+    scen.write_text(KERNEL_CUBIC.format(duration="1s"))
+    r = polycc_process("run", scen, "--out", tmp_path / "o")
+    assert r.returncode == 2, r.stderr
+    assert "stack" in r.stderr and "--backend emu" in r.stderr
+
+
+def test_ctrl_c_ends_an_emulated_run_and_removes_its_namespaces(tmp_path: Path) -> None:
+    emulator_or_skip()
+    scen = tmp_path / "k.toml"
+    scen.write_text(KERNEL_CUBIC.format(duration="60s"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "polycc.cli", "run", str(scen), "--backend", "emu", "--out", f"{tmp_path}/o"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while len(our_namespaces(proc.pid)) < 2:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the run never made its namespaces"
+        time.sleep(0.05)
+    time.sleep(1.0)  # traffic flowing
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert our_namespaces(proc.pid) == []
+    assert not (tmp_path / "o").exists()
