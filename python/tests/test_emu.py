@@ -84,10 +84,11 @@ def test_a_kernel_tcp_flow_writes_the_simulators_results_directory(tmp_path: Pat
 def test_keys_the_emulator_cannot_honour_are_refused_by_name(tmp_path: Path) -> None:
     # Refused before anything is made: no privileges needed.
     scen = tmp_path / "q.toml"
-    scen.write_text(KERNEL_CUBIC.format(duration="1s").replace('stack = "linux"\n', ""))
+    text = KERNEL_CUBIC.format(duration="1s").replace('stack = "linux"\n', "")
+    scen.write_text(text + 'traffic = { kind = "cbr", rate = "1Mbps" }\n')
     r = polycc_process("run", scen, "--backend", "emu", "--out", tmp_path / "o")
     assert r.returncode == 2, r.stderr
-    assert "flows (cubic).stack" in r.stderr and "Traceback" not in r.stderr
+    assert "flows (cubic).traffic.kind" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "o").exists()
 
 

@@ -20,6 +20,7 @@
 pub mod classify;
 pub mod clock;
 pub mod error;
+pub mod flow_state;
 pub mod frame;
 pub mod linux_tcp;
 pub mod netns;
@@ -31,6 +32,7 @@ pub mod support;
 pub mod tcp_info;
 pub mod testbed;
 pub mod tunnel;
+pub mod udp;
 
 pub use error::EmuError;
 pub use run::{run, Options};

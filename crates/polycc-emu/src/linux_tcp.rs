@@ -2,11 +2,12 @@
 //! sending namespace that writes the flow's traffic with the kernel controller the scenario
 //! names, and a server on the other side that reads it and counts goodput as it arrives.
 //!
-//! Each runs on its own thread, joined to its namespace; they share a [`TcpFlow`] with the
+//! Each runs on its own thread, joined to its namespace; they share a [`FlowShared`] with the
 //! run's sampler, which reads the client's `TCP_INFO` every few milliseconds.
 
 use crate::clock::Clock;
 use crate::error::EmuError;
+use crate::flow_state::{lock, Counters, FlowShared};
 use crate::tcp_info::TcpInfo;
 use nix::sys::socket::{self, sockopt, AddressFamily, SockFlag, SockType, SockaddrIn};
 use polycc::units::{Duration, Time};
@@ -14,7 +15,7 @@ use polycc_sim::scenario::Traffic;
 use std::ffi::OsString;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddrV4, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// How often blocking socket calls return to look at the stop flag.
@@ -22,35 +23,8 @@ const POLL: std::time::Duration = std::time::Duration::from_millis(20);
 /// Bytes handed to the kernel per write (what iperf3 uses for TCP).
 const WRITE_CHUNK: usize = 128 * 1024;
 
-/// What a flow's threads share with the sampler.
-#[derive(Default)]
-pub struct TcpFlow {
-    /// Payload bytes the server has read.
-    pub received: AtomicU64,
-    /// A handle on the client's socket, for `TCP_INFO`, while it is open.
-    pub socket: Mutex<Option<TcpStream>>,
-    pub started: Mutex<Option<Time>>,
-    /// When the client stopped sending (stop time, end of run, or a sized flow's last byte
-    /// received).
-    pub ended: Mutex<Option<Time>>,
-    /// A sized flow: when its last byte arrived.
-    pub completed: Mutex<Option<Time>>,
-    /// The client's `TCP_INFO` as it closed.
-    pub last_info: Mutex<Option<TcpInfo>>,
-    /// Segments the server sent (its ACKs), from its `TCP_INFO` as it closed.
-    pub acks_sent: AtomicU64,
-    /// The first thing that went wrong, if anything.
-    pub error: Mutex<Option<String>>,
-}
-
-impl TcpFlow {
-    pub(crate) fn fail(&self, what: String) {
-        self.error
-            .lock()
-            .expect("never poisoned")
-            .get_or_insert(what);
-    }
-}
+/// The client's socket, for the sampler's `TCP_INFO` reads while it is open.
+pub type SocketSlot = Mutex<Option<TcpStream>>;
 
 /// The client side of one flow.
 pub struct Client<'a> {
@@ -64,7 +38,13 @@ pub struct Client<'a> {
 
 /// Runs the client (on a thread already in the sending namespace): waits for the start time,
 /// connects, writes its traffic until it is done or `stop_at`, then closes.
-pub fn run_client(c: &Client, flow: &TcpFlow, clock: &Clock, stop: &AtomicBool) {
+pub fn run_client(
+    c: &Client,
+    flow: &FlowShared,
+    socket: &SocketSlot,
+    clock: &Clock,
+    stop: &AtomicBool,
+) {
     if !sleep_until(clock, c.start, stop) {
         return;
     }
@@ -72,11 +52,11 @@ pub fn run_client(c: &Client, flow: &TcpFlow, clock: &Clock, stop: &AtomicBool) 
         Ok(s) => s,
         Err(e) => return flow.fail(format!("connect to {}: {e}", c.server)),
     };
-    *flow.started.lock().expect("never poisoned") = Some(clock.now());
+    flow.set_started(clock.now());
     if let Err(e) = stream.set_write_timeout(Some(POLL)) {
         return flow.fail(format!("socket timeout: {e}"));
     }
-    *flow.socket.lock().expect("never poisoned") = stream.try_clone().ok();
+    *lock(socket) = stream.try_clone().ok();
     let mut stream = stream;
     let total = match c.traffic {
         Traffic::Sized { bytes } => Some(*bytes),
@@ -104,20 +84,23 @@ pub fn run_client(c: &Client, flow: &TcpFlow, clock: &Clock, stop: &AtomicBool) 
     if total.is_some() {
         // Keep the connection (and its TCP_INFO) until the server has it all.
         let _ = stream.shutdown(Shutdown::Write);
-        while flow.completed.lock().expect("never poisoned").is_none()
-            && clock.now() < c.stop_at
-            && !stop.load(Ordering::Relaxed)
-        {
+        while !flow.is_completed() && clock.now() < c.stop_at && !stop.load(Ordering::Relaxed) {
             std::thread::sleep(POLL / 4);
         }
     }
     let end = clock.now().min(c.stop_at.max(c.start));
-    *flow.last_info.lock().expect("never poisoned") = TcpInfo::read(&stream).ok();
-    *flow.socket.lock().expect("never poisoned") = None;
-    flow.ended
-        .lock()
-        .expect("never poisoned")
-        .get_or_insert(end);
+    if let Ok(i) = TcpInfo::read(&stream) {
+        *lock(&flow.counters) = Counters {
+            packets_sent: i.segs_out as u64,
+            retransmits: i.total_retrans as u64,
+            lost_packets: i.total_retrans as u64,
+            spurious_losses: i.dsack_dups as u64,
+            probe_timeouts: i.total_rto as u64,
+            persistent_congestions: 0,
+        };
+    }
+    *lock(socket) = None;
+    flow.set_ended(end);
     // Reset rather than linger: the run is over for this flow, whatever is still queued.
     let _ = socket::setsockopt(
         &stream,
@@ -154,7 +137,7 @@ fn connect(server: SocketAddrV4, cca: &str) -> Result<TcpStream, String> {
 pub fn run_server(
     listener: &TcpListener,
     sized: Option<u64>,
-    flow: &TcpFlow,
+    flow: &FlowShared,
     clock: &Clock,
     stop: &AtomicBool,
 ) {
@@ -181,9 +164,8 @@ pub fn run_server(
         match stream.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
-                let total = flow.received.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
-                if sized.is_some_and(|s| total >= s) {
-                    *flow.completed.lock().expect("never poisoned") = Some(clock.now());
+                if sized.is_some_and(|s| flow.add_received(n as u64) >= s) {
+                    flow.set_completed(clock.now());
                 }
             }
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
@@ -206,7 +188,7 @@ pub fn run_server(
 }
 
 /// Sleeps until `t`, waking to look at `stop`; false when stopped first.
-fn sleep_until(clock: &Clock, t: Time, stop: &AtomicBool) -> bool {
+pub(crate) fn sleep_until(clock: &Clock, t: Time, stop: &AtomicBool) -> bool {
     loop {
         if stop.load(Ordering::Relaxed) {
             return false;

@@ -7,12 +7,9 @@
 //! sender's `TCP_INFO`, sampled every 10 ms (the RTT is the kernel's smoothed RTT).
 
 use crate::error::EmuError;
-use crate::linux_tcp::TcpFlow;
-use crate::network::Network;
-use crate::run_loop::Shared;
-use crate::tcp_info::TcpInfo;
+use crate::flow_state::{lock, FlowShared, Sample};
+use crate::testbed::Finished;
 use polycc::units::{Duration, Time};
-use polycc_sim::engine::delay_histogram::DelayHistogram;
 use polycc_sim::engine::{mean_p95, percentiles, Accounting};
 use polycc_sim::output::{jain_index, FlowSummary, LinkSummary};
 use polycc_sim::{Column, Model, RunOutput, StrColumn, Summary, Table};
@@ -25,46 +22,30 @@ const MEGA: f64 = 1e6;
 /// One flow's bins of sender-side samples.
 #[derive(Default)]
 pub struct FlowSeries {
-    bin_rtt_us: u64,
-    bin_rtt_n: u64,
-    bin_last: Option<TcpInfo>,
+    bin_last: Option<Sample>,
     rows: Vec<FlowRow>,
-    rtt: DelayHistogram,
-    rtt_ns_sum: u128,
-    rtt_count: u64,
 }
 
 struct FlowRow {
     goodput_bytes: u64,
     rtt_ms: Option<f64>,
-    info: Option<TcpInfo>,
+    sample: Option<Sample>,
 }
 
 impl FlowSeries {
-    /// A sample of the sender's `TCP_INFO` (None while the connection is not open).
-    pub fn sample(&mut self, info: Option<TcpInfo>) {
-        if let Some(i) = &info {
-            if i.rtt_us > 0 {
-                self.bin_rtt_us += i.rtt_us as u64;
-                self.bin_rtt_n += 1;
-                self.rtt.record(i.rtt_us as u64);
-                self.rtt_ns_sum += i.rtt_us as u128 * 1000;
-                self.rtt_count += 1;
-            }
-        }
-        self.bin_last = info;
+    /// The sender's state now (None while it is not running).
+    pub fn sample(&mut self, sample: Option<Sample>) {
+        self.bin_last = sample;
     }
 
-    /// Ends a bin in which the receiver read `goodput_bytes`.
-    pub fn close_bin(&mut self, goodput_bytes: u64) {
+    /// Ends a bin in which the receiver read `goodput_bytes` and the sender's RTT samples
+    /// averaged `rtt_ms`.
+    pub fn close_bin(&mut self, goodput_bytes: u64, rtt_ms: Option<f64>) {
         self.rows.push(FlowRow {
             goodput_bytes,
-            rtt_ms: (self.bin_rtt_n > 0)
-                .then(|| self.bin_rtt_us as f64 / self.bin_rtt_n as f64 / 1000.0),
-            info: self.bin_last.take(),
+            rtt_ms,
+            sample: self.bin_last.take(),
         });
-        self.bin_rtt_us = 0;
-        self.bin_rtt_n = 0;
     }
 }
 
@@ -76,37 +57,64 @@ fn mbps(bytes: u64, d: Duration) -> f64 {
     }
 }
 
-/// Numeric columns filled row by row, NaN for "no value".
+/// Numeric columns filled row by row, NaN for "no value"; a column first seen late is
+/// back-filled.
 struct Columns {
-    names: Vec<&'static str>,
+    names: Vec<String>,
     values: Vec<Vec<f64>>,
+    rows: usize,
 }
 
 impl Columns {
-    fn new(names: &[&'static str]) -> Self {
+    fn new(names: &[&str]) -> Self {
         Columns {
-            names: names.to_vec(),
+            names: names.iter().map(|n| n.to_string()).collect(),
             values: vec![Vec::new(); names.len()],
+            rows: 0,
+        }
+    }
+
+    fn set(&mut self, name: &str, v: Option<f64>) {
+        let k = match self.names.iter().position(|n| n == name) {
+            Some(k) => k,
+            None => {
+                self.names.push(name.to_string());
+                self.values.push(vec![f64::NAN; self.rows]);
+                self.names.len() - 1
+            }
+        };
+        let col = &mut self.values[k];
+        col.resize(self.rows, f64::NAN);
+        col.push(v.unwrap_or(f64::NAN));
+    }
+
+    fn end_row(&mut self) {
+        self.rows += 1;
+        for col in &mut self.values {
+            col.resize(self.rows, f64::NAN);
         }
     }
 
     fn row(&mut self, values: &[Option<f64>]) {
-        for (col, v) in self.values.iter_mut().zip(values) {
-            col.push(v.unwrap_or(f64::NAN));
+        let names = self.names.clone();
+        for (n, v) in names.iter().zip(values) {
+            self.set(n, *v);
         }
+        self.end_row();
     }
 
+    /// The table: the first numeric column (time), then `strings`, then the other numbers.
     fn into_table(self, strings: Vec<(&str, StrColumn)>) -> Table {
-        let rows = self.values.first().map_or(0, Vec::len);
+        let rows = self.rows;
         let mut columns: Vec<(String, Column)> = Vec::new();
         let mut num = self.names.into_iter().zip(self.values);
         if let Some((n, v)) = num.next() {
-            columns.push((n.to_string(), Column::F64(v)));
+            columns.push((n, Column::F64(v)));
         }
         for (n, c) in strings {
             columns.push((n.to_string(), Column::Str(c)));
         }
-        columns.extend(num.map(|(n, v)| (n.to_string(), Column::F64(v))));
+        columns.extend(num.map(|(n, v)| (n, Column::F64(v))));
         Table { rows, columns }
     }
 }
@@ -140,13 +148,13 @@ impl Codes {
 /// Assembles the run's output.
 pub fn build(
     model: &Model,
-    net: &Network,
-    flows: &[TcpFlow],
+    finished: &Finished,
+    flows: &[FlowShared],
     series: Vec<FlowSeries>,
-    shared: Shared,
     end: Time,
     wall_s: f64,
 ) -> Result<RunOutput, EmuError> {
+    let (net, shared) = (&finished.net, &finished.shared);
     let bins = (model.duration.0 / model.bin.0) as usize;
     let bin_s = model.bin.as_secs_f64();
     let mut fcols = Columns::new(&[
@@ -157,34 +165,29 @@ pub fn build(
         "cwnd_bytes",
         "inflight_bytes",
         "pacing_rate_mbps",
-        "cc_min_rtt_ms",
-        "cc_delivery_rate_mbps",
-        "cc_ssthresh_bytes",
-        "cc_retransmits",
     ]);
     let (mut ids, mut states) = (Codes::new(), Codes::new());
     for (f, (fm, s)) in model.flows.iter().zip(&series).enumerate() {
         for b in 0..bins {
             let row = s.rows.get(b);
-            let info = row.and_then(|r| r.info.as_ref());
+            let sample = row.and_then(|r| r.sample.as_ref());
             let wire = shared.flow_wire.get(f).and_then(|w| w.get(b)).copied();
             ids.push(&fm.id);
-            states.push(info.map_or("", TcpInfo::state_name));
-            fcols.row(&[
-                Some(b as f64 * bin_s),
+            states.push(sample.map_or("", |s| s.state));
+            fcols.set("t_s", Some(b as f64 * bin_s));
+            fcols.set(
+                "goodput_mbps",
                 Some(mbps(row.map_or(0, |r| r.goodput_bytes), model.bin)),
-                Some(mbps(wire.unwrap_or(0), model.bin)),
-                row.and_then(|r| r.rtt_ms),
-                info.map(|i| i.cwnd_bytes() as f64),
-                info.map(|i| i.inflight_bytes() as f64),
-                info.map(|i| i.pacing_rate as f64 * BITS / MEGA),
-                info.map(|i| i.min_rtt_us as f64 / 1000.0),
-                info.map(|i| i.delivery_rate as f64 * BITS / MEGA),
-                // The kernel reports "no threshold yet" as a huge number.
-                info.filter(|i| i.snd_ssthresh < i32::MAX as u32 / 2)
-                    .map(|i| i.snd_ssthresh as f64 * i.snd_mss as f64),
-                info.map(|i| i.total_retrans as f64),
-            ]);
+            );
+            fcols.set("throughput_mbps", Some(mbps(wire.unwrap_or(0), model.bin)));
+            fcols.set("rtt_ms", row.and_then(|r| r.rtt_ms));
+            fcols.set("cwnd_bytes", sample.and_then(|s| s.cwnd_bytes));
+            fcols.set("inflight_bytes", sample.and_then(|s| s.inflight_bytes));
+            fcols.set("pacing_rate_mbps", sample.and_then(|s| s.pacing_rate_mbps));
+            for (k, v) in sample.map_or(&[][..], |s| &s.extras[..]) {
+                fcols.set(&format!("cc_{k}"), Some(*v));
+            }
+            fcols.end_row();
         }
     }
     let flows_table = fcols.into_table(vec![("flow", ids.col), ("cc_state", states.col)]);
@@ -221,9 +224,8 @@ pub fn build(
         .flows
         .iter()
         .zip(flows)
-        .zip(&series)
         .enumerate()
-        .map(|(f, ((fm, tf), s))| flow_summary(fm, tf, s, &net.flows[f], end))
+        .map(|(f, (fm, shared))| flow_summary(fm, shared, &net.flows[f], end))
         .collect();
     let ran: Vec<f64> = flow_summaries
         .iter()
@@ -279,41 +281,36 @@ pub fn build(
 
 fn flow_summary(
     fm: &polycc_sim::scenario::FlowModel,
-    tf: &TcpFlow,
-    s: &FlowSeries,
+    f: &FlowShared,
     net: &crate::network::FlowCounters,
     end: Time,
 ) -> FlowSummary {
-    let started = *tf.started.lock().expect("threads joined");
-    let ended = tf.ended.lock().expect("threads joined").unwrap_or(end);
-    let completed = *tf.completed.lock().expect("threads joined");
+    let started = *lock(&f.started);
+    let ended = lock(&f.ended).unwrap_or(end);
+    let completed = *lock(&f.completed);
     let active = started.map_or(Duration::ZERO, |t| ended.max(t) - t);
-    let info = tf
-        .last_info
-        .lock()
-        .expect("threads joined")
-        .clone()
-        .unwrap_or_default();
-    let received = tf.received.load(Ordering::Relaxed);
+    let c = lock(&f.counters).clone();
+    let rtt = lock(&f.rtt);
+    let received = f.received();
     let start = Time::ZERO + fm.start;
     FlowSummary {
         id: fm.id.clone(),
         cca: fm.cca.name().to_string(),
         goodput_mbps: mbps(received, active),
         throughput_mbps: mbps(net.delivered_wire, active),
-        loss_rate: if info.segs_out == 0 {
+        loss_rate: if c.packets_sent == 0 {
             0.0
         } else {
-            info.total_retrans as f64 / info.segs_out as f64
+            c.lost_packets as f64 / c.packets_sent as f64
         },
-        retransmits: info.total_retrans as u64,
-        spurious_losses: info.dsack_dups as u64,
-        probe_timeouts: info.total_rto as u64,
-        persistent_congestions: 0,
-        packets_sent: info.segs_out as u64,
-        acks_sent: tf.acks_sent.load(Ordering::Relaxed),
+        retransmits: c.retransmits,
+        spurious_losses: c.spurious_losses,
+        probe_timeouts: c.probe_timeouts,
+        persistent_congestions: c.persistent_congestions,
+        packets_sent: c.packets_sent,
+        acks_sent: f.acks_sent.load(Ordering::Relaxed),
         bytes_delivered: received,
-        rtt_ms: percentiles(&s.rtt, s.rtt_ns_sum, s.rtt_count),
+        rtt_ms: percentiles(&rtt.hist, rtt.sum_ns, rtt.count),
         queue_delay_ms: mean_p95(&net.queue_delay, net.queue_ns_sum, net.queue_count),
         fct_s: completed.map(|t| (t - start).as_secs_f64()),
         transfers_completed: u64::from(completed.is_some()),

@@ -1,22 +1,30 @@
-//! One emulated run: namespaces and devices made, the emulator and the flows' endpoints
-//! started on their threads, the flows sampled every [`SAMPLE`], and everything removed again,
+//! One emulated run: the testbed made, each flow's server and client started on threads in
+//! their namespaces (kernel TCP for `stack = "linux"`, polycc's sender over UDP for
+//! `stack = "quic"`), the flows sampled every [`SAMPLE`], and everything removed again,
 //! whatever way the run ends.
 
 use crate::classify::server_port;
 use crate::clock::Clock;
 use crate::error::EmuError;
-use crate::linux_tcp::{self, Client, TcpFlow};
+use crate::flow_state::{lock, FlowShared, Sample};
+use crate::linux_tcp::{self, Client, SocketSlot};
+use crate::netns::Netns;
 use crate::output::{self, FlowSeries};
 use crate::tcp_info::TcpInfo;
 use crate::testbed::Testbed;
 use crate::tunnel::{LEFT_ADDR, RIGHT_ADDR};
+use crate::udp::client::{ClientConfig, SEGMENT_BYTES, WIRE_BYTES};
+use crate::udp::server::ServerConfig;
 use polycc::units::{Duration, Time};
-use polycc_sim::scenario::Traffic;
+use polycc::{CcContext, Registry};
+use polycc_sim::engine::DEFAULT_RWND;
+use polycc_sim::scenario::spec::Stack;
+use polycc_sim::scenario::{FlowModel, Traffic};
 use polycc_sim::{Model, RunOutput};
-use std::net::{SocketAddrV4, TcpListener};
+use std::net::{SocketAddrV4, TcpListener, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// How often the sampler reads each flow's `TCP_INFO` (the 10 ms).
+/// How often the sampler reads each flow's sender state (the 10 ms).
 pub const SAMPLE: Duration = Duration::from_millis(10);
 
 /// Options of an emulated run.
@@ -34,95 +42,167 @@ impl Default for Options<'_> {
     }
 }
 
-/// Runs a validated scenario in the emulator (needs root: see [`netns::check_privileges`]).
-pub fn run(model: &Model, options: &Options) -> Result<RunOutput, EmuError> {
+/// A flow's server socket, made before any client starts.
+enum Listener {
+    Tcp(TcpListener),
+    Udp(UdpSocket),
+}
+
+/// Runs a validated scenario in the emulator (needs root: see
+/// [`crate::netns::check_privileges`]).
+pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunOutput, EmuError> {
     let kernel_ccas = linux_tcp::available_controllers()?;
     crate::support::check(model, &kernel_ccas)?;
     let bed = Testbed::start(model)?;
-    let (left, right, clock) = (&bed.left, &bed.right, bed.clock);
-    // Servers listen before any client starts, each in its receiving namespace.
-    let mut listeners = Vec::new();
-    for (i, f) in model.flows.iter().enumerate() {
-        let (ns, addr) = if f.reverse {
-            (left, LEFT_ADDR)
-        } else {
-            (right, RIGHT_ADDR)
-        };
-        let at = SocketAddrV4::new(addr, server_port(i));
-        listeners.push(ns.run_in(|| {
-            TcpListener::bind(at).map_err(|e| EmuError::system(format!("listen on {at}"), e))
-        })?);
-    }
-    let flows: Vec<TcpFlow> = model.flows.iter().map(|_| TcpFlow::default()).collect();
+    let clock = bed.clock;
+    let listeners = model
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| listen(&bed, i, f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let flows: Vec<FlowShared> = model.flows.iter().map(|_| FlowShared::default()).collect();
+    let sockets: Vec<SocketSlot> = model.flows.iter().map(|_| SocketSlot::default()).collect();
     let stop = AtomicBool::new(false);
     let end = Time::ZERO + model.duration;
     let wall = std::time::Instant::now();
-    let series = std::thread::scope(|s| {
+    let series = std::thread::scope(|s| -> Result<Vec<FlowSeries>, EmuError> {
         let mut endpoints = Vec::new();
         for (i, f) in model.flows.iter().enumerate() {
             let (client_ns, server_ns, server_addr) = if f.reverse {
-                (right, left, LEFT_ADDR)
+                (&bed.right, &bed.left, LEFT_ADDR)
             } else {
-                (left, right, RIGHT_ADDR)
+                (&bed.left, &bed.right, RIGHT_ADDR)
             };
-            let sized = match f.traffic {
-                Traffic::Sized { bytes } => Some(bytes),
-                _ => None,
-            };
-            let (flow, listener, stop) = (&flows[i], &listeners[i], &stop);
-            endpoints.push(s.spawn(move || match server_ns.enter() {
-                Ok(()) => linux_tcp::run_server(listener, sized, flow, &clock, stop),
-                Err(e) => flow.fail(e.to_string()),
-            }));
-            let client = Client {
-                cca: f.cca.name(),
-                traffic: &f.traffic,
-                server: SocketAddrV4::new(server_addr, server_port(i)),
-                start: Time::ZERO + f.start,
-                stop_at: f.stop.map_or(end, |t| (Time::ZERO + t).min(end)),
-            };
-            endpoints.push(s.spawn(move || match client_ns.enter() {
-                Ok(()) => linux_tcp::run_client(&client, flow, &clock, stop),
-                Err(e) => flow.fail(e.to_string()),
-            }));
+            let server = SocketAddrV4::new(server_addr, server_port(i));
+            let (flow, slot, stop) = (&flows[i], &sockets[i], &stop);
+            let start = Time::ZERO + f.start;
+            let stop_at = f.stop.map_or(end, |t| (Time::ZERO + t).min(end));
+            match &listeners[i] {
+                Listener::Tcp(listener) => {
+                    let sized = sized_bytes(f);
+                    endpoints.push(in_ns(s, server_ns, flow, move || {
+                        linux_tcp::run_server(listener, sized, flow, &clock, stop)
+                    }));
+                    let client = Client {
+                        cca: f.cca.name(),
+                        traffic: &f.traffic,
+                        server,
+                        start,
+                        stop_at,
+                    };
+                    endpoints.push(in_ns(s, client_ns, flow, move || {
+                        linux_tcp::run_client(&client, flow, slot, &clock, stop)
+                    }));
+                }
+                Listener::Udp(sock) => {
+                    let cc = registry
+                        .build(&f.cca, &CcContext::new(WIRE_BYTES))
+                        .map_err(|e| EmuError::Internal(format!("flow {}: {e}", f.id)))?;
+                    let cfg = ServerConfig {
+                        ack_every: f.ack_every,
+                        max_ack_delay: f.max_ack_delay,
+                        report_arrivals: cc.wants_feedback(),
+                        segment_bytes: SEGMENT_BYTES,
+                        segments: sized_bytes(f).map(|b| b.div_ceil(SEGMENT_BYTES)),
+                    };
+                    endpoints.push(in_ns(s, server_ns, flow, move || {
+                        crate::udp::server::run_server(sock, &cfg, flow, &clock, stop)
+                    }));
+                    let client = ClientConfig {
+                        cc,
+                        server,
+                        start,
+                        stop_at,
+                        segments: sized_bytes(f).map(|b| b.div_ceil(SEGMENT_BYTES)),
+                        max_ack_delay: f.max_ack_delay,
+                        pacing: f.pacing,
+                        rwnd: f.rwnd.unwrap_or(DEFAULT_RWND),
+                        intents: f
+                            .intent_schedule
+                            .iter()
+                            .map(|(t, i)| (Time::ZERO + *t, *i))
+                            .collect(),
+                        initial_intent: f.intent,
+                    };
+                    endpoints.push(in_ns(s, client_ns, flow, move || {
+                        let sock = match UdpSocket::bind(SocketAddrV4::new(
+                            if f.reverse { RIGHT_ADDR } else { LEFT_ADDR },
+                            0,
+                        )) {
+                            Ok(sock) => sock,
+                            Err(e) => return flow.fail(format!("UDP client socket: {e}")),
+                        };
+                        crate::udp::client::run_client(client, &sock, flow, &clock, stop)
+                    }));
+                }
+            }
         }
-        let series = sample(model, &flows, &clock, end, options);
+        let series = sample(model, &flows, &sockets, &clock, end, options);
         stop.store(true, Ordering::Relaxed);
         for e in endpoints {
             let _ = e.join();
         }
-        series
+        Ok(series)
     });
     let wall_s = wall.elapsed().as_secs_f64();
+    let finished = bed.finish()?;
+    let series = series?;
     if (options.cancelled)() {
         return Err(EmuError::Internal("cancelled".into()));
     }
-    let finished = bed.finish()?;
-    if let Some((i, e)) = flows.iter().enumerate().find_map(|(i, f)| {
-        f.error
-            .lock()
-            .expect("threads joined")
-            .clone()
-            .map(|e| (i, e))
-    }) {
+    if let Some((i, e)) = flows
+        .iter()
+        .enumerate()
+        .find_map(|(i, f)| lock(&f.error).clone().map(|e| (i, e)))
+    {
         return Err(EmuError::system(format!("flow {}", model.flows[i].id), e));
     }
-    output::build(
-        model,
-        &finished.net,
-        &flows,
-        series,
-        finished.shared,
-        end,
-        wall_s,
-    )
+    output::build(model, &finished, &flows, series, end, wall_s)
 }
 
-/// Reads every flow's `TCP_INFO` each [`SAMPLE`] until `end`, and closes a bin every
-/// `model.bin`.
+/// A sized flow's bytes.
+fn sized_bytes(f: &FlowModel) -> Option<u64> {
+    match f.traffic {
+        Traffic::Sized { bytes } => Some(bytes),
+        _ => None,
+    }
+}
+
+/// Flow `i`'s server socket, bound in its receiving namespace.
+fn listen(bed: &Testbed, i: usize, f: &FlowModel) -> Result<Listener, EmuError> {
+    let (ns, addr) = if f.reverse {
+        (&bed.left, LEFT_ADDR)
+    } else {
+        (&bed.right, RIGHT_ADDR)
+    };
+    let at = SocketAddrV4::new(addr, server_port(i));
+    let failed = |e: std::io::Error| EmuError::system(format!("listen on {at}"), e);
+    ns.run_in(|| match f.stack {
+        Stack::Linux => TcpListener::bind(at).map(Listener::Tcp).map_err(failed),
+        Stack::Quic => UdpSocket::bind(at).map(Listener::Udp).map_err(failed),
+    })
+}
+
+/// Spawns `f` on a scoped thread inside `ns`; a failure to enter it is the flow's error.
+fn in_ns<'scope, 'env>(
+    s: &'scope std::thread::Scope<'scope, 'env>,
+    ns: &'env Netns,
+    flow: &'env FlowShared,
+    f: impl FnOnce() + Send + 'scope,
+) -> std::thread::ScopedJoinHandle<'scope, ()> {
+    s.spawn(move || match ns.enter() {
+        Ok(()) => f(),
+        Err(e) => flow.fail(e.to_string()),
+    })
+}
+
+/// Reads every flow's sender state each [`SAMPLE`] (or each bin, if shorter) until `end`, and
+/// closes a bin every `model.bin`.
 fn sample(
     model: &Model,
-    flows: &[TcpFlow],
+    flows: &[FlowShared],
+    sockets: &[SocketSlot],
     clock: &Clock,
     end: Time,
     options: &Options,
@@ -137,19 +217,27 @@ fn sample(
         if (options.cancelled)() {
             break;
         }
-        for (f, s) in flows.iter().zip(series.iter_mut()) {
-            let info = f
-                .socket
-                .lock()
-                .expect("never poisoned")
+        for ((f, slot), s) in flows.iter().zip(sockets).zip(series.iter_mut()) {
+            // Kernel TCP: read its TCP_INFO now; polycc's sender publishes its own.
+            let tcp = lock(slot)
                 .as_ref()
                 .and_then(|sock| TcpInfo::read(sock).ok());
-            s.sample(info);
+            if let Some(i) = &tcp {
+                if i.rtt_us > 0 {
+                    lock(&f.rtt).record(i.rtt_us as u64);
+                }
+            }
+            let sample = match tcp {
+                Some(i) => Some(Sample::from_tcp(&i)),
+                None => lock(&f.sample).clone(),
+            };
+            s.sample(sample);
         }
         while next >= bin_end {
             for (i, (f, s)) in flows.iter().zip(series.iter_mut()).enumerate() {
-                let received = f.received.load(Ordering::Relaxed);
-                s.close_bin(received - received_before[i]);
+                let received = f.received();
+                let rtt = lock(&f.rtt).take_bin();
+                s.close_bin(received - received_before[i], rtt);
                 received_before[i] = received;
             }
             bin_end += model.bin;

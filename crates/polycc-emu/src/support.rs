@@ -5,6 +5,7 @@ use crate::classify::MAX_FLOWS;
 use crate::error::EmuError;
 use crate::tunnel::MTU;
 use polycc_sim::scenario::spec::Stack;
+use polycc_sim::scenario::Traffic;
 use polycc_sim::Model;
 
 /// Refuses a scenario the emulator cannot run as written. `kernel_ccas` are the kernel
@@ -57,12 +58,19 @@ pub fn check(model: &Model, kernel_ccas: &[String]) -> Result<(), EmuError> {
                 }
             }
             Stack::Quic => {
-                return Err(refuse(
-                    at("stack"),
-                    "the emulator carries kernel TCP flows (stack = \"linux\") so far; polycc's \
-                     own sender over real sockets is not built yet (use --backend sim)"
-                        .into(),
-                ));
+                if !matches!(f.traffic, Traffic::Bulk | Traffic::Sized { .. }) {
+                    return Err(refuse(
+                        at("traffic.kind"),
+                        "the emulator carries bulk and sized traffic so far (use --backend sim)"
+                            .into(),
+                    ));
+                }
+                if f.send_jitter.is_some() {
+                    return Err(refuse(
+                        at("send_jitter"),
+                        "models host noise in the simulator; a real host brings its own".into(),
+                    ));
+                }
             }
         }
     }

@@ -62,14 +62,24 @@ fn a_finished_or_failed_run_removes_its_namespaces() {
     };
     let me = std::process::id();
     let short = LONG_RUN.replace("60s", "300ms");
-    let out = polycc_emu::run(&common::model(&short), &Default::default()).unwrap();
+    let out = polycc_emu::run(
+        &common::model(&short),
+        &polycc::Registry::standard(),
+        &Default::default(),
+    )
+    .unwrap();
     assert_eq!(out.summary.flows.len(), 1);
     // Cancelled at once: an error, and still nothing left.
     let cancelled = || true;
     let options = polycc_emu::Options {
         cancelled: &cancelled,
     };
-    assert!(polycc_emu::run(&common::model(&short), &options).is_err());
+    assert!(polycc_emu::run(
+        &common::model(&short),
+        &polycc::Registry::standard(),
+        &options
+    )
+    .is_err());
     assert!(namespaces_of(me).is_empty(), "{:?}", namespaces_of(me));
 }
 

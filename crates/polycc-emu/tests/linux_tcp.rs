@@ -26,7 +26,7 @@ stack = "linux"
 rtt = "40ms"
 "#,
     );
-    let out = polycc_emu::run(&m, &Default::default()).unwrap();
+    let out = polycc_emu::run(&m, &polycc::Registry::standard(), &Default::default()).unwrap();
     let s = &out.summary;
     let (f, l) = (&s.flows[0], &s.links[0]);
     eprintln!(
@@ -83,7 +83,7 @@ stack = "linux"
 rtt = "20ms"
 "#,
     );
-    let e = polycc_emu::run(&m, &Default::default()).unwrap_err();
+    let e = polycc_emu::run(&m, &polycc::Registry::standard(), &Default::default()).unwrap_err();
     assert!(e.is_user_error());
     let msg = e.to_string();
     assert!(

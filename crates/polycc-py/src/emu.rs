@@ -63,7 +63,7 @@ pub fn emulate<'py>(
             let options = polycc_emu::Options {
                 cancelled: &is_cancelled,
             };
-            match polycc_emu::run(&model, &options) {
+            match polycc_emu::run(&model, &registry, &options) {
                 Err(_) if is_cancelled() => Ok(None),
                 r => Ok(Some(r?)),
             }

@@ -18,7 +18,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match polycc_emu::run(&model, &polycc_emu::Options::default()) {
+    match polycc_emu::run(&model, &registry, &polycc_emu::Options::default()) {
         Ok(out) => match serde_json::to_string_pretty(&out.summary) {
             Ok(json) => {
                 println!("{json}");

@@ -1,0 +1,137 @@
+//! What a flow's endpoint threads share with the run's sampler, whatever stack carries the
+//! flow: goodput as the receiving application reads it, the sender's state as a [`Sample`],
+//! RTT samples, the flow's times and its end-of-run counters.
+
+use crate::tcp_info::TcpInfo;
+use polycc::units::Time;
+use polycc_sim::engine::delay_histogram::DelayHistogram;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// The sender's state at one moment, in the flows table's terms.
+#[derive(Clone, Debug, Default)]
+pub struct Sample {
+    /// `cc_state`: the controller's state (the kernel's congestion-avoidance state for TCP).
+    pub state: &'static str,
+    pub cwnd_bytes: Option<f64>,
+    pub inflight_bytes: Option<f64>,
+    pub pacing_rate_mbps: Option<f64>,
+    /// `cc_<name>` columns.
+    pub extras: Vec<(&'static str, f64)>,
+}
+
+impl Sample {
+    /// The kernel's view of a TCP sender.
+    pub fn from_tcp(i: &TcpInfo) -> Sample {
+        let mut extras = vec![
+            ("min_rtt_ms", i.min_rtt_us as f64 / 1000.0),
+            ("delivery_rate_mbps", i.delivery_rate as f64 * 8.0 / 1e6),
+            ("retransmits", i.total_retrans as f64),
+        ];
+        // The kernel reports "no threshold yet" as a huge number.
+        if i.snd_ssthresh < i32::MAX as u32 / 2 {
+            extras.push(("ssthresh_bytes", i.snd_ssthresh as f64 * i.snd_mss as f64));
+        }
+        Sample {
+            state: i.state_name(),
+            cwnd_bytes: Some(i.cwnd_bytes() as f64),
+            inflight_bytes: Some(i.inflight_bytes() as f64),
+            pacing_rate_mbps: Some(i.pacing_rate as f64 * 8.0 / 1e6),
+            extras,
+        }
+    }
+}
+
+/// RTT samples in µs: per bin (sum, count) and over the run (histogram, exact sum).
+#[derive(Default)]
+pub struct RttStats {
+    pub bin_sum_us: u64,
+    pub bin_count: u64,
+    pub hist: DelayHistogram,
+    pub sum_ns: u128,
+    pub count: u64,
+}
+
+impl RttStats {
+    pub fn record(&mut self, us: u64) {
+        self.bin_sum_us += us;
+        self.bin_count += 1;
+        self.hist.record(us.max(1));
+        self.sum_ns += us as u128 * 1000;
+        self.count += 1;
+    }
+
+    /// The bin's mean (ms), and a fresh bin.
+    pub fn take_bin(&mut self) -> Option<f64> {
+        let mean =
+            (self.bin_count > 0).then(|| self.bin_sum_us as f64 / self.bin_count as f64 / 1e3);
+        self.bin_sum_us = 0;
+        self.bin_count = 0;
+        mean
+    }
+}
+
+/// A sender's counters at the end of its run, as `summary.json` names them.
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    pub packets_sent: u64,
+    pub retransmits: u64,
+    pub lost_packets: u64,
+    pub spurious_losses: u64,
+    pub probe_timeouts: u64,
+    pub persistent_congestions: u64,
+}
+
+#[derive(Default)]
+pub struct FlowShared {
+    /// Payload bytes the receiving application has (unique, in order or not).
+    pub received: AtomicU64,
+    /// ACKs (or ACK segments) the receiver sent.
+    pub acks_sent: AtomicU64,
+    pub sample: Mutex<Option<Sample>>,
+    pub rtt: Mutex<RttStats>,
+    pub started: Mutex<Option<Time>>,
+    /// When the sender stopped (stop time, end of run, or a sized flow's completion).
+    pub ended: Mutex<Option<Time>>,
+    /// A sized flow: when its last byte arrived.
+    pub completed: Mutex<Option<Time>>,
+    pub counters: Mutex<Counters>,
+    /// The first thing that went wrong, if anything.
+    pub error: Mutex<Option<String>>,
+}
+
+/// Locks a mutex whose holders never panic while holding it (a poisoned one still holds valid
+/// data: every critical section is a plain store).
+pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl FlowShared {
+    pub fn fail(&self, what: String) {
+        lock(&self.error).get_or_insert(what);
+    }
+
+    pub fn add_received(&self, bytes: u64) -> u64 {
+        self.received.fetch_add(bytes, Ordering::Relaxed) + bytes
+    }
+
+    pub fn received(&self) -> u64 {
+        self.received.load(Ordering::Relaxed)
+    }
+
+    pub fn set_started(&self, t: Time) {
+        *lock(&self.started) = Some(t);
+    }
+
+    pub fn set_ended(&self, t: Time) {
+        lock(&self.ended).get_or_insert(t);
+    }
+
+    pub fn set_completed(&self, t: Time) {
+        lock(&self.completed).get_or_insert(t);
+    }
+
+    pub fn is_completed(&self) -> bool {
+        lock(&self.completed).is_some()
+    }
+}

@@ -1,0 +1,94 @@
+//! polycc's own sender over UDP in the emulator (`stack = "quic"`) against the simulator on
+//! the same scenario: the same controller code, a real network path.
+
+mod common;
+
+use common::{emulator_available, model};
+use polycc::Registry;
+
+const ONE_FLOW: &str = r#"
+name = "one-{cca}"
+duration = "4s"
+[[links]]
+id = "bottleneck"
+rate = "20Mbps"
+queue = { kind = "droptail", size = "1bdp" }
+[[flows]]
+id = "f"
+cca = "{cca}"
+rtt = "40ms"
+"#;
+
+#[test]
+fn polycc_controllers_over_udp_agree_with_the_simulator() {
+    let Some(_one) = emulator_available("polycc_controllers_over_udp_agree_with_the_simulator")
+    else {
+        return;
+    };
+    let registry = Registry::standard();
+    for cca in ["cubic", "bbr", "vegas"] {
+        let m = model(&ONE_FLOW.replace("{cca}", cca));
+        let emu = polycc_emu::run(&m, &registry, &Default::default()).unwrap();
+        let sim = polycc_sim::run(&m, &registry).unwrap();
+        let (e, s) = (&emu.summary.flows[0], &sim.summary.flows[0]);
+        eprintln!(
+            "{cca}: goodput emu {:.2} sim {:.2} Mbit/s; RTT mean emu {:.1} sim {:.1} ms; \
+             min emu {:.2} sim {:.2}",
+            e.goodput_mbps,
+            s.goodput_mbps,
+            e.rtt_ms.mean,
+            s.rtt_ms.mean,
+            e.rtt_ms.min,
+            s.rtt_ms.min
+        );
+        assert!(
+            (e.goodput_mbps / s.goodput_mbps - 1.0).abs() < 0.10,
+            "{cca}: goodput emu {} sim {}",
+            e.goodput_mbps,
+            s.goodput_mbps
+        );
+        assert!(
+            (e.rtt_ms.mean / s.rtt_ms.mean - 1.0).abs() < 0.15,
+            "{cca}: RTT emu {} sim {}",
+            e.rtt_ms.mean,
+            s.rtt_ms.mean
+        );
+        // The path's base RTT, plus at most a millisecond of host and emulator time.
+        assert!(
+            e.rtt_ms.min >= 40.0 && e.rtt_ms.min < 41.5,
+            "{cca}: {:?}",
+            e.rtt_ms
+        );
+    }
+}
+
+#[test]
+fn a_sized_flow_completes_and_reports_its_completion_time() {
+    let Some(_one) = emulator_available("a_sized_flow_completes_and_reports_its_completion_time")
+    else {
+        return;
+    };
+    let m = model(
+        r#"
+name = "sized"
+duration = "3s"
+[[links]]
+id = "l"
+rate = "50Mbps"
+queue = { kind = "droptail", size = "1bdp" }
+[[flows]]
+id = "s"
+cca = "cubic"
+rtt = "20ms"
+traffic = { kind = "sized", size = "1MB" }
+"#,
+    );
+    let out = polycc_emu::run(&m, &Registry::standard(), &Default::default()).unwrap();
+    let f = &out.summary.flows[0];
+    assert_eq!(f.transfers_completed, 1);
+    assert!(f.bytes_delivered >= 1_000_000, "{}", f.bytes_delivered);
+    // Slow start from 10 packets takes several round trips for 1 MB: at least 4 RTTs, and far
+    // less than the run.
+    let fct = f.fct_s.unwrap();
+    assert!(fct > 0.08 && fct < 1.0, "FCT {fct}");
+}
