@@ -164,7 +164,8 @@ pub fn run_server(
         match stream.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
-                if sized.is_some_and(|s| flow.add_received(n as u64) >= s) {
+                let total = flow.add_received(n as u64);
+                if sized.is_some_and(|s| total >= s) {
                     flow.set_completed(clock.now());
                 }
             }
