@@ -26,6 +26,7 @@ pub mod linux_tcp;
 pub mod netns;
 pub mod network;
 pub mod output;
+pub mod probe;
 pub mod run;
 pub mod run_loop;
 pub mod support;
