@@ -114,3 +114,13 @@ def cca_parameters(name: str) -> list[Parameter]:
         )
         for p in params
     ]
+
+
+def cca_needs_video(name: str) -> bool:
+    """Whether the controller (with its default parameters) needs the frames of a video source:
+    a flow running it must have `traffic = { kind = "video" }` (PIBES). UnknownCcaError for an
+    unknown name."""
+    needs = _native.cca_needs_media_frames(name)
+    if needs is None:
+        raise _unknown(name)
+    return needs

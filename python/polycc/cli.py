@@ -334,12 +334,13 @@ def ccas(name: str | None, as_json: bool) -> None:
 
 
 def _cca_json(name: str) -> dict[str, Any]:
-    from polycc.ccas import cca_parameters, cca_summary
+    from polycc.ccas import cca_needs_video, cca_parameters, cca_summary
 
     with user_errors():
         return {
             "name": name,
             "summary": cca_summary(name),
+            "needs_video": cca_needs_video(name),
             "parameters": [p.to_json() for p in cca_parameters(name)],
         }
 
@@ -347,12 +348,15 @@ def _cca_json(name: str) -> dict[str, Any]:
 def _show_cca(name: str) -> None:
     """One controller: summary, then per parameter its type, range, default with its source,
     and what it does."""
-    from polycc.ccas import cca_parameters, cca_summary
+    from polycc.ccas import cca_needs_video, cca_parameters, cca_summary
 
     with user_errors():
         summary = cca_summary(name)
         params = cca_parameters(name)
+        needs_video = cca_needs_video(name)
     click.echo(f"{name}: {summary}")
+    if needs_video:
+        click.echo('needs: video traffic (traffic = { kind = "video" }); a flow with other traffic is refused')
     if not params:
         click.echo("parameters: none")
     else:

@@ -15,6 +15,10 @@ from conftest import polycc, polycc_process, scenario_text
 CASES = {
     # name: (scenario text, expected fragments of the message)
     "unknown_cca": (scenario_text(cca="nosuchcca"), ["flows[0].cca", "nosuchcca", "newreno"]),
+    "pibes_without_video": (
+        scenario_text(cca="pibes"),
+        ["flows[0].cca", "runs pibes, which needs the frames of a video source", "traffic is bulk"],
+    ),
     "bad_unit": (scenario_text(capacity='rate = "10Mbit"'), ["links[0].rate", "Mbps"]),
     "negative_rate": (scenario_text(capacity='rate = "-5Mbps"'), ["links[0].rate", "negative"]),
     "unknown_key": (scenario_text(link_extra="speed = 3"), ["links[0]", "speed", "rate"]),
@@ -186,7 +190,11 @@ def test_ccas_json_gives_every_declared_field() -> None:
         "description": params["probing"]["description"],
         "source": "WebRTC probe_controller.cc",
     }
+    assert doc["needs_video"] is False  # GCC sets a rate: it runs on bulk traffic too
+    pibes = polycc("ccas", "pibes")
+    assert pibes.stdout.splitlines()[1].startswith("needs: video traffic"), pibes.stdout
     every = json.loads(polycc("ccas", "--json").stdout)
+    assert [c["name"] for c in every if c["needs_video"]] == ["pibes"]
     assert [c["name"] for c in every] == sorted(c["name"] for c in every) and len(every) >= 20
 
 

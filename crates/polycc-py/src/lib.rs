@@ -295,6 +295,24 @@ fn cca_parameters<'py>(py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py
     Ok(Some(list))
 }
 
+/// Whether a registered controller, built with its defaults, needs the frames of a video source
+/// (`CongestionControl::needs_media_frames`: scenario validation refuses it on other traffic),
+/// or None for an unknown name.
+#[pyfunction]
+fn cca_needs_media_frames(py: Python<'_>, name: &str) -> PyResult<Option<bool>> {
+    let registry = Registry::standard();
+    let spec = polycc::CcSpec::named(name);
+    let answer = py.allow_threads(|| {
+        guarded(|| {
+            Ok(registry
+                .build(&spec, &polycc::CcContext::new(1500))
+                .ok()
+                .map(|cc| cc.needs_media_frames()))
+        })
+    })?;
+    Ok(answer)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
@@ -307,6 +325,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cca_names, m)?)?;
     m.add_function(wrap_pyfunction!(cca_summary, m)?)?;
     m.add_function(wrap_pyfunction!(cca_parameters, m)?)?;
+    m.add_function(wrap_pyfunction!(cca_needs_media_frames, m)?)?;
     Ok(())
 }
 

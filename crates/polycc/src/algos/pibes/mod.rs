@@ -578,6 +578,11 @@ impl CongestionControl for Pibes {
         })
     }
 
+    /// The burst of each frame measures the bandwidth and each frame steps the share FSM.
+    fn needs_media_frames(&self) -> bool {
+        true
+    }
+
     /// R_k for the encoder, with the competing-flow flag c of the latest receiver report.
     fn media_control(&self) -> Option<MediaControl> {
         Some(MediaControl {

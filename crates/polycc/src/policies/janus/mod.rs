@@ -670,6 +670,11 @@ impl CongestionControl for Janus {
         self.active_mut().adopt(now, from);
     }
 
+    /// Either stage may run the flow.
+    fn needs_media_frames(&self) -> bool {
+        self.conservative.needs_media_frames() || self.aggressive.needs_media_frames()
+    }
+
     /// Calibrations reach whichever stage is active, so both must accept them.
     fn accepts_calibration(&self) -> bool {
         self.conservative.accepts_calibration() && self.aggressive.accepts_calibration()
