@@ -208,7 +208,9 @@ pub fn check_derived<T: ParamTable>(
     key: &str,
     value: f64,
 ) -> Result<(), CcError> {
-    match T::PARAMS.iter().find(|s| s.name == key) {
+    let spec = T::PARAMS.iter().find(|s| s.name == key);
+    debug_assert!(spec.is_some(), "{key} is not declared for {cca}");
+    match spec {
         Some(spec) => spec.check(cca, &as_table(parsed), &Value::from(value)),
         None => Ok(()),
     }
@@ -223,7 +225,7 @@ fn as_table<T: Serialize>(parsed: &T) -> Map<String, Value> {
 }
 
 /// A registered controller's declaration with a way to its defaults, independent of the type.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub struct Schema {
     params: &'static [ParamSpec],
     defaults: fn() -> Map<String, Value>,
