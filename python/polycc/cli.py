@@ -356,7 +356,7 @@ def _show_cca(name: str) -> None:
         needs_video = cca_needs_video(name)
     click.echo(f"{name}: {summary}")
     if needs_video:
-        click.echo('needs: video traffic (traffic = { kind = "video" }); a flow with other traffic is refused')
+        click.echo('needs: video traffic (traffic = { kind = "video" }); other traffic is refused')
     if not params:
         click.echo("parameters: none")
     else:

@@ -271,10 +271,10 @@ fn a_wrapped_pibes_needs_video_frames_as_pibes_does() {
         cca = "wrapped-pibes"
         rtt = "40ms"
     "#;
-    let e = polycc_sim::load_toml(toml, &origin(), &registry())
-        .err()
-        .expect("refused")
-        .to_string();
+    let e = match polycc_sim::load_toml(toml, &origin(), &registry()) {
+        Ok(_) => panic!("a wrapped PIBES on bulk traffic was accepted"),
+        Err(e) => e.to_string(),
+    };
     assert!(
         e.contains("flows[0].cca: flow \"v\" runs wrapped-pibes, which needs the frames"),
         "{e}"
