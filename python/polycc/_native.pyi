@@ -20,8 +20,13 @@ class FusionError(RuntimeError):
 
 class NativeParameter(TypedDict):
     name: str
-    expects: str | None
-    range: tuple[float, float] | None
+    type: str
+    default_json: str
+    absent: str | None
+    range: tuple[float | str, float | str] | None
+    choices: list[str] | None
+    description: str
+    source: str
 
 class NativeOutput(TypedDict):
     summary_json: str
@@ -70,3 +75,4 @@ def validate_json(
 def cca_names() -> list[str]: ...
 def cca_summary(name: str) -> str | None: ...
 def cca_parameters(name: str) -> list[NativeParameter] | None: ...
+def cca_needs_media_frames(name: str) -> bool | None: ...

@@ -1,15 +1,16 @@
 """The registered congestion controllers and policies: names, summaries and parameters.
 
-Parameter names, types and ranges come from the controllers' builders (Rust
-`Registry::parameters`); defaults and sources from the controller table of the README of the
-checkout, when there is one (an installed package without it shows none).
+Each controller declares its parameters once, beside the Rust struct that parses them (name,
+type, range or allowed values, description, source of the default; Rust `ParamTable::PARAMS`);
+the defaults are that struct's own. Validation checks the same declaration, so what is shown
+here is what a scenario is held to.
 """
 
 from __future__ import annotations
 
-import re
+import json
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
 from polycc import _native
 
@@ -18,13 +19,63 @@ class UnknownCcaError(ValueError):
     """No controller is registered under the name; the message lists the known ones."""
 
 
+#: One end of a range: a number, or the name of the parameter whose value bounds it.
+Bound = float | str
+
+
+def _number(x: float) -> str:
+    """A bound as a scenario would write it: 100000000, 0.05."""
+    return str(int(x)) if x.is_integer() and abs(x) < 1e15 else repr(x)
+
+
 @dataclass(frozen=True)
 class Parameter:
+    """One key of a controller's `cca` table."""
+
     name: str
-    #: What a non-number must be ("a boolean", "a string"...); None for a number.
-    expects: str | None
-    #: The closed range a number must lie in, when the controller checks one.
-    range: tuple[float, float] | None
+    #: What it takes, in words: "number", "integer", "boolean", "one of cwnd, rate", ...
+    type: str
+    #: The value an absent key takes (JSON-decoded); None when absence has its own meaning.
+    default: Any
+    #: What leaving the key out means, for a parameter without a default value of its own.
+    absent: str | None
+    #: The closed range a number must lie in, when there is one.
+    range: tuple[Bound, Bound] | None
+    #: The allowed strings, for a parameter that takes one of a few.
+    choices: tuple[str, ...] | None
+    description: str
+    #: Where the default comes from (RFC / paper section, implementation).
+    source: str
+
+    @property
+    def default_text(self) -> str:
+        """The default as written in a scenario (`0.7`, `true`, `"bbr"`), or what absence means."""
+        if self.default is None:
+            return self.absent or "none"
+        if isinstance(self.default, float):
+            return _number(self.default)
+        return json.dumps(self.default, ensure_ascii=False)
+
+    @property
+    def range_text(self) -> str | None:
+        """`[lo, hi]`, a bound given by another parameter named."""
+        if self.range is None:
+            return None
+        lo, hi = (b if isinstance(b, str) else _number(b) for b in self.range)
+        return f"[{lo}, {hi}]"
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return {
+            "name": self.name,
+            "type": self.type,
+            "default": self.default,
+            "absent": self.absent,
+            "range": list(self.range) if self.range is not None else None,
+            "choices": list(self.choices) if self.choices is not None else None,
+            "description": self.description,
+            "source": self.source,
+        }
 
 
 def _unknown(name: str) -> UnknownCcaError:
@@ -40,39 +91,36 @@ def cca_summary(name: str) -> str:
     return summary
 
 
+def _bound(b: float | str) -> Bound:
+    return b if isinstance(b, str) else float(b)
+
+
 def cca_parameters(name: str) -> list[Parameter]:
-    """The parameters of a registered controller (see `Parameter`); UnknownCcaError otherwise."""
+    """The declared parameters of a registered controller (see `Parameter`), in declaration
+    order; UnknownCcaError otherwise."""
     params = _native.cca_parameters(name)
     if params is None:
         raise _unknown(name)
     return [
         Parameter(
             name=p["name"],
-            expects=p["expects"],
-            range=(float(p["range"][0]), float(p["range"][1])) if p["range"] is not None else None,
+            type=p["type"],
+            default=json.loads(p["default_json"]),
+            absent=p["absent"],
+            range=(_bound(p["range"][0]), _bound(p["range"][1])) if p["range"] is not None else None,
+            choices=tuple(p["choices"]) if p["choices"] is not None else None,
+            description=p["description"],
+            source=p["source"],
         )
         for p in params
     ]
 
 
-@dataclass(frozen=True)
-class Documented:
-    """A controller's row of the README's table: its parameters with defaults, and its source."""
-
-    parameters: str
-    source: str
-
-
-def documented(name: str, readme: Path | None = None) -> Documented | None:
-    """The README row for `name` (`| \\`name\\` | parameters (defaults) | source |`), if found."""
-    if readme is None:
-        readme = Path(__file__).resolve().parents[2] / "README.md"
-    try:
-        text = readme.read_text(encoding="utf-8")
-    except OSError:
-        return None
-    row = re.compile(r"^\|\s*`" + re.escape(name) + r"`(?:\s*\([^)|]*\))?\s*\|(.*)\|(.*)\|\s*$", re.M)
-    m = row.search(text)
-    if m is None:
-        return None
-    return Documented(parameters=m.group(1).strip(), source=m.group(2).strip())
+def cca_needs_video(name: str) -> bool:
+    """Whether the controller (with its default parameters) needs the frames of a video source:
+    a flow running it must have `traffic = { kind = "video" }` (PIBES). UnknownCcaError for an
+    unknown name."""
+    needs = _native.cca_needs_media_frames(name)
+    if needs is None:
+        raise _unknown(name)
+    return needs

@@ -9,6 +9,7 @@ the temporary directory of an unfinished result.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -345,47 +346,56 @@ def reproduce(
 
 @cli.command()
 @click.argument("name", required=False, metavar="[NAME]")
-def ccas(name: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: name, summary and declared parameters.")
+def ccas(name: str | None, as_json: bool) -> None:
     """List the registered congestion controllers and policies, or show NAME's parameters."""
+    names = [name] if name is not None else _native.cca_names()
+    if as_json:
+        described = [_cca_json(n) for n in names]
+        click.echo(json.dumps(described[0] if name is not None else described, indent=2, ensure_ascii=False))
+        return
     if name is not None:
         _show_cca(name)
         return
-    names = _native.cca_names()
     width = max((len(n) for n in names), default=0)
     for n in names:
         click.echo(f"{n:<{width}}  {_native.cca_summary(n) or ''}")
 
 
-#: Serde's names for what a parameter takes, in words.
-_KINDS = {
-    **{f"u{n}": "an integer >= 0" for n in (8, 16, 32, 64)},
-    **{f"i{n}": "an integer" for n in (8, 16, 32, 64)},
-    "a sequence": "a list",
-    "not a number": "a name or a table (see the defaults)",
-}
+def _cca_json(name: str) -> dict[str, Any]:
+    from polycc.ccas import cca_needs_video, cca_parameters, cca_summary
+
+    with user_errors():
+        return {
+            "name": name,
+            "summary": cca_summary(name),
+            "needs_video": cca_needs_video(name),
+            "parameters": [p.to_json() for p in cca_parameters(name)],
+        }
 
 
 def _show_cca(name: str) -> None:
-    """One controller: summary, parameters (type, range) and the README's defaults and source."""
-    from polycc.ccas import cca_parameters, cca_summary, documented
+    """One controller: summary, then per parameter its type, range, default with its source,
+    and what it does."""
+    from polycc.ccas import cca_needs_video, cca_parameters, cca_summary
 
     with user_errors():
         summary = cca_summary(name)
         params = cca_parameters(name)
+        needs_video = cca_needs_video(name)
     click.echo(f"{name}: {summary}")
-    if params:
+    if needs_video:
+        click.echo('needs: video traffic (traffic = { kind = "video" }); other traffic is refused')
+    if not params:
+        click.echo("parameters: none")
+    else:
         click.echo("parameters:")
         width = max(len(p.name) for p in params)
         for p in params:
-            kind = _KINDS.get(p.expects or "", p.expects or "a number")
-            bounds = f" in [{p.range[0]:g}, {p.range[1]:g}]" if p.range is not None else ""
-            click.echo(f"  {p.name:<{width}}  {kind}{bounds}")
-    else:
-        click.echo("parameters: none")
-    doc = documented(name)
-    if doc is not None:
-        click.echo(f"defaults: {doc.parameters}")
-        click.echo(f"source: {doc.source}")
+            bounds = f" in {p.range_text}" if p.range_text is not None else ""
+            default = f"default {p.default_text}" if p.default is not None else f"if absent: {p.absent}"
+            click.echo(f"  {p.name:<{width}}  {p.type}{bounds}; {default} — {p.source}")
+            click.echo(f"  {'':<{width}}  {p.description}")
     click.echo(f'use: cca = {{ name = "{name}", <parameter> = <value>, ... }}')
 
 

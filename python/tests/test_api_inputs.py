@@ -104,13 +104,24 @@ def test_cca_summary_of_an_unknown_name_lists_the_known_ones() -> None:
         polycc.cca_parameters("nope")
 
 
-def test_cca_parameters_come_from_the_controllers() -> None:
+def test_cca_parameters_are_the_declared_schema() -> None:
     params = {p.name: p for p in polycc.cca_parameters("cubic")}
-    assert {"beta", "c", "fast_convergence", "hystart", "reno_friendly"} <= set(params)
-    assert params["hystart"].expects == "a boolean"
-    assert params["beta"].expects is None and params["beta"].range is not None
+    assert list(params) == ["beta", "c", "fast_convergence", "hystart", "reno_friendly"]
+    beta = params["beta"]
+    assert (beta.type, beta.default, beta.range) == ("number", 0.7, (0.05, 0.95))
+    assert beta.source == "RFC 9438 §4.6"
+    assert params["hystart"].type == "boolean" and params["hystart"].default is True
+    # A bound set by another parameter, a meaning for absence, a choice, a nested CCA list.
+    gcc = {p.name: p for p in polycc.cca_parameters("gcc")}
+    assert gcc["start_rate_kbps"].range == ("min_rate_kbps", "max_rate_kbps")
+    assert gcc["start_rate_kbps"].range_text == "[min_rate_kbps, max_rate_kbps]"
+    bbr = {p.name: p for p in polycc.cca_parameters("bbr")}
+    assert bbr["seed"].default is None and bbr["seed"].default_text == "derived from the flow's seed"
+    poly = {p.name: p for p in polycc.cca_parameters("poly")}
+    assert poly["on"].choices == ("cwnd", "rate") and poly["on"].default_text == '"cwnd"'
+    assert (poly["copilots"].type, poly["copilots"].default) == ("list of CCA specs", ["cubic"])
     for name in polycc.cca_names():
-        polycc.cca_parameters(name)  # every builder answers
+        assert all(p.description and p.source for p in polycc.cca_parameters(name)), name
 
 
 def test_a_sweep_over_one_scalar_value_runs_once(short_scenario: Path, tmp_path: Path) -> None:

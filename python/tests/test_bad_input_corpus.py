@@ -202,6 +202,9 @@ MUTATIONS: dict[str, list[Any]] = {
         {"beta": 0.7},
         {"name": "poly"},
         {"name": "janus"},
+        # Controllers that need a video source's frames, on the bulk flow.
+        "pibes",
+        {"name": "poly", "pilot": "cubic", "copilots": ["pibes"]},
     ],
     "flows.0.rtt": [*BAD_DURATIONS, "0", DELETE],
     "flows.0.start": BAD_DURATIONS,
@@ -243,6 +246,12 @@ MUTATIONS: dict[str, list[Any]] = {
     "flows.1.traffic.interval": [*BAD_DURATIONS, "0", "1ns"],
     "flows.1.traffic.arrivals": ["bursty", 5],
     "flows.1.traffic.connection": ["keepalive", 5],
+    # PIBES (flow 2) without its video source.
+    "flows.2.traffic": [
+        "bulk",
+        {"kind": "sized", "size": "1MB"},
+        {"kind": "web", "size": "20KB", "interval": "1s"},
+    ],
     "flows.2.traffic.fps": [0, -30, 1e9, math.inf, "30"],
     "flows.2.traffic.min_rate": [*BAD_RATES, "5Mbps"],
     "flows.2.traffic.max_rate": BAD_RATES,

@@ -3,6 +3,7 @@ traceback, and no output directory. None of these need the simulation engine."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from dataclasses import dataclass
@@ -14,6 +15,10 @@ from conftest import polycc, polycc_process, scenario_text
 CASES = {
     # name: (scenario text, expected fragments of the message)
     "unknown_cca": (scenario_text(cca="nosuchcca"), ["flows[0].cca", "nosuchcca", "newreno"]),
+    "pibes_without_video": (
+        scenario_text(cca="pibes"),
+        ["flows[0].cca", "runs pibes, which needs the frames of a video source", "traffic is bulk"],
+    ),
     "bad_unit": (scenario_text(capacity='rate = "10Mbit"'), ["links[0].rate", "Mbps"]),
     "negative_rate": (scenario_text(capacity='rate = "-5Mbps"'), ["links[0].rate", "negative"]),
     "unknown_key": (scenario_text(link_extra="speed = 3"), ["links[0]", "speed", "rate"]),
@@ -153,12 +158,44 @@ def test_ccas_name_shows_the_parameters_and_an_unknown_name_lists_the_known() ->
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     assert lines[0].startswith("cubic: ")
-    assert any(line.split()[:1] == ["hystart"] and "a boolean" in line for line in lines), res.stdout
-    assert any(line.split()[:1] == ["beta"] and " in [" in line for line in lines), res.stdout
-    assert "defaults: `beta` (0.7)" in res.stdout and "source: RFC 9438" in res.stdout
+    # name, type, range, default, source; the description on the next line.
+    i = next(i for i, line in enumerate(lines) if line.split()[:1] == ["beta"])
+    assert " ".join(lines[i].split()) == "beta number in [0.05, 0.95]; default 0.7 — RFC 9438 §4.6", lines[i]
+    assert lines[i + 1].strip().startswith("β_cubic: fraction of the window kept"), lines[i + 1]
+    assert any(line.split()[:3] == ["hystart", "boolean;", "default"] for line in lines), res.stdout
+    res = polycc("ccas", "bbr")
+    seed = next(line for line in res.stdout.splitlines() if line.split()[:1] == ["seed"])
+    assert "integer; if absent: derived from the flow's seed" in seed, seed
     res = polycc("ccas", "cubc")
     assert res.returncode == 2
     assert "unknown congestion control 'cubc'; known: " in res.stderr and "newreno" in res.stderr
+    res = polycc("ccas", "cubc", "--json")
+    assert res.returncode == 2 and "unknown congestion control 'cubc'" in res.stderr
+
+
+def test_ccas_json_gives_every_declared_field() -> None:
+    res = polycc("ccas", "gcc", "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["name"] == "gcc" and doc["summary"].startswith("WebRTC GCC")
+    params = {p["name"]: p for p in doc["parameters"]}
+    assert params["max_rate_kbps"]["range"] == ["min_rate_kbps", 1e8]
+    assert params["probing"] == {
+        "name": "probing",
+        "type": "boolean",
+        "default": True,
+        "absent": None,
+        "range": None,
+        "choices": None,
+        "description": params["probing"]["description"],
+        "source": "WebRTC probe_controller.cc",
+    }
+    assert doc["needs_video"] is False  # GCC sets a rate: it runs on bulk traffic too
+    pibes = polycc("ccas", "pibes")
+    assert pibes.stdout.splitlines()[1].startswith("needs: video traffic"), pibes.stdout
+    every = json.loads(polycc("ccas", "--json").stdout)
+    assert [c["name"] for c in every if c["needs_video"]] == ["pibes"]
+    assert [c["name"] for c in every] == sorted(c["name"] for c in every) and len(every) >= 20
 
 
 @pytest.mark.parametrize("quick", [True, False])

@@ -255,9 +255,11 @@ fn cca_summary(name: &str) -> Option<String> {
     Registry::standard().summary(name).map(str::to_string)
 }
 
-/// The parameters a registered controller accepts, or None for an unknown name: a list of dicts
-/// with `name`, `expects` (what a non-number must be, e.g. "a boolean"; None for numbers) and
-/// `range` ((lo, hi) when the controller checks one; else None).
+/// The declared parameters of a registered controller, or None for an unknown name: a list of
+/// dicts with `name`, `type` (in words), `default_json` (the default as JSON; `null` when
+/// absence has a meaning of its own), `absent` (that meaning, or None), `range` ((lo, hi), each
+/// a number or the name of the parameter that bounds it; None without a range), `choices` (the
+/// allowed strings, or None), `description` and `source`.
 #[pyfunction]
 fn cca_parameters<'py>(py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyList>>> {
     let registry = Registry::standard();
@@ -265,15 +267,51 @@ fn cca_parameters<'py>(py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py
     let Some(params) = found else {
         return Ok(None);
     };
+    let bound = |b: polycc::params::Bound| -> PyResult<PyObject> {
+        Ok(match b {
+            polycc::params::Bound::At(v) => v.into_pyobject(py)?.into_any().unbind(),
+            polycc::params::Bound::Param(p) => p.into_pyobject(py)?.into_any().unbind(),
+        })
+    };
     let list = PyList::empty(py);
     for p in params {
+        let spec = p.spec;
         let d = PyDict::new(py);
-        d.set_item("name", p.name)?;
-        d.set_item("expects", p.expects)?;
-        d.set_item("range", p.range)?;
+        d.set_item("name", spec.name)?;
+        d.set_item("type", spec.kind.to_string())?;
+        d.set_item("default_json", p.default.to_string())?;
+        d.set_item("absent", spec.absent)?;
+        match spec.range {
+            Some((lo, hi)) => d.set_item("range", (bound(lo)?, bound(hi)?))?,
+            None => d.set_item("range", py.None())?,
+        }
+        match spec.kind {
+            polycc::params::Kind::Choice(values) => d.set_item("choices", values.to_vec())?,
+            _ => d.set_item("choices", py.None())?,
+        }
+        d.set_item("description", spec.description)?;
+        d.set_item("source", spec.source)?;
         list.append(d)?;
     }
     Ok(Some(list))
+}
+
+/// Whether a registered controller, built with its defaults, needs the frames of a video source
+/// (`CongestionControl::needs_media_frames`: scenario validation refuses it on other traffic),
+/// or None for an unknown name.
+#[pyfunction]
+fn cca_needs_media_frames(py: Python<'_>, name: &str) -> PyResult<Option<bool>> {
+    let registry = Registry::standard();
+    let spec = polycc::CcSpec::named(name);
+    let answer = py.allow_threads(|| {
+        guarded(|| {
+            Ok(registry
+                .build(&spec, &polycc::CcContext::new(1500))
+                .ok()
+                .map(|cc| cc.needs_media_frames()))
+        })
+    })?;
+    Ok(answer)
 }
 
 #[pymodule]
@@ -288,6 +326,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cca_names, m)?)?;
     m.add_function(wrap_pyfunction!(cca_summary, m)?)?;
     m.add_function(wrap_pyfunction!(cca_parameters, m)?)?;
+    m.add_function(wrap_pyfunction!(cca_needs_media_frames, m)?)?;
     m.add_function(wrap_pyfunction!(emu::emulate, m)?)?;
     Ok(())
 }

@@ -1,8 +1,9 @@
 //! Behaviour follows what a controller says it does, never its name or a telemetry key: a
 //! controller registered under another name, or wrapped in one of the user's own, behaves as it
-//! does bare. The media source reads `media_control()` (not the telemetry key `competing`), and
+//! does bare. The media source reads `media_control()` (not the telemetry key `competing`),
 //! PolyCC keeps a controller out of a pool by `accepts_calibration()` (not by the PCC family's
-//! registry names).
+//! registry names), and scenario validation keeps a controller that needs video frames off other
+//! traffic by `needs_media_frames()` (not by PIBES's name).
 
 mod common;
 use common::origin;
@@ -96,6 +97,9 @@ impl CongestionControl for Wrapped {
     }
     fn accepts_calibration(&self) -> bool {
         self.0.accepts_calibration()
+    }
+    fn needs_media_frames(&self) -> bool {
+        self.0.needs_media_frames()
     }
 }
 
@@ -230,6 +234,51 @@ fn policies_answer_the_media_control_of_the_controller_in_charge() {
     for spec in [json!("cubic"), json!("poly"), json!("janus")] {
         assert_eq!(build(spec.clone()).unwrap().media_control(), None, "{spec}");
     }
+}
+
+#[test]
+fn a_wrapped_pibes_needs_video_frames_as_pibes_does() {
+    for (spec, needs) in [
+        (json!("pibes"), true),
+        (json!("wrapped-pibes"), true),
+        (
+            json!({"name": "poly", "pilot": "cubic", "copilots": ["wrapped-pibes"]}),
+            true,
+        ),
+        (
+            json!({"name": "janus", "conservative": "wrapped-pibes"}),
+            true,
+        ),
+        (json!("gcc"), false),
+        (json!("wrapped-cubic"), false),
+        (json!("poly"), false),
+        (json!("janus"), false),
+    ] {
+        assert_eq!(
+            build(spec.clone()).unwrap().needs_media_frames(),
+            needs,
+            "{spec}"
+        );
+    }
+    // Scenario validation asks the capability, not the name.
+    let toml = r#"
+        name = "wrapped-on-bulk"
+        [[links]]
+        id = "b"
+        rate = "4Mbps"
+        [[flows]]
+        id = "v"
+        cca = "wrapped-pibes"
+        rtt = "40ms"
+    "#;
+    let e = match polycc_sim::load_toml(toml, &origin(), &registry()) {
+        Ok(_) => panic!("a wrapped PIBES on bulk traffic was accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        e.contains("flows[0].cca: flow \"v\" runs wrapped-pibes, which needs the frames"),
+        "{e}"
+    );
 }
 
 /// A video flow against a CUBIC flow that joins at 5 s, on the paper's 4 Mbit/s bottleneck.

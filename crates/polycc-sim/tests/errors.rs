@@ -146,3 +146,59 @@ fn send_jitter_is_validated() {
     ));
     assert_mentions(&e, &["flows[0].send_jitter", "unresponsive"]);
 }
+
+#[test]
+fn a_controller_that_needs_video_frames_is_refused_on_other_traffic() {
+    let with = |cca: &str, traffic: &str| {
+        GOOD.replace("id = \"a\"", "id = \"cam\"").replace(
+            "cca = \"cubic\"",
+            &format!("cca = {cca}\ntraffic = {traffic}"),
+        )
+    };
+    for traffic in [
+        "\"bulk\"",
+        "{ kind = \"sized\", size = \"1MB\" }",
+        "{ kind = \"web\", size = \"20KB\", interval = \"200ms\" }",
+    ] {
+        let kind = traffic
+            .split('"')
+            .nth(1)
+            .expect("the kind is the first quoted word");
+        let e = error_of(&with("\"pibes\"", traffic));
+        assert_mentions(
+            &e,
+            &[
+                "test.toml: flows[0].cca: ",
+                "flow \"cam\" runs pibes, which needs the frames of a video source",
+                &format!("but its traffic is {kind};"),
+                "kind = \"video\"",
+            ],
+        );
+    }
+    // The default traffic is bulk.
+    let e = error_of(&GOOD.replace("\"cubic\"", "\"pibes\""));
+    assert_mentions(&e, &["flow \"a\" runs pibes", "traffic is bulk"]);
+    // A policy answers for what it runs: a PolyCC member, either Janus stage.
+    for cca in [
+        "{ name = \"poly\", pilot = \"cubic\", copilots = [\"pibes\"] }",
+        "{ name = \"janus\", aggressive = \"pibes\" }",
+    ] {
+        let e = error_of(&with(cca, "\"bulk\""));
+        assert_mentions(&e, &["runs ", "needs the frames of a video source"]);
+    }
+    // With video, or without a controller at all (unresponsive CBR), PIBES is fine.
+    load(&with("\"pibes\"", "{ kind = \"video\" }")).unwrap();
+    load(&with("\"pibes\"", "{ kind = \"cbr\", rate = \"1Mbps\" }")).unwrap();
+    // GCC is a rate controller: it needs no frames and fills a bulk flow's path (tests/gcc.rs).
+    for traffic in ["\"bulk\"", "{ kind = \"video\" }"] {
+        load(&with("\"gcc\"", traffic)).unwrap();
+    }
+    // Every shipped controller but PIBES runs on bulk traffic.
+    let registry = Registry::standard();
+    let refused: Vec<&str> = registry
+        .names()
+        .into_iter()
+        .filter(|n| load(&GOOD.replace("\"cubic\"", &format!("\"{n}\""))).is_err())
+        .collect();
+    assert_eq!(refused, ["pibes"]);
+}

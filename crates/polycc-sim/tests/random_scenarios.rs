@@ -3,10 +3,11 @@
 //! carried.
 
 mod common;
-use polycc::Registry;
+use polycc::{CcContext, CcSpec, Registry};
 use rand::{Rng, SeedableRng};
 
-fn random_scenario(rng: &mut impl Rng, ccas: &[&str]) -> String {
+/// `frames`: the controllers that need a video source's frames, which get video traffic.
+fn random_scenario(rng: &mut impl Rng, ccas: &[&str], frames: &[&str]) -> String {
     let mut s = String::from("name = \"random\"\nduration = \"3s\"\nbin = \"250ms\"\n");
     s += &format!("seed = {}\n", rng.gen_range(0..1000));
     let links = rng.gen_range(1..=2);
@@ -64,10 +65,8 @@ fn random_scenario(rng: &mut impl Rng, ccas: &[&str]) -> String {
         }
     }
     for f in 0..rng.gen_range(1..=4) {
-        s += &format!(
-            "[[flows]]\nid = \"f{f}\"\ncca = \"{}\"\n",
-            ccas[rng.gen_range(0..ccas.len())]
-        );
+        let cca = ccas[rng.gen_range(0..ccas.len())];
+        s += &format!("[[flows]]\nid = \"f{f}\"\ncca = \"{cca}\"\n");
         s += &format!(
             "rtt = \"{}ms\"\nstart = \"{}ms\"\n",
             rng.gen_range(1..400),
@@ -90,7 +89,7 @@ fn random_scenario(rng: &mut impl Rng, ccas: &[&str]) -> String {
         if rng.gen_bool(0.3) {
             s += "ack = { every = 2, max_delay = \"25ms\" }\n";
         }
-        s += match rng.gen_range(0..5) {
+        let traffic = match rng.gen_range(0..5) {
             0 => "traffic = \"bulk\"\n".to_string(),
             1 => format!(
                 "traffic = {{ kind = \"sized\", size = \"{}KB\" }}\n",
@@ -109,8 +108,13 @@ fn random_scenario(rng: &mut impl Rng, ccas: &[&str]) -> String {
                 "traffic = {{ kind = \"poisson\", rate = \"{}Mbps\" }}\n",
                 rng.gen_range(1..20)
             ),
-        }
-        .as_str();
+        };
+        // Drawn either way, so that the other flows' draws do not depend on this one's cca.
+        s += if frames.contains(&cca) {
+            "traffic = { kind = \"video\" }\n"
+        } else {
+            traffic.as_str()
+        };
     }
     s
 }
@@ -119,13 +123,22 @@ fn random_scenario(rng: &mut impl Rng, ccas: &[&str]) -> String {
 fn random_scenarios_conserve_bytes_and_never_panic() {
     let registry = Registry::standard();
     let ccas = registry.names();
+    let frames: Vec<&str> = ccas
+        .iter()
+        .copied()
+        .filter(|n| {
+            registry
+                .build(&CcSpec::named(n), &CcContext::new(1500))
+                .is_ok_and(|cc| cc.needs_media_frames())
+        })
+        .collect();
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(0x5eed);
     let cases: usize = std::env::var("POLYCC_RANDOM_SCENARIOS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(300);
     for case in 0..cases {
-        let text = random_scenario(&mut rng, &ccas);
+        let text = random_scenario(&mut rng, &ccas, &frames);
         let model = polycc_sim::load_toml(&text, &common::origin(), &registry)
             .unwrap_or_else(|e| panic!("case {case}: generated scenario rejected: {e}\n{text}"));
         let out = polycc_sim::run(&model, &registry)

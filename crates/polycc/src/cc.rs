@@ -324,6 +324,20 @@ pub trait CongestionControl: Send {
         None
     }
 
+    /// Whether the controller needs the frames of a real-time media source ([`Self::on_frame`])
+    /// to work. False by default: a controller that only sets a window or a rate works on any
+    /// traffic (GCC on a bulk source sends at its target rate and fills the path). True for a
+    /// frame scheduler whose rate moves only at frame boundaries: PIBES measures the bandwidth
+    /// from each frame's burst and steps its share FSM once per frame, so without frames it
+    /// stays at its start rate (1 Mbit/s on a 10 Mbit/s path, with no error). A transport that
+    /// offers no frames must refuse such a controller. A policy answers true if any controller
+    /// it runs does: a member without frames feeds the pool a value that never moves (a PolyCC
+    /// rate pool fusing with `min` then runs at the start rate), and Janus may hand it the
+    /// flow. The answer is fixed for the controller's life.
+    fn needs_media_frames(&self) -> bool {
+        false
+    }
+
     /// Whether a policy may keep writing values into this controller ([`Self::calibrate`],
     /// [`Self::calibrate_cwnd`], as PolyCC's write-back does on every ACK) and expect it to go
     /// on from them. True by default. False for a controller that learns from its own sending:

@@ -70,6 +70,7 @@ pub mod algos;
 pub mod cc;
 pub mod estimators;
 pub mod intent;
+pub mod params;
 pub mod policies;
 pub mod registry;
 pub mod signals;

@@ -2,6 +2,7 @@
 //! `"cubic"` or `{ name = "cubic", beta = 0.7 }`.
 
 use crate::cc::{CcContext, CongestionControl};
+use crate::params::{ParamInfo, Schema};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::any::{Any, TypeId};
@@ -80,25 +81,6 @@ pub enum CcError {
     },
 }
 
-/// One parameter a controller accepts, as its builder reports it (see [`Registry::parameters`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ParamInfo {
-    /// The key, as written in the `cca` table.
-    pub name: String,
-    /// What the builder expects when given a number it cannot take ("a boolean", "a string",
-    /// "u32"..., or [`NOT_A_NUMBER`] when its error does not say); `None` when it takes a number.
-    pub expects: Option<String>,
-    /// The closed range a number must lie in, when the builder checks one with [`check_range`].
-    pub range: Option<(f64, f64)>,
-}
-
-/// A key no controller has, to make a builder list the keys it knows.
-const PROBE_KEY: &str = "\u{1}polycc-probe";
-/// [`ParamInfo::expects`] of a parameter that refuses numbers without saying what it takes.
-pub const NOT_A_NUMBER: &str = "not a number";
-/// Numbers beyond any parameter's range, to make a builder state the range it checks.
-const PROBE_VALUES: [f64; 2] = [1e300, -1e300];
-
 /// Builds a controller from its parameters. It gets the registry so that policies can build the
 /// controllers they own.
 pub type Builder =
@@ -108,6 +90,8 @@ pub type Builder =
 struct Entry {
     builder: Builder,
     summary: &'static str,
+    /// The declared parameters; `None` for a controller registered without them.
+    schema: Option<Schema>,
 }
 
 /// Name → constructor table. [`Registry::standard`] holds every algorithm of this crate; users add
@@ -138,10 +122,36 @@ impl Registry {
         r
     }
 
-    /// Adds or replaces `name`.
+    /// Adds or replaces `name`, without a declaration of its parameters (a user's wrapper
+    /// around another controller): [`Registry::parameters`] knows none.
     pub fn register(&mut self, name: &str, summary: &'static str, builder: Builder) {
-        self.entries
-            .insert(name.to_string(), Entry { builder, summary });
+        self.entries.insert(
+            name.to_string(),
+            Entry {
+                builder,
+                summary,
+                schema: None,
+            },
+        );
+    }
+
+    /// Adds or replaces `name` with the declared parameters of its table, `Schema::of::<T>()`
+    /// for the [`ParamTable`](crate::params::ParamTable) its builder parses.
+    pub fn register_with_params(
+        &mut self,
+        name: &str,
+        summary: &'static str,
+        schema: Schema,
+        builder: Builder,
+    ) {
+        self.entries.insert(
+            name.to_string(),
+            Entry {
+                builder,
+                summary,
+                schema: Some(schema),
+            },
+        );
     }
 
     /// Registered names, in sorted order.
@@ -154,59 +164,16 @@ impl Registry {
         self.entries.get(name).map(|e| e.summary)
     }
 
-    /// The parameters `name`'s builder accepts, in the order it lists them, with the type or
-    /// range it checks where its error messages state them; `None` for an unknown name.
-    ///
-    /// Found by asking the builder, so it needs nothing from the algorithms beyond what every
-    /// builder already does: parameters parsed with [`parse_params`] from a
-    /// `deny_unknown_fields` struct (an unknown key lists the known ones) and ranges checked with
-    /// [`check_range`] (an out-of-range number names its range). Defaults are not known here.
+    /// The declared schema of `name`; `None` for an unknown name or one registered without
+    /// a declaration ([`Registry::register`]).
+    pub fn schema(&self, name: &str) -> Option<Schema> {
+        self.entries.get(name).and_then(|e| e.schema)
+    }
+
+    /// The declared parameters of `name` with their defaults, in declaration order; `None` as
+    /// for [`Registry::schema`].
     pub fn parameters(&self, name: &str) -> Option<Vec<ParamInfo>> {
-        let entry = self.entries.get(name)?;
-        let ctx = CcContext::new(1500);
-        let error = |key: &str, value: serde_json::Value| {
-            let mut params = Params::new();
-            params.insert(key.to_string(), value);
-            (entry.builder)(&params, &ctx, self)
-                .err()
-                .map(|e| e.to_string())
-        };
-        let listed = error(PROBE_KEY, serde_json::Value::Null).unwrap_or_default();
-        let names = listed
-            .split_once("expected ")
-            .map(|(_, rest)| backticked(rest))
-            .unwrap_or_default();
-        let info = names
-            .into_iter()
-            .map(|key| {
-                let mut info = ParamInfo {
-                    name: key.clone(),
-                    expects: None,
-                    range: None,
-                };
-                let mut takes_number = false;
-                for v in PROBE_VALUES {
-                    let Some(msg) = error(&key, serde_json::json!(v)) else {
-                        takes_number = true;
-                        continue;
-                    };
-                    if let Some((_, rest)) = msg.split_once("invalid type: ") {
-                        info.expects = rest.split_once("expected ").map(|(_, e)| e.to_string());
-                        break;
-                    }
-                    if info.range.is_none() {
-                        info.range = stated_range(&msg);
-                    }
-                    takes_number |= info.range.is_some();
-                }
-                if info.expects.is_none() && !takes_number {
-                    // Refused for another reason (a name or a table, an untagged enum).
-                    info.expects = Some(NOT_A_NUMBER.to_string());
-                }
-                info
-            })
-            .collect();
-        Some(info)
+        self.schema(name).map(|s| s.describe())
     }
 
     /// Whether `name` is registered.
@@ -244,23 +211,6 @@ impl Registry {
             })?;
         (entry.builder)(&spec.params(), ctx, self)
     }
-}
-
-/// The `a`, `b` of "expected one of `a`, `b`" (serde's list of the known fields).
-fn backticked(text: &str) -> Vec<String> {
-    text.split('`')
-        .skip(1)
-        .step_by(2)
-        .map(str::to_string)
-        .collect()
-}
-
-/// `(lo, hi)` of a [`check_range`] message "`key = v is outside [lo, hi]`".
-fn stated_range(message: &str) -> Option<(f64, f64)> {
-    let (_, rest) = message.split_once(" is outside [")?;
-    let (lo, rest) = rest.split_once(", ")?;
-    let (hi, _) = rest.split_once(']')?;
-    Some((lo.parse().ok()?, hi.parse().ok()?))
 }
 
 /// Deserialises an algorithm's parameter struct (declare it `#[serde(deny_unknown_fields)]` so a
@@ -306,26 +256,34 @@ mod tests {
     }
 
     #[test]
-    fn parameters_are_found_with_their_types_and_ranges() {
+    fn parameters_are_declared_with_their_types_ranges_and_defaults() {
+        use crate::params::{Bound, Kind};
         let r = Registry::standard();
         assert_eq!(r.parameters("no-such-cca"), None);
         let cubic = r.parameters("cubic").unwrap();
-        let names: Vec<&str> = cubic.iter().map(|p| p.name.as_str()).collect();
-        assert!(
-            names.contains(&"beta") && names.contains(&"hystart"),
-            "{names:?}"
+        let names: Vec<&str> = cubic.iter().map(|p| p.spec.name).collect();
+        assert_eq!(
+            names,
+            ["beta", "c", "fast_convergence", "hystart", "reno_friendly"]
         );
-        let beta = cubic.iter().find(|p| p.name == "beta").unwrap();
-        assert_eq!(beta.expects, None);
-        assert!(beta.range.is_some(), "{beta:?}");
-        let hystart = cubic.iter().find(|p| p.name == "hystart").unwrap();
-        assert_eq!(hystart.expects.as_deref(), Some("a boolean"));
-        for name in r.names() {
-            assert!(r.parameters(name).is_some(), "{name}");
-        }
+        let beta = &cubic[0];
+        assert_eq!(beta.spec.kind, Kind::Number);
+        assert_eq!(beta.spec.range, Some((Bound::At(0.05), Bound::At(0.95))));
+        assert_eq!(beta.default, serde_json::json!(0.7));
+        assert_eq!(cubic[3].spec.kind, Kind::Bool);
+        assert_eq!(cubic[3].default_text(), "true");
         let poly = r.parameters("poly").unwrap();
-        let pilot = poly.iter().find(|p| p.name == "pilot").unwrap();
-        assert_eq!(pilot.expects.as_deref(), Some(NOT_A_NUMBER));
+        let pilot = poly.iter().find(|p| p.spec.name == "pilot").unwrap();
+        assert_eq!(
+            (pilot.spec.kind, pilot.default_text()),
+            (Kind::Cca, "\"bbr\"".into())
+        );
+        // A user's controller registered without a declaration has none.
+        let mut r = r;
+        r.register("mine", "a user's", |_, ctx, r| {
+            r.build(&CcSpec::named("cubic"), ctx)
+        });
+        assert!(r.contains("mine") && r.parameters("mine").is_none());
     }
 
     #[test]

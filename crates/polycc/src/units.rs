@@ -125,7 +125,7 @@ impl Rate {
         })
     }
     /// The rate in bits per second.
-    pub fn as_bps(self) -> u64 {
+    pub const fn as_bps(self) -> u64 {
         self.0
     }
     /// The rate in megabits (10^6 bits) per second.

@@ -197,6 +197,23 @@ impl Traffic {
     pub fn is_unresponsive(&self) -> bool {
         matches!(self, Traffic::Cbr { .. } | Traffic::Poisson { .. })
     }
+
+    /// Whether the source hands the controller frames (`CongestionControl::on_frame`).
+    pub fn has_frames(&self) -> bool {
+        matches!(self, Traffic::Video(_))
+    }
+
+    /// The `kind` a scenario gives this source, for messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Traffic::Bulk => "bulk",
+            Traffic::Sized { .. } => "sized",
+            Traffic::Web { .. } => "web",
+            Traffic::Cbr { .. } => "cbr",
+            Traffic::Poisson { .. } => "poisson",
+            Traffic::Video(_) => "video",
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

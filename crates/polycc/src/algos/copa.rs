@@ -25,10 +25,11 @@ use crate::cc::{
     Calibration, CcContext, CongestionControl, HandoverState, Telemetry, MIN_WINDOW_PACKETS,
 };
 use crate::estimators::windowed_filter::WindowedFilter;
-use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
+use crate::registry::{CcError, Params, Registry};
 use crate::signals::{AckEvent, LossEvent, SentPacket};
 use crate::units::{Bytes, Duration, Rate, Time};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Registry and scenario name.
 pub const NAME: &str = "copa";
@@ -55,6 +56,8 @@ pub const COMPETITIVE_WINDOW_CAP: Duration = Duration::from_secs(10);
 pub const NEARLY_EMPTY_FRACTION: f64 = 0.1;
 /// Guard on competitive mode's additive increase of 1/δ (not in the paper): 1/δ stays below this.
 const MAX_INV_DELTA: f64 = 1000.0;
+/// Largest δ a scenario may give: a tenth of a packet queued per flow.
+const MAX_DELTA: f64 = 10.0;
 
 /// Largest packet a transport can send (an IP datagram without jumbograms): bounds the packet size
 /// learnt from sent packets.
@@ -62,10 +65,10 @@ const MAX_PACKET_BYTES: Bytes = 65_535;
 
 /// Registers Copa under [`NAME`].
 pub fn register(r: &mut Registry) {
-    r.register(NAME, SUMMARY, build);
+    r.register_with_params(NAME, SUMMARY, Schema::of::<CopaParams>(), build);
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct CopaParams {
     #[serde(default = "default_delta")]
@@ -81,14 +84,32 @@ fn default_competitive() -> bool {
     true
 }
 
+impl ParamTable for CopaParams {
+    const PARAMS: &'static [ParamSpec] = &[
+        // 1/δ packets queued per flow: from a tenth of a packet to competitive mode's cap.
+        ParamSpec::new(
+            "delta",
+            Kind::Number,
+            "default-mode δ: the target rate is 1/(δ·queueing delay), 1/δ packets queued per flow",
+            "Copa §2 (NSDI'18)",
+        )
+        .range(1.0 / MAX_INV_DELTA, MAX_DELTA),
+        ParamSpec::new(
+            "competitive",
+            Kind::Bool,
+            "switch to competitive mode (δ adapted AIMD-style) while the queue never empties",
+            "Copa §2.2; genericCC",
+        ),
+    ];
+}
+
 /// Builds Copa from scenario parameters (`delta`, `competitive`), checking their ranges.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
     _: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let params: CopaParams = parse_params(NAME, p)?;
-    check_range(NAME, "delta", params.delta, 0.001, 10.0)?;
+    let params: CopaParams = params::parse(NAME, p)?;
     Ok(Box::new(Copa::new(
         ctx,
         CopaConfig {

@@ -9,10 +9,11 @@ use crate::algos::reno;
 use crate::algos::reno::{reno_family_methods, reno_window_in, ByteCarry, RenoFamily, RenoWindow};
 use crate::algos::round::RoundTracker;
 use crate::cc::{CcContext, CongestionControl, Telemetry};
-use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
+use crate::registry::{CcError, Params, Registry};
 use crate::signals::{AckEvent, SentPacket};
 use crate::units::{Bytes, Duration, Time};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// One-line description shown in the registry listing.
 pub const SUMMARY: &str = "CUBIC (RFC 9438) with HyStart++ (RFC 9406)";
@@ -45,21 +46,27 @@ pub const HYSTART_CSS_ROUNDS: u32 = 5;
 // L = ∞ when paced. Every polycc transport paces (cc.rs: `pacing_rate() == None` means the transport
 // paces at cwnd/srtt), so no cap is applied.
 
-/// Builds CUBIC from scenario parameters (the fields of [`CubicConfig`]), checking the ranges
-/// of `beta` and `c`.
+/// Registry and scenario name.
+pub const NAME: &str = "cubic";
+
+/// Registers CUBIC under [`NAME`].
+pub fn register(r: &mut Registry) {
+    r.register_with_params(NAME, SUMMARY, Schema::of::<CubicConfig>(), build);
+}
+
+/// Builds CUBIC from scenario parameters (the fields of [`CubicConfig`]), checking them against
+/// [`CubicConfig::PARAMS`].
 pub fn build(
     p: &Params,
     ctx: &CcContext,
     _: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let cfg: CubicConfig = parse_params("cubic", p)?;
-    check_range("cubic", "beta", cfg.beta, 0.05, 0.95)?;
-    check_range("cubic", "c", cfg.c, 0.01, 100.0)?;
+    let cfg: CubicConfig = params::parse(NAME, p)?;
     Ok(Box::new(Cubic::new(ctx, cfg)))
 }
 
 /// Tunables of [`Cubic`], validated by [`build`]; absent keys take the defaults.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CubicConfig {
     /// β_cubic: the fraction of the window kept on a congestion event (RFC 9438 §4.6).
@@ -85,6 +92,45 @@ impl Default for CubicConfig {
             reno_friendly: RENO_FRIENDLY,
         }
     }
+}
+
+impl ParamTable for CubicConfig {
+    // Ranges: beta keeps at least 5 % and gives up at least 5 % of the window (a reduction of
+    // nothing or of everything is no congestion response); c spans four decades around 0.4.
+    const PARAMS: &'static [ParamSpec] = &[
+        ParamSpec::new(
+            "beta",
+            Kind::Number,
+            "β_cubic: fraction of the window kept on a congestion event",
+            "RFC 9438 §4.6",
+        )
+        .range(0.05, 0.95),
+        ParamSpec::new(
+            "c",
+            Kind::Number,
+            "C in segments/s³: how fast the curve leaves its plateau",
+            "RFC 9438 §5",
+        )
+        .range(0.01, 100.0),
+        ParamSpec::new(
+            "fast_convergence",
+            Kind::Bool,
+            "a loss below the previous W_max sets W_max to (1 + β)/2 of the window",
+            "RFC 9438 §4.7",
+        ),
+        ParamSpec::new(
+            "hystart",
+            Kind::Bool,
+            "HyStart++ may end the initial slow start before the first loss",
+            "RFC 9406",
+        ),
+        ParamSpec::new(
+            "reno_friendly",
+            Kind::Bool,
+            "the window follows the Reno-friendly estimate when above the curve (false: the curve alone, as ns-3 3.37 TcpCubic)",
+            "RFC 9438 §4.3; Linux tcp_friendliness = 1",
+        ),
+    ];
 }
 
 /// HyStart++ state (RFC 9406 §4.2), alive only during the initial slow start.

@@ -24,10 +24,11 @@ use crate::algos::reno;
 use crate::algos::reno::{reno_family_methods, reno_window_in, ByteCarry, RenoFamily, RenoWindow};
 use crate::cc::{CcContext, CongestionControl, HandoverState, Telemetry};
 use crate::estimators::rtt::RttSnapshot;
-use crate::registry::{parse_params, CcError, Params, Registry};
+use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
+use crate::registry::{CcError, Params, Registry};
 use crate::signals::AckEvent;
 use crate::units::{Bytes, Duration, Time};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Registry and scenario name.
 pub const NAME: &str = "htcp";
@@ -65,7 +66,7 @@ const THROUGHPUT_GAIN: f64 = 1.0 / 4.0;
 /// tcp_htcp.c: in the first 3 RTT_min after a backoff a throughput sample restarts the filter.
 const BACKOFF_SETTLE_RTTS: u64 = 3;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct HtcpParams {
     #[serde(default = "default_true")]
@@ -78,13 +79,30 @@ fn default_true() -> bool {
     true
 }
 
+impl ParamTable for HtcpParams {
+    const PARAMS: &'static [ParamSpec] = &[
+        ParamSpec::new(
+            "use_rtt_scaling",
+            Kind::Bool,
+            "scale the increase by RTT_min / 100 ms, so flows of different RTTs gain alike per second",
+            "Linux tcp_htcp.c module parameter use_rtt_scaling",
+        ),
+        ParamSpec::new(
+            "use_bandwidth_switch",
+            Kind::Bool,
+            "fall back to beta = 0.5 when an epoch's peak throughput moves by more than 20 %",
+            "Linux tcp_htcp.c module parameter use_bandwidth_switch",
+        ),
+    ];
+}
+
 /// Builds H-TCP from scenario parameters (`use_rtt_scaling`, `use_bandwidth_switch`).
 pub fn build(
     p: &Params,
     ctx: &CcContext,
     _: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let params: HtcpParams = parse_params(NAME, p)?;
+    let params: HtcpParams = params::parse(NAME, p)?;
     Ok(Box::new(Htcp::new(
         ctx,
         HtcpConfig {
@@ -96,7 +114,7 @@ pub fn build(
 
 /// Registers this module's controllers.
 pub fn register(r: &mut Registry) {
-    r.register(NAME, SUMMARY, build);
+    r.register_with_params(NAME, SUMMARY, Schema::of::<HtcpParams>(), build);
 }
 
 /// Linux's module parameters; both default to on.

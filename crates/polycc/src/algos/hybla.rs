@@ -33,10 +33,11 @@ use crate::algos::reno::{
 };
 use crate::cc::{CcContext, CongestionControl, HandoverState, Telemetry, MIN_WINDOW_PACKETS};
 use crate::estimators::rtt::RttSnapshot;
-use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
+use crate::registry::{CcError, Params, Registry};
 use crate::signals::AckEvent;
 use crate::units::{Duration, Time};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Registry and scenario name.
 pub const NAME: &str = "hybla";
@@ -54,7 +55,7 @@ pub const MAX_CWND_SEGMENTS: u64 = 65_535;
 /// the packets in flight. Applied here as a bound on the window (see the module notes).
 pub const SLOW_START_FLIGHT_FACTOR: u64 = 2;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct HyblaParams {
     /// Reference RTT in milliseconds (Linux's `rtt0`).
@@ -73,22 +74,34 @@ fn default_rtt0_ms() -> f64 {
     RTT0.as_millis_f64()
 }
 
-/// Builds Hybla from scenario parameters (`rtt0_ms`, `max_cwnd_segments`), checking their
-/// ranges.
+impl ParamTable for HyblaParams {
+    const PARAMS: &'static [ParamSpec] = &[
+        ParamSpec::new(
+            "rtt0_ms",
+            Kind::Number,
+            "reference RTT: a flow grows per unit of time as a flow with this RTT would, ms",
+            "Linux tcp_hybla.c module parameter rtt0",
+        )
+        .range(0.1, 10_000.0),
+        // No window below RFC 9002's minimum; 1e12 only catches typos.
+        ParamSpec::new(
+            "max_cwnd_segments",
+            Kind::Integer,
+            "upper bound on the window, segments",
+            "Linux tcp_hybla.c hybla_init snd_cwnd_clamp",
+        )
+        .range(MIN_WINDOW_PACKETS as f64, 1e12),
+    ];
+}
+
+/// Builds Hybla from scenario parameters (`rtt0_ms`, `max_cwnd_segments`), checking them
+/// against the declared schema.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
     _: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let params: HyblaParams = parse_params(NAME, p)?;
-    check_range(NAME, "rtt0_ms", params.rtt0_ms, 0.1, 10_000.0)?;
-    check_range(
-        NAME,
-        "max_cwnd_segments",
-        params.max_cwnd_segments as f64,
-        MIN_WINDOW_PACKETS as f64,
-        1e12,
-    )?;
+    let params: HyblaParams = params::parse(NAME, p)?;
     Ok(Box::new(Hybla::with_max_cwnd(
         ctx,
         Duration::from_secs_f64(params.rtt0_ms / 1e3),
@@ -98,7 +111,7 @@ pub fn build(
 
 /// Registers this module's controllers.
 pub fn register(r: &mut Registry) {
-    r.register(NAME, SUMMARY, build);
+    r.register_with_params(NAME, SUMMARY, Schema::of::<HyblaParams>(), build);
 }
 
 /// Hybla for one flow (the model is in the module docs).

@@ -23,10 +23,11 @@ use crate::algos::reno::{reno_family_methods, reno_window_in, ByteCarry, RenoFam
 use crate::algos::round::RoundTracker;
 use crate::cc::{CcContext, CongestionControl, HandoverState, Telemetry};
 use crate::estimators::rtt::RttSnapshot;
-use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
+use crate::registry::{CcError, Params, Registry};
 use crate::signals::{AckEvent, SentPacket};
 use crate::units::{Duration, Time};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Registry and scenario name.
 pub const NAME: &str = "illinois";
@@ -56,7 +57,7 @@ const D1_DIVISOR: f64 = 100.0;
 const D2_FRACTION: f64 = 0.1;
 const D3_FRACTION: f64 = 0.8;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct IllinoisParams {
     #[serde(default = "default_win_thresh")]
@@ -72,15 +73,33 @@ fn default_theta() -> u32 {
     THETA
 }
 
+impl ParamTable for IllinoisParams {
+    // Upper bounds only catch typos: a billion packets, a million rounds.
+    const PARAMS: &'static [ParamSpec] = &[
+        ParamSpec::new(
+            "win_thresh",
+            Kind::Integer,
+            "below this many packets of window, behave as Reno",
+            "Linux tcp_illinois.c module parameter win_thresh",
+        )
+        .range(0.0, 1e9),
+        ParamSpec::new(
+            "theta",
+            Kind::Integer,
+            "low-delay rounds before alpha returns to its maximum",
+            "Linux tcp_illinois.c module parameter theta",
+        )
+        .range(0.0, 1e6),
+    ];
+}
+
 /// Builds Illinois from scenario parameters (`win_thresh`, `theta`), checking their ranges.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
     _: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let params: IllinoisParams = parse_params(NAME, p)?;
-    check_range(NAME, "win_thresh", params.win_thresh as f64, 0.0, 1e9)?;
-    check_range(NAME, "theta", params.theta as f64, 0.0, 1e6)?;
+    let params: IllinoisParams = params::parse(NAME, p)?;
     Ok(Box::new(Illinois::new(
         ctx,
         IllinoisConfig {
@@ -92,7 +111,7 @@ pub fn build(
 
 /// Registers this module's controllers.
 pub fn register(r: &mut Registry) {
-    r.register(NAME, SUMMARY, build);
+    r.register_with_params(NAME, SUMMARY, Schema::of::<IllinoisParams>(), build);
 }
 
 /// Tunables of [`Illinois`], validated by [`build`].

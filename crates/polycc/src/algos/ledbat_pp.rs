@@ -15,13 +15,14 @@
 //! so a full window of ACKs adds them up to exactly one RTT's change.
 
 use crate::algos::ledbat::delay::DelayEstimator;
-use crate::algos::ledbat::target_param;
 use crate::algos::ledbat::window::Window;
+use crate::algos::ledbat::TARGET_MS_RANGE;
 use crate::cc::{Calibration, CcContext, CongestionControl, Telemetry, MIN_WINDOW_PACKETS};
-use crate::registry::{parse_params, CcError, Params, Registry};
+use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
+use crate::registry::{CcError, Params, Registry};
 use crate::signals::{AckEvent, LossEvent, SentPacket};
 use crate::units::{Bytes, Duration, Time};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Registry and scenario name.
 pub const NAME: &str = "ledbat++";
@@ -50,10 +51,10 @@ pub const SLOWDOWN_INTERVAL_MULTIPLIER: u64 = 9;
 
 /// Registers `ledbat++`.
 pub fn register(r: &mut Registry) {
-    r.register(NAME, SUMMARY, build);
+    r.register_with_params(NAME, SUMMARY, Schema::of::<LedbatPpParams>(), build);
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct LedbatPpParams {
     #[serde(default = "default_target_ms")]
@@ -69,20 +70,37 @@ fn default_slowdown() -> bool {
     true
 }
 
-/// Builds LEDBAT++ from scenario parameters (`target_ms`, `slowdown`), checking the target
-/// against RFC 6817's 100 ms bound.
+impl ParamTable for LedbatPpParams {
+    const PARAMS: &'static [ParamSpec] = &[
+        // RFC 6817's bound on TARGET (≤ 100 ms) carries over.
+        ParamSpec::new(
+            "target_ms",
+            Kind::Number,
+            "TARGET: the queueing delay the window converges to, ms",
+            "draft-irtf-iccrg-ledbat-plus-plus §4.1",
+        )
+        .range(TARGET_MS_RANGE.0, TARGET_MS_RANGE.1),
+        ParamSpec::new(
+            "slowdown",
+            Kind::Bool,
+            "periodic slowdowns to 2 packets, so every flow re-measures the base delay",
+            "draft-irtf-iccrg-ledbat-plus-plus §4.5",
+        ),
+    ];
+}
+
+/// Builds LEDBAT++ from scenario parameters (`target_ms`, `slowdown`), checking them against
+/// the declared schema (the target within RFC 6817's 100 ms bound).
 pub fn build(
     p: &Params,
     ctx: &CcContext,
     _: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let params: LedbatPpParams = parse_params(NAME, p)?;
-    // RFC 6817's bound on TARGET (≤ 100 ms) carries over.
-    let target = target_param(NAME, params.target_ms)?;
+    let params: LedbatPpParams = params::parse(NAME, p)?;
     Ok(Box::new(LedbatPp::new(
         ctx,
         LedbatPpConfig {
-            target,
+            target: Duration::from_secs_f64(params.target_ms / 1e3),
             slowdown: params.slowdown,
         },
     )))

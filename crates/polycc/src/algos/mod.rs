@@ -26,9 +26,9 @@ use crate::registry::Registry;
 
 /// Registers every algorithm of this module under its scenario name.
 pub fn register_all(r: &mut Registry) {
-    r.register("cubic", cubic::SUMMARY, cubic::build);
-    r.register("newreno", newreno::SUMMARY, newreno::build);
-    r.register("vegas", vegas::SUMMARY, vegas::build);
+    cubic::register(r);
+    newreno::register(r);
+    vegas::register(r);
     bbr::register(r);
     copa::register(r);
     ledbat::register(r);

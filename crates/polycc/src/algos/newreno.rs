@@ -5,10 +5,11 @@ use crate::algos::reno::{
     reno_family_methods, reno_window_in, AiCredit, RenoFamily, RenoWindow, RENO_BETA,
 };
 use crate::cc::{CcContext, CongestionControl, Telemetry};
-use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
+use crate::registry::{CcError, Params, Registry};
 use crate::signals::AckEvent;
 use crate::units::Time;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// One-line description shown in the registry listing.
 pub const SUMMARY: &str = "NewReno (RFC 9002 §7, RFC 6582): AIMD with slow start";
@@ -16,7 +17,15 @@ pub const SUMMARY: &str = "NewReno (RFC 9002 §7, RFC 6582): AIMD with slow star
 /// RFC 9002 §7.3.2 kLossReductionFactor.
 pub const LOSS_REDUCTION_FACTOR: f64 = RENO_BETA;
 
-#[derive(Deserialize)]
+/// Registry and scenario name.
+pub const NAME: &str = "newreno";
+
+/// Registers NewReno under [`NAME`].
+pub fn register(r: &mut Registry) {
+    r.register_with_params(NAME, SUMMARY, Schema::of::<NewRenoParams>(), build);
+}
+
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct NewRenoParams {
     #[serde(default = "default_beta")]
@@ -27,15 +36,25 @@ fn default_beta() -> f64 {
     LOSS_REDUCTION_FACTOR
 }
 
+impl ParamTable for NewRenoParams {
+    // A reduction of nothing or of everything is no congestion response (as CUBIC's beta).
+    const PARAMS: &'static [ParamSpec] = &[ParamSpec::new(
+        "beta",
+        Kind::Number,
+        "fraction of the window kept on a congestion event",
+        "RFC 9002 §7.3.2 kLossReductionFactor",
+    )
+    .range(0.05, 0.95)];
+}
+
 /// Builds NewReno from scenario parameters (`beta`, the fraction of the window kept on a
-/// congestion event), checking its range.
+/// congestion event), checking them against the declared schema.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
     _: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let params: NewRenoParams = parse_params("newreno", p)?;
-    check_range("newreno", "beta", params.beta, 0.05, 0.95)?;
+    let params: NewRenoParams = params::parse(NAME, p)?;
     Ok(Box::new(NewReno::new(ctx, params.beta)))
 }
 

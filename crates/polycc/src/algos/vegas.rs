@@ -11,10 +11,11 @@ use crate::algos::reno::{
 };
 use crate::algos::round::RoundTracker;
 use crate::cc::{CcContext, CongestionControl, Telemetry};
-use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::params::{self, Bound, Kind, ParamSpec, ParamTable, Schema};
+use crate::registry::{CcError, Params, Registry};
 use crate::signals::{AckEvent, SentPacket};
 use crate::units::{Bytes, Duration, Time};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// One-line description shown in the registry listing.
 pub const SUMMARY: &str =
@@ -32,31 +33,30 @@ const MAX_SAMPLES_FOR_RENO: u32 = 2;
 /// tcp_current_ssthresh in the Open state: ssthresh is kept at least at ¾ of the window.
 const SSTHRESH_FLOOR_FRACTION: (u64, u64) = (3, 4);
 
-/// Builds Vegas from scenario parameters (the fields of [`VegasConfig`]), checking their
-/// ranges and that `alpha` does not exceed `beta`.
+/// Registry and scenario name.
+pub const NAME: &str = "vegas";
+/// Most packets a threshold may hold queued: far above any path's need (Linux's defaults are a
+/// few packets), low enough that a typo in the thousands is caught.
+const MAX_THRESHOLD_PACKETS: f64 = 1000.0;
+
+/// Registers Vegas under [`NAME`].
+pub fn register(r: &mut Registry) {
+    r.register_with_params(NAME, SUMMARY, Schema::of::<VegasConfig>(), build);
+}
+
+/// Builds Vegas from scenario parameters (the fields of [`VegasConfig`]), checking them against
+/// [`VegasConfig::PARAMS`] (which keeps `alpha` at most `beta`).
 pub fn build(
     p: &Params,
     ctx: &CcContext,
     _: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let params: VegasConfig = parse_params("vegas", p)?;
-    check_range("vegas", "alpha", params.alpha, 0.0, 1000.0)?;
-    check_range("vegas", "beta", params.beta, 0.0, 1000.0)?;
-    check_range("vegas", "gamma", params.gamma, 0.0, 1000.0)?;
-    if params.alpha > params.beta {
-        return Err(CcError::BadParams {
-            name: "vegas".to_string(),
-            message: format!(
-                "alpha = {} must not exceed beta = {}",
-                params.alpha, params.beta
-            ),
-        });
-    }
+    let params: VegasConfig = params::parse(NAME, p)?;
     Ok(Box::new(Vegas::new(ctx, params)))
 }
 
 /// Thresholds of [`Vegas`] in packets, validated by [`build`]; absent keys take the defaults.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct VegasConfig {
     /// Below this many packets queued, grow by one packet per RTT (default [`ALPHA`]).
@@ -75,6 +75,34 @@ impl Default for VegasConfig {
             gamma: GAMMA,
         }
     }
+}
+
+impl ParamTable for VegasConfig {
+    const PARAMS: &'static [ParamSpec] = &[
+        ParamSpec::new(
+            "alpha",
+            Kind::Number,
+            "packets queued below which the window grows by one packet per RTT",
+            "Linux tcp_vegas.c module parameter alpha",
+        )
+        .range(0.0, MAX_THRESHOLD_PACKETS),
+        // alpha ≤ beta: otherwise a window with between beta and alpha packets queued would have
+        // to grow and shrink at once.
+        ParamSpec::new(
+            "beta",
+            Kind::Number,
+            "packets queued above which the window shrinks by one packet per RTT",
+            "Linux tcp_vegas.c module parameter beta",
+        )
+        .bounds(Bound::Param("alpha"), Bound::At(MAX_THRESHOLD_PACKETS)),
+        ParamSpec::new(
+            "gamma",
+            Kind::Number,
+            "packets queued above which slow start ends",
+            "Linux tcp_vegas.c module parameter gamma",
+        )
+        .range(0.0, MAX_THRESHOLD_PACKETS),
+    ];
 }
 
 /// Vegas for one flow (the model is in the module docs).

@@ -30,10 +30,11 @@ use crate::algos::reno::{
 };
 use crate::cc::{CcContext, CongestionControl, HandoverState, Telemetry};
 use crate::estimators::rtt::RttSnapshot;
-use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
+use crate::registry::{CcError, Params, Registry};
 use crate::signals::AckEvent;
 use crate::units::{Bytes, Duration, Rate, Time};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Registry and scenario name.
 pub const NAME: &str = "westwood";
@@ -48,7 +49,7 @@ pub const MIN_SAMPLE_INTERVAL: Duration = Duration::from_millis(50);
 /// then `bw_est`).
 pub const FILTER_GAIN: f64 = 1.0 / 8.0;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct WestwoodParams {
     /// Shortest bandwidth-sampling interval, in milliseconds.
@@ -60,20 +61,25 @@ fn default_min_interval_ms() -> f64 {
     MIN_SAMPLE_INTERVAL.as_millis_f64()
 }
 
-/// Builds Westwood+ from scenario parameters (`min_interval_ms`), checking its range.
+impl ParamTable for WestwoodParams {
+    // Zero samples once per RTT; 10 s only catches typos.
+    const PARAMS: &'static [ParamSpec] = &[ParamSpec::new(
+        "min_interval_ms",
+        Kind::Number,
+        "shortest bandwidth-sampling interval (an interval lasts one RTT but no less), ms",
+        "Linux tcp_westwood.c TCP_WESTWOOD_RTT_MIN (HZ/20)",
+    )
+    .range(0.0, 10_000.0)];
+}
+
+/// Builds Westwood+ from scenario parameters (`min_interval_ms`), checking it against the
+/// declared schema.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
     _: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let params: WestwoodParams = parse_params(NAME, p)?;
-    check_range(
-        NAME,
-        "min_interval_ms",
-        params.min_interval_ms,
-        0.0,
-        10_000.0,
-    )?;
+    let params: WestwoodParams = params::parse(NAME, p)?;
     Ok(Box::new(Westwood::new(
         ctx,
         WestwoodConfig {
@@ -84,7 +90,7 @@ pub fn build(
 
 /// Registers this module's controllers.
 pub fn register(r: &mut Registry) {
-    r.register(NAME, SUMMARY, build);
+    r.register_with_params(NAME, SUMMARY, Schema::of::<WestwoodParams>(), build);
 }
 
 /// Tunables of [`Westwood`], validated by [`build`].

@@ -9,7 +9,7 @@ use crate::scenario::{
 };
 use polycc::registry::Registry;
 use polycc::units::Duration;
-use polycc::CcContext;
+use polycc::{CcContext, CongestionControl};
 use std::collections::HashMap;
 
 /// What resolving a flow needs from the rest of the scenario.
@@ -91,9 +91,11 @@ fn resolve_flow(cx: &Context, i: usize, f: &FlowSpec) -> Result<FlowModel, Scena
     if f.stack == Stack::Linux {
         check_kernel_flow(origin, &at, f, &traffic)?;
     } else if !traffic.is_unresponsive() {
-        cx.registry
+        let cc = cx
+            .registry
             .build(&f.cca, &CcContext::new(cx.full_packet))
             .map_err(|e| origin.err(at("cca"), e.to_string()))?;
+        check_frames(cc.as_ref(), f, &traffic).map_err(|m| origin.err(at("cca"), m))?;
     }
     Ok(FlowModel {
         id: f.id.clone(),
@@ -258,6 +260,23 @@ fn check_reverse_bounded(
         ));
     }
     Ok(())
+}
+
+/// A controller that needs the frames of a media source (PIBES) runs only on video traffic:
+/// on any other it would hold its start rate without a word (1 Mbit/s on any path). Asked of
+/// the controller, so a wrapped or pooled one is held to it too.
+fn check_frames(cc: &dyn CongestionControl, f: &FlowSpec, traffic: &Traffic) -> Result<(), String> {
+    if !cc.needs_media_frames() || traffic.has_frames() {
+        return Ok(());
+    }
+    Err(format!(
+        "flow {:?} runs {}, which needs the frames of a video source (it, or a controller it \
+         runs, sets its rate frame by frame), but its traffic is {}; give the flow \
+         traffic = {{ kind = \"video\" }}, or a controller that works on any traffic",
+        f.id,
+        f.cca.name(),
+        traffic.kind()
+    ))
 }
 
 /// The send-time noise of a flow, or why its `send_jitter` is not allowed.

@@ -35,7 +35,7 @@ use crate::registry::Registry;
 
 /// Registers `bbr` (v1), `bbr-s` and `bbr3`.
 pub fn register(r: &mut Registry) {
-    r.register(v1::NAME, v1::SUMMARY, v1::build);
-    r.register(scavenger::NAME, scavenger::SUMMARY, scavenger::build);
-    r.register(v3::NAME, v3::SUMMARY, v3::build);
+    v1::register(r);
+    scavenger::register(r);
+    v3::register(r);
 }

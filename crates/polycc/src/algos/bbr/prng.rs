@@ -2,6 +2,7 @@
 //! per controller, never a global source.
 
 use crate::cc::CcContext;
+use crate::params::{Kind, ParamSpec};
 
 /// A small deterministic PRNG (splitmix64): BBR's random gain-cycle phase and probe wait come from
 /// here, seeded per controller, never from a global source.
@@ -28,6 +29,15 @@ impl Prng {
         ((self.next_u64() as u128 * n as u128) >> 64) as u64
     }
 }
+
+/// The `seed` key of every BBR variant: an absent seed is [`default_seed`]'s.
+pub(crate) const SEED_PARAM: ParamSpec = ParamSpec::new(
+    "seed",
+    Kind::Integer,
+    "seed of the random PROBE_BW phase and probe waits",
+    "polycc: derived per flow, so that flows differ (Linux draws from prandom_u32)",
+)
+.when_absent("derived from the flow's seed");
 
 /// The seed used when the scenario gives none: the transport's per-flow seed (`CcContext::seed`;
 /// the simulator derives one per flow from the run's seed and the flow's index) mixed with the

@@ -17,12 +17,13 @@
 //! forces the next one. The paper calls its thresholds illustrative (footnote 7), so both are
 //! parameters.
 
-use super::prng::default_seed;
+use super::prng::{default_seed, SEED_PARAM};
 use super::v1::{BbrV1, BbrV1Config, CWND_GAIN, HIGH_GAIN};
 use crate::cc::{CcContext, CongestionControl};
-use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
+use crate::registry::{CcError, Params, Registry};
 use crate::units::Duration;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Registry and scenario name.
 pub const NAME: &str = "bbr-s";
@@ -101,7 +102,12 @@ impl LinuxMdev {
     }
 }
 
-#[derive(Deserialize)]
+/// Registers BBR-S under [`NAME`].
+pub fn register(r: &mut Registry) {
+    r.register_with_params(NAME, SUMMARY, Schema::of::<BbrSParams>(), build);
+}
+
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct BbrSParams {
     #[serde(default)]
@@ -119,22 +125,35 @@ fn default_hold_ms() -> f64 {
     FORCED_PROBE_RTT.as_millis_f64()
 }
 
+impl ParamTable for BbrSParams {
+    // The paper calls both thresholds illustrative (footnote 7): any positive value up to 10 s.
+    const PARAMS: &'static [ParamSpec] = &[
+        SEED_PARAM,
+        ParamSpec::new(
+            "rtt_dev_threshold_ms",
+            Kind::Number,
+            "smoothed RTT deviation (Linux mdev_us) above which BBR-S yields, ms",
+            "Proteus SIGCOMM'20 §7.1",
+        )
+        .range(0.1, 10_000.0),
+        ParamSpec::new(
+            "probe_rtt_ms",
+            Kind::Number,
+            "shortest forced PROBE_RTT once in flight is down to its window, ms",
+            "Proteus SIGCOMM'20 §7.1",
+        )
+        .range(1.0, 10_000.0),
+    ];
+}
+
 /// Builds BBR-S from scenario parameters (`seed`, `rtt_dev_threshold_ms`, `probe_rtt_ms`),
-/// checking their ranges: BBR v1 at Linux's gains with a [`ScavengerRule`].
+/// checking them against the declared schema: BBR v1 at Linux's gains with a [`ScavengerRule`].
 pub fn build(
     p: &Params,
     ctx: &CcContext,
     _: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let params: BbrSParams = parse_params(NAME, p)?;
-    check_range(
-        NAME,
-        "rtt_dev_threshold_ms",
-        params.rtt_dev_threshold_ms,
-        0.1,
-        10_000.0,
-    )?;
-    check_range(NAME, "probe_rtt_ms", params.probe_rtt_ms, 1.0, 10_000.0)?;
+    let params: BbrSParams = params::parse(NAME, p)?;
     Ok(Box::new(BbrV1::new(
         ctx,
         BbrV1Config {

@@ -19,7 +19,7 @@ use super::cwnd;
 use super::handover::{self, LastAck};
 use super::min_rtt::{MinRttFilter, MIN_RTT_WINDOW};
 use super::pacing::Pacing;
-use super::prng::{default_seed, Prng};
+use super::prng::{default_seed, Prng, SEED_PARAM};
 use super::probe_rtt::{ProbeRtt, PROBE_RTT_DURATION};
 use super::quantum::{tso_goal_v1, TSO_MAX_SEGS};
 use super::recovery::{CaState, Recovery};
@@ -27,10 +27,11 @@ use super::rounds::Rounds;
 use super::scavenger::{LinuxMdev, ScavengerRule};
 use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
 use crate::estimators::windowed_filter::WindowedFilter;
-use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
+use crate::registry::{CcError, Params, Registry};
 use crate::signals::{AckEvent, LossEvent, SentPacket};
 use crate::units::{Bytes, Duration, Rate, Time};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Registry and scenario name.
 pub const NAME: &str = "bbr";
@@ -61,7 +62,12 @@ const INIT_CWND_PACKETS: u64 = 10;
 /// goals. `send_quantum_packets = 1` gives polycc's BBR that budget (VALIDATION.md, D8).
 pub const NS3_SEND_QUANTUM_PACKETS: u64 = 1;
 
-#[derive(Deserialize)]
+/// Registers BBR v1 under [`NAME`].
+pub fn register(r: &mut Registry) {
+    r.register_with_params(NAME, SUMMARY, Schema::of::<BbrParams>(), build);
+}
+
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct BbrParams {
     #[serde(default)]
@@ -82,26 +88,45 @@ fn default_startup_gain() -> f64 {
     HIGH_GAIN
 }
 
+impl ParamTable for BbrParams {
+    const PARAMS: &'static [ParamSpec] = &[
+        SEED_PARAM,
+        // At least one BDP in flight; above 10 the window no longer bounds anything.
+        ParamSpec::new(
+            "cwnd_gain",
+            Kind::Number,
+            "PROBE_BW window in BDPs",
+            "Linux tcp_bbr.c bbr_cwnd_gain",
+        )
+        .range(1.0, 10.0),
+        // Below 1.5 STARTUP would barely grow and never see the 25 % growth it waits for.
+        ParamSpec::new(
+            "startup_gain",
+            Kind::Number,
+            "STARTUP pacing and window gain (DRAIN paces at its inverse)",
+            "Linux tcp_bbr.c bbr_high_gain = 2/ln 2",
+        )
+        .range(1.5, 10.0),
+        // Linux never bursts more than TSO_MAX_SEGS segments; fewer than one is no quantum.
+        ParamSpec::new(
+            "send_quantum_packets",
+            Kind::Integer,
+            "packets per send quantum in the quantization budget (1 = ns-3 TcpBbr)",
+            "Linux tcp_bbr.c bbr_tso_segs_goal; ns-3 3.37 TcpBbr::SetSendQuantum",
+        )
+        .range(1.0, TSO_MAX_SEGS as f64)
+        .when_absent("Linux's TSO goal, about 1 ms of the pacing rate"),
+    ];
+}
+
 /// Builds BBR v1 from scenario parameters (`seed`, `cwnd_gain`, `startup_gain`,
-/// `send_quantum_packets`), checking their ranges.
+/// `send_quantum_packets`), checking them against the declared schema.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
     _: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let params: BbrParams = parse_params(NAME, p)?;
-    check_range(NAME, "cwnd_gain", params.cwnd_gain, 1.0, 10.0)?;
-    check_range(NAME, "startup_gain", params.startup_gain, 1.5, 10.0)?;
-    if let Some(q) = params.send_quantum_packets {
-        // Linux never bursts more than TSO_MAX_SEGS segments; fewer than one is no quantum.
-        check_range(
-            NAME,
-            "send_quantum_packets",
-            q as f64,
-            1.0,
-            TSO_MAX_SEGS as f64,
-        )?;
-    }
+    let params: BbrParams = params::parse(NAME, p)?;
     Ok(Box::new(BbrV1::new(
         ctx,
         BbrV1Config {

@@ -18,7 +18,7 @@ use super::cwnd;
 use super::handover::{self, LastAck};
 use super::min_rtt::{MinRttFilter, MIN_RTT_WINDOW};
 use super::pacing::Pacing;
-use super::prng::{default_seed, Prng};
+use super::prng::{default_seed, Prng, SEED_PARAM};
 use super::probe_rtt::{ProbeRtt, PROBE_RTT_DURATION};
 use super::quantum::tso_goal_v3;
 use super::recovery::{CaState, Recovery};
@@ -26,10 +26,11 @@ use super::rounds::Rounds;
 use super::tx_records::{TxRecord, TxRecords};
 use crate::algos::round::RoundTracker;
 use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
-use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
+use crate::registry::{CcError, Params, Registry};
 use crate::signals::{AckEvent, LossEvent, SentPacket};
 use crate::units::{Bytes, Duration, Rate, Time};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Registry and scenario name.
 pub const NAME: &str = "bbr3";
@@ -84,7 +85,12 @@ pub const EXTRA_ACKED_WIN_ROUNDS: u32 = 5;
 const EXTRA_ACKED_GAIN: f64 = 1.0;
 const EXTRA_ACKED_MAX: Duration = Duration::from_millis(100);
 
-#[derive(Deserialize)]
+/// Registers BBR v3 under [`NAME`].
+pub fn register(r: &mut Registry) {
+    r.register_with_params(NAME, SUMMARY, Schema::of::<Bbr3Params>(), build);
+}
+
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct Bbr3Params {
     #[serde(default)]
@@ -107,17 +113,41 @@ fn default_headroom() -> f64 {
     HEADROOM
 }
 
+impl ParamTable for Bbr3Params {
+    const PARAMS: &'static [ParamSpec] = &[
+        SEED_PARAM,
+        ParamSpec::new(
+            "loss_thresh",
+            Kind::Number,
+            "loss rate above which a bandwidth probe went too far (sets inflight_hi)",
+            "google/bbr v3 tcp_bbr.c bbr_loss_thresh; draft-ietf-ccwg-bbr BBR.LossThresh",
+        )
+        .range(0.001, 0.5),
+        ParamSpec::new(
+            "beta",
+            Kind::Number,
+            "fraction of the bounds kept on loss",
+            "google/bbr v3 tcp_bbr.c bbr_beta; draft-ietf-ccwg-bbr BBR.Beta",
+        )
+        .range(0.05, 0.99),
+        ParamSpec::new(
+            "headroom",
+            Kind::Number,
+            "fraction of inflight_hi left unused in PROBE_BW CRUISE",
+            "google/bbr v3 tcp_bbr.c bbr_inflight_headroom; draft-ietf-ccwg-bbr BBR.Headroom",
+        )
+        .range(0.0, 0.9),
+    ];
+}
+
 /// Builds BBR v3 from scenario parameters (`seed`, `loss_thresh`, `beta`, `headroom`), checking
-/// their ranges.
+/// them against the declared schema.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
     _: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let params: Bbr3Params = parse_params(NAME, p)?;
-    check_range(NAME, "loss_thresh", params.loss_thresh, 0.001, 0.5)?;
-    check_range(NAME, "beta", params.beta, 0.05, 0.99)?;
-    check_range(NAME, "headroom", params.headroom, 0.0, 0.9)?;
+    let params: Bbr3Params = params::parse(NAME, p)?;
     Ok(Box::new(BbrV3::new(
         ctx,
         BbrV3Config {

@@ -33,7 +33,8 @@ use crate::cc::{
     Calibration, CcContext, CongestionControl, HandoverState, MediaControl, Telemetry,
 };
 use crate::intent::Intent;
-use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::params::{self, Bound, Kind, ParamSpec, ParamTable, Schema};
+use crate::registry::{CcError, Params, Registry};
 use crate::signals::{AckEvent, Feedback, LossEvent, SentPacket};
 use crate::units::{Bytes, Duration, Rate, Time};
 use aimd::{Aimd, RateState};
@@ -42,7 +43,7 @@ use loss_based::LossBased;
 use probe_controller::ProbeController;
 use probe_estimator::ProbeEstimator;
 use received_rate::ReceivedRate;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use trendline::{Trendline, Usage};
 
 /// Registry and scenario name.
@@ -69,10 +70,10 @@ pub const WINDOW_MIN_PACKETS: u64 = 4;
 
 /// Registers GCC under [`NAME`].
 pub fn register(r: &mut Registry) {
-    r.register(NAME, SUMMARY, build);
+    r.register_with_params(NAME, SUMMARY, Schema::of::<GccParams>(), build);
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct GccParams {
     #[serde(default = "default_start")]
@@ -95,7 +96,7 @@ fn default_min() -> f64 {
     MIN_RATE.as_bps() as f64 / 1e3
 }
 fn default_max() -> f64 {
-    MAX_RATE.as_bps() as f64 / 1e3
+    MAX_RATE_KBPS
 }
 fn default_pacing() -> f64 {
     1.0
@@ -104,31 +105,58 @@ fn default_probing() -> bool {
     true
 }
 
+/// [`MAX_RATE`] in kbit/s, the top of every rate's range.
+const MAX_RATE_KBPS: f64 = MAX_RATE.as_bps() as f64 / 1e3;
+/// Largest pacing factor: WebRTC's pacer uses 2.5; beyond 10 a "paced" sender bursts.
+const MAX_PACING_FACTOR: f64 = 10.0;
+
+impl ParamTable for GccParams {
+    const PARAMS: &'static [ParamSpec] = &[
+        ParamSpec::new(
+            "min_rate_kbps",
+            Kind::Number,
+            "floor of the bandwidth estimate, kbit/s (a realtime_video intent's min_rate replaces it)",
+            "WebRTC's floor of the bandwidth estimate (dossier §8.4)",
+        )
+        .range(1.0, MAX_RATE_KBPS),
+        ParamSpec::new(
+            "max_rate_kbps",
+            Kind::Number,
+            "ceiling of the estimate, kbit/s (a realtime_video intent's max_rate replaces it)",
+            "polycc: no ceiling unless the scenario or intent gives one",
+        )
+        .bounds(Bound::Param("min_rate_kbps"), Bound::At(MAX_RATE_KBPS)),
+        ParamSpec::new(
+            "start_rate_kbps",
+            Kind::Number,
+            "target before the first estimate, kbit/s",
+            "WebRTC default start bitrate",
+        )
+        .bounds(Bound::Param("min_rate_kbps"), Bound::Param("max_rate_kbps")),
+        ParamSpec::new(
+            "pacing_factor",
+            Kind::Number,
+            "the sender paces at this multiple of the target (2.5 for an encoder-driven source)",
+            "polycc: 1 for a backlogged source; WebRTC's pacer uses 2.5",
+        )
+        .range(1.0, MAX_PACING_FACTOR),
+        ParamSpec::new(
+            "probing",
+            Kind::Bool,
+            "start-up probing: clusters at 3x and 6x the start rate, then twice each result",
+            "WebRTC probe_controller.cc",
+        ),
+    ];
+}
+
 /// Builds GCC from scenario parameters (`start_rate_kbps`, `min_rate_kbps`, `max_rate_kbps`,
-/// `pacing_factor`, `probing`), checking their ranges.
+/// `pacing_factor`, `probing`), checking them against the declared schema.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
     _: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let params: GccParams = parse_params(NAME, p)?;
-    let max_kbps = default_max();
-    check_range(NAME, "min_rate_kbps", params.min_rate_kbps, 1.0, max_kbps)?;
-    check_range(
-        NAME,
-        "max_rate_kbps",
-        params.max_rate_kbps,
-        params.min_rate_kbps,
-        max_kbps,
-    )?;
-    check_range(
-        NAME,
-        "start_rate_kbps",
-        params.start_rate_kbps,
-        params.min_rate_kbps,
-        params.max_rate_kbps,
-    )?;
-    check_range(NAME, "pacing_factor", params.pacing_factor, 1.0, 10.0)?;
+    let params: GccParams = params::parse(NAME, p)?;
     let kbps = |k: f64| Rate::from_bps_f64(k * 1e3);
     let mut gcc = Gcc::new(
         ctx,

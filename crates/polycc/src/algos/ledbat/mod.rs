@@ -25,11 +25,12 @@ pub(crate) mod window;
 pub use delay::{BASE_BUCKET, BASE_HISTORY, CURRENT_FILTER};
 
 use crate::cc::{Calibration, CcContext, CongestionControl, Telemetry, MIN_WINDOW_PACKETS};
-use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
+use crate::registry::{CcError, Params, Registry};
 use crate::signals::{AckEvent, Feedback, LossEvent, SentPacket};
 use crate::units::{Bytes, Duration, Time};
 use delay::DelayEstimator;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use window::Window;
 
 /// Registry and scenario name.
@@ -41,7 +42,7 @@ pub const SUMMARY: &str =
 /// RFC 6817 §2.5: TARGET MUST be 100 ms or less.
 pub const TARGET: Duration = Duration::from_millis(100);
 /// The `target_ms` a scenario may give: at most the RFC's 100 ms (LEDBAT++ keeps the bound).
-const TARGET_MS_RANGE: (f64, f64) = (1.0, 100.0);
+pub(crate) const TARGET_MS_RANGE: (f64, f64) = (1.0, 100.0);
 /// RFC 6817 §2.5: GAIN MUST be 1 or less.
 pub const GAIN: f64 = 1.0;
 /// RFC 6817 §2.5: ALLOWED_INCREASE SHOULD be 1 (packets above the flight size).
@@ -58,10 +59,10 @@ const SLOW_START_FLIGHT_FACTOR: f64 = 2.0;
 
 /// Registers `ledbat`.
 pub fn register(r: &mut Registry) {
-    r.register(NAME, SUMMARY, build);
+    r.register_with_params(NAME, SUMMARY, Schema::of::<LedbatParams>(), build);
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct LedbatParams {
     #[serde(default = "default_target_ms")]
@@ -79,32 +80,48 @@ fn default_gain() -> f64 {
     GAIN
 }
 
+impl ParamTable for LedbatParams {
+    const PARAMS: &'static [ParamSpec] = &[
+        // The RFC's MUSTs: TARGET ≤ 100 ms, GAIN ≤ 1.
+        ParamSpec::new(
+            "target_ms",
+            Kind::Number,
+            "TARGET: the queueing delay the window converges to, ms",
+            "RFC 6817 §2.5",
+        )
+        .range(TARGET_MS_RANGE.0, TARGET_MS_RANGE.1),
+        ParamSpec::new(
+            "gain",
+            Kind::Number,
+            "GAIN: packets per RTT the window moves at zero queueing delay",
+            "RFC 6817 §2.5",
+        )
+        .range(0.001, 1.0),
+        ParamSpec::new(
+            "slow_start",
+            Kind::Bool,
+            "double per RTT until the first loss or 0.9 x target (false: the RFC's pseudo-code)",
+            "RFC 6817 §2.4.2 pseudo-code; Linux tcp_ledbat.c do_ss = 0",
+        ),
+    ];
+}
+
 /// Builds LEDBAT from scenario parameters (`target_ms`, `gain`, `slow_start`), checking them
-/// against RFC 6817 §2.5's bounds.
+/// against the declared schema (RFC 6817 §2.5's bounds).
 pub fn build(
     p: &Params,
     ctx: &CcContext,
     _: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let params: LedbatParams = parse_params(NAME, p)?;
-    // The RFC's MUSTs: TARGET ≤ 100 ms, GAIN ≤ 1.
-    let target = target_param(NAME, params.target_ms)?;
-    check_range(NAME, "gain", params.gain, 0.001, 1.0)?;
+    let params: LedbatParams = params::parse(NAME, p)?;
     Ok(Box::new(Ledbat::new(
         ctx,
         LedbatConfig {
-            target,
+            target: Duration::from_secs_f64(params.target_ms / 1e3),
             gain: params.gain,
             slow_start: params.slow_start,
         },
     )))
-}
-
-/// A scenario's `target_ms` for controller `name`, checked against RFC 6817 §2.5's bound.
-pub(crate) fn target_param(name: &str, target_ms: f64) -> Result<Duration, CcError> {
-    let (lo, hi) = TARGET_MS_RANGE;
-    check_range(name, "target_ms", target_ms, lo, hi)?;
-    Ok(Duration::from_secs_f64(target_ms / 1e3))
 }
 
 /// Configuration of [`Ledbat`], validated by [`build`].

@@ -34,12 +34,13 @@ pub mod vivace;
 
 use crate::algos::pcc::rng::SplitMix64;
 use crate::cc::{CcContext, CongestionControl};
-use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::params::{self, Bound, Kind, ParamSpec, ParamTable, Schema};
+use crate::registry::{CcError, Params, Registry};
 use allegro::{AllegroConfig, AllegroControl};
 use monitor::MonitorConfig;
 use proteus::NoiseTolerance;
 use sender::PccSender;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 pub use utility::{Utility, UtilityParams, UtilityRegistry};
 use vivace::{VivaceConfig, VivaceControl};
 
@@ -70,11 +71,13 @@ pub const NAMES: [&str; 5] = [
 
 /// Registers this module's controllers.
 pub fn register(r: &mut Registry) {
-    r.register("pcc-allegro", ALLEGRO_SUMMARY, build_allegro);
-    r.register("pcc-vivace", VIVACE_SUMMARY, build_vivace);
-    r.register("proteus-p", PROTEUS_P_SUMMARY, build_proteus_p);
-    r.register("proteus-s", PROTEUS_S_SUMMARY, build_proteus_s);
-    r.register("proteus-h", PROTEUS_H_SUMMARY, build_proteus_h);
+    let allegro = Schema::of::<AllegroParams>();
+    let vivace = Schema::of::<VivaceParams>();
+    r.register_with_params("pcc-allegro", ALLEGRO_SUMMARY, allegro, build_allegro);
+    r.register_with_params("pcc-vivace", VIVACE_SUMMARY, vivace, build_vivace);
+    r.register_with_params("proteus-p", PROTEUS_P_SUMMARY, vivace, build_proteus_p);
+    r.register_with_params("proteus-s", PROTEUS_S_SUMMARY, vivace, build_proteus_s);
+    r.register_with_params("proteus-h", PROTEUS_H_SUMMARY, vivace, build_proteus_h);
 }
 
 fn default_alpha() -> f64 {
@@ -106,7 +109,7 @@ fn default_probing_step() -> f64 {
     vivace::PROBING_STEP
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct AllegroParams {
     utility: Option<String>,
@@ -126,7 +129,7 @@ struct AllegroParams {
     seed: Option<u64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct VivaceParams {
     utility: Option<String>,
@@ -140,29 +143,116 @@ struct VivaceParams {
     seed: Option<u64>,
 }
 
+/// Largest `alpha` and `d`: far beyond any published value (100 and 0.0015), low enough that a
+/// typo is caught.
+const MAX_UTILITY_COEF: f64 = 1e6;
+
+/// The utility's keys, shared by both parameter tables.
+const ALPHA_PARAM: ParamSpec = ParamSpec::new(
+    "alpha",
+    Kind::Number,
+    "steepness of the Allegro utilities' loss sigmoid (fair for up to alpha/2.2 + 1 senders)",
+    "Allegro §2.2, Theorem 1",
+)
+.range(0.0, MAX_UTILITY_COEF);
+const D_PARAM: ParamSpec = ParamSpec::new(
+    "d",
+    Kind::Number,
+    "RTT-deviation coefficient of the Proteus scavenger and hybrid utilities, per µs",
+    "Proteus SIGCOMM'20 (dossier §7.3)",
+)
+.range(0.0, MAX_UTILITY_COEF);
+const THRESHOLD_PARAM: ParamSpec = ParamSpec::new(
+    "threshold_mbps",
+    Kind::Number,
+    "rate above which the hybrid utility (proteus-h) acts as a scavenger, Mbit/s",
+    "Proteus SIGCOMM'20; PCC-Uspace master requires it",
+)
+.range(1e-3, 1e7)
+.when_absent("no threshold: proteus-h acts as proteus-p");
+const SEED_PARAM: ParamSpec = ParamSpec::new(
+    "seed",
+    Kind::Integer,
+    "seed of the randomised trial orders and MI lengths",
+    "polycc: derived per flow, so that competing senders do not act in lockstep (Allegro §3.1)",
+)
+.when_absent("derived from the flow's seed");
+
+impl ParamTable for AllegroParams {
+    const PARAMS: &'static [ParamSpec] = &[
+        ParamSpec::new(
+            "utility",
+            Kind::Text,
+            "utility function by name: allegro, allegro-latency, loss-resilient, vivace, ...",
+            "Allegro §2.2",
+        )
+        .when_absent("\"allegro\""),
+        ALPHA_PARAM,
+        D_PARAM,
+        THRESHOLD_PARAM,
+        // A step above 0.5 would make a trial halve the rate or raise it by half.
+        ParamSpec::new(
+            "eps_min",
+            Kind::Number,
+            "first and smallest rate step of the randomized controlled trials",
+            "Allegro §3.2",
+        )
+        .range(1e-4, 0.5),
+        ParamSpec::new(
+            "eps_max",
+            Kind::Number,
+            "largest rate step of the trials",
+            "Allegro §3.2",
+        )
+        .bounds(Bound::Param("eps_min"), Bound::At(0.5)),
+        // Below a quarter RTT an MI's packets have not been acknowledged before the next several
+        // MIs start; above 10 RTTs the controller reacts over seconds (Fig. 16 spans 1 to 4.8).
+        ParamSpec::new(
+            "mi_rtts_min",
+            Kind::Number,
+            "shortest monitor interval (T_m), smoothed RTTs",
+            "Allegro §3.1",
+        )
+        .range(0.25, 10.0),
+        ParamSpec::new(
+            "mi_rtts_max",
+            Kind::Number,
+            "longest monitor interval: an MI lasts U[min, max] smoothed RTTs",
+            "Allegro §3.1",
+        )
+        .bounds(Bound::Param("mi_rtts_min"), Bound::At(10.0)),
+        SEED_PARAM,
+    ];
+}
+
+impl ParamTable for VivaceParams {
+    const PARAMS: &'static [ParamSpec] = &[
+        ParamSpec::new(
+            "utility",
+            Kind::Text,
+            "utility function by name: vivace, vivace-signed, proteus-scavenger, proteus-hybrid, ...",
+            "Vivace NSDI'18; Proteus SIGCOMM'20",
+        )
+        .when_absent("the flavour's: vivace (pcc-vivace, proteus-p), proteus-scavenger (proteus-s), proteus-hybrid (proteus-h)"),
+        ALPHA_PARAM,
+        D_PARAM,
+        THRESHOLD_PARAM,
+        ParamSpec::new(
+            "probing_step",
+            Kind::Number,
+            "ε of the probing pairs: rates (1 ± ε)·x",
+            "PCC-Uspace master kProbingStepSize (dossier §7.2)",
+        )
+        .range(1e-3, 0.5),
+        SEED_PARAM,
+    ];
+}
+
 fn bad(name: &str, message: String) -> CcError {
     CcError::BadParams {
         name: name.to_string(),
         message,
     }
-}
-
-fn utility_params(
-    name: &str,
-    alpha: f64,
-    d: f64,
-    threshold_mbps: Option<f64>,
-) -> Result<UtilityParams, CcError> {
-    check_range(name, "alpha", alpha, 0.0, 1e6)?;
-    check_range(name, "d", d, 0.0, 1e6)?;
-    if let Some(t) = threshold_mbps {
-        check_range(name, "threshold_mbps", t, 1e-3, 1e7)?;
-    }
-    Ok(UtilityParams {
-        alpha,
-        d,
-        threshold_mbps,
-    })
 }
 
 fn build_allegro(
@@ -181,14 +271,12 @@ pub fn build_allegro_with(
     ctx: &CcContext,
     utilities: &UtilityRegistry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let q: AllegroParams = parse_params(name, p)?;
-    check_range(name, "eps_min", q.eps_min, 1e-4, 0.5)?;
-    check_range(name, "eps_max", q.eps_max, q.eps_min, 0.5)?;
-    // Below a quarter RTT an MI's packets have not been acknowledged before the next several
-    // MIs start; above 10 RTTs the controller reacts over seconds (Fig. 16 spans 1 to 4.8).
-    check_range(name, "mi_rtts_min", q.mi_rtts_min, 0.25, 10.0)?;
-    check_range(name, "mi_rtts_max", q.mi_rtts_max, q.mi_rtts_min, 10.0)?;
-    let up = utility_params(name, q.alpha, q.d, q.threshold_mbps)?;
+    let q: AllegroParams = params::parse(name, p)?;
+    let up = UtilityParams {
+        alpha: q.alpha,
+        d: q.d,
+        threshold_mbps: q.threshold_mbps,
+    };
     let u = utilities
         .build(q.utility.as_deref().unwrap_or("allegro"), &up)
         .map_err(|m| bad(name, m))?;
@@ -233,8 +321,7 @@ pub fn build_vivace_with(
     ctx: &CcContext,
     utilities: &UtilityRegistry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let q: VivaceParams = parse_params(name, p)?;
-    check_range(name, "probing_step", q.probing_step, 1e-3, 0.5)?;
+    let q: VivaceParams = params::parse(name, p)?;
     // Proteus-H has no default threshold (PCC-Uspace master requires one). Every registered
     // name must also build without parameters (tests/invariants.rs), so without a threshold the
     // hybrid never reaches its scavenger half: it runs as Proteus-P.
@@ -242,10 +329,10 @@ pub fn build_vivace_with(
         VivaceFlavour::ProteusH => Some(q.threshold_mbps.unwrap_or(f64::INFINITY)),
         _ => q.threshold_mbps,
     };
-    let up = utility_params(name, q.alpha, q.d, q.threshold_mbps)?;
     let up = UtilityParams {
+        alpha: q.alpha,
+        d: q.d,
         threshold_mbps: threshold,
-        ..up
     };
     let default_utility = match flavour {
         VivaceFlavour::Vivace | VivaceFlavour::ProteusP => "vivace",

@@ -34,12 +34,13 @@ use crate::cc::{
     Calibration, CcContext, CongestionControl, HandoverState, MediaControl, Telemetry,
 };
 use crate::intent::Intent;
-use crate::registry::{check_range, parse_params, CcError, Params, Registry};
+use crate::params::{self, Bound, Kind, ParamSpec, ParamTable, Schema};
+use crate::registry::{CcError, Params, Registry};
 use crate::signals::{AckEvent, Feedback, FrameInfo, LossEvent, PacketOutcome, SentPacket};
 use crate::units::{Bytes, Duration, Rate, Time};
 use burst::{FrameQueue, Slot, N_MAX, N_MIN};
 use receiver::{PibesReceiver, Report, ALPHA, BETA};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use share::{Mode, ShareFsm, ShareParams};
 use std::cmp::Ordering;
 use std::collections::VecDeque;
@@ -70,15 +71,19 @@ pub const WINDOW_MIN_PACKETS: u64 = 16;
 /// Largest burst size accepted (a sanity bound: a burst is sent at line rate, so a larger one
 /// would be a queue-filling flood on any realistic bottleneck buffer).
 const MAX_BURST: f64 = 1000.0;
+/// A pair of burst packets is the least that gives an inter-arrival sample.
+const MIN_BURST: f64 = 2.0;
+/// Highest rate a scenario may give, kbit/s (100 Gbit/s).
+const MAX_RATE_KBPS: f64 = 100e6;
 /// Sent packets remembered for joining feedback (older ones were lost or never reported).
 const SLOT_HISTORY: usize = 1 << 16;
 
 /// Registers PIBES under [`NAME`].
 pub fn register(r: &mut Registry) {
-    r.register(NAME, SUMMARY, build);
+    r.register_with_params(NAME, SUMMARY, Schema::of::<PibesParams>(), build);
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct PibesParams {
     #[serde(default = "d_start")]
@@ -93,7 +98,7 @@ struct PibesParams {
     delta: f64,
     #[serde(default = "d_s_share")]
     s_share: f64,
-    /// Default s_min (0.5), or s_max / flows_sharing when that is given.
+    /// Absent: [`share::S_MIN`], or s_max / flows_sharing when that is given.
     #[serde(default)]
     s_min: Option<f64>,
     #[serde(default = "d_delta_plus")]
@@ -104,12 +109,11 @@ struct PibesParams {
     alpha: f64,
     #[serde(default = "d_beta")]
     beta: f64,
-    /// Default [`N_MIN`].
-    #[serde(default)]
-    n_min: Option<u32>,
-    /// Default [`N_MAX`].
-    #[serde(default)]
-    n_max: Option<u32>,
+    /// Replaced by `burst` when that is given (then not with n_min or n_max).
+    #[serde(default = "d_n_min")]
+    n_min: u32,
+    #[serde(default = "d_n_max")]
+    n_max: u32,
     /// A fixed burst size: n_min = n_max = burst, so every frame of at least `burst` packets
     /// starts with exactly `burst` back-to-back packets (the paper's Figs. 6–8 vary it).
     #[serde(default)]
@@ -117,6 +121,119 @@ struct PibesParams {
     /// §IV-B g): N PIBES flows known to share the bottleneck: s_min = s_max / N.
     #[serde(default)]
     flows_sharing: Option<u32>,
+}
+
+impl ParamTable for PibesParams {
+    const PARAMS: &'static [ParamSpec] = &[
+        ParamSpec::new(
+            "min_rate_kbps",
+            Kind::Number,
+            "R_min (eq. 5), the encoder's lowest bitrate, kbit/s (a realtime_video intent replaces it)",
+            "PIBES §IV, this project's default encoder range",
+        )
+        .range(1.0, MAX_RATE_KBPS),
+        ParamSpec::new(
+            "max_rate_kbps",
+            Kind::Number,
+            "R_max (eq. 5), the encoder's highest bitrate, kbit/s (a realtime_video intent replaces it)",
+            "PIBES §IV, this project's default encoder range",
+        )
+        .bounds(Bound::Param("min_rate_kbps"), Bound::At(MAX_RATE_KBPS)),
+        ParamSpec::new(
+            "start_rate_kbps",
+            Kind::Number,
+            "target before the first bandwidth estimate, kbit/s (clamped to [R_min, R_max])",
+            "polycc: not in the paper; gives the first frames a burst of n_min packets at 30 fps",
+        )
+        .range(1.0, MAX_RATE_KBPS),
+        ParamSpec::new(
+            "s_max",
+            Kind::Number,
+            "share of the estimated capacity targeted alone (s_0, the climb's ceiling)",
+            "PIBES §IV",
+        )
+        .range(0.01, 1.0),
+        ParamSpec::new(
+            "s_share",
+            Kind::Number,
+            "share on detecting a competing flow, and the ceiling while competing",
+            "PIBES §IV",
+        )
+        .bounds(Bound::At(0.01), Bound::Param("s_max")),
+        ParamSpec::new(
+            "s_min",
+            Kind::Number,
+            "floor of the share while competing (not with flows_sharing)",
+            "PIBES §IV",
+        )
+        .bounds(Bound::At(0.0), Bound::Param("s_share"))
+        .when_absent("0.5 (PIBES §IV), or s_max / flows_sharing"),
+        ParamSpec::new(
+            "flows_sharing",
+            Kind::Integer,
+            "N PIBES flows known to share the bottleneck: s_min = s_max / N (not with s_min)",
+            "PIBES §IV-B g)",
+        )
+        .range(1.0, 1000.0)
+        .when_absent("s_min applies"),
+        ParamSpec::new(
+            "delta",
+            Kind::Number,
+            "Δ: the share's climb per frame while alone",
+            "PIBES §IV",
+        )
+        .range(0.0, 1.0),
+        ParamSpec::new(
+            "delta_plus",
+            Kind::Number,
+            "Δ+: the climb per frame while competing and the per-frame RTT falls",
+            "PIBES §IV",
+        )
+        .range(0.0, 1.0),
+        ParamSpec::new(
+            "delta_minus",
+            Kind::Number,
+            "Δ−: the drop per frame while competing and the per-frame RTT grows",
+            "PIBES §IV",
+        )
+        .range(0.0, 1.0),
+        ParamSpec::new(
+            "alpha",
+            Kind::Number,
+            "α: weight of a new sample in the receiver's EWMAs d and d~ (eq. 2/4)",
+            "PIBES §IV-A, Fig. 7",
+        )
+        .range(0.001, 1.0),
+        ParamSpec::new(
+            "beta",
+            Kind::Number,
+            "β: relative excess of d~ over d that flags a competing flow",
+            "PIBES §III-B",
+        )
+        .range(0.0, 10.0),
+        ParamSpec::new(
+            "n_min",
+            Kind::Integer,
+            "smallest burst, packets (eq. 1; not with burst)",
+            "PIBES §IV-A",
+        )
+        .range(MIN_BURST, MAX_BURST),
+        ParamSpec::new(
+            "n_max",
+            Kind::Integer,
+            "largest burst, packets (eq. 1; not with burst)",
+            "PIBES §IV-A",
+        )
+        .bounds(Bound::Param("n_min"), Bound::At(MAX_BURST)),
+        ParamSpec::new(
+            "burst",
+            Kind::Integer,
+            "a fixed burst size: n_min = n_max = burst (the paper's Figs. 6-8 vary it)",
+            "PIBES §IV-A",
+        )
+        .range(MIN_BURST, MAX_BURST)
+        .when_absent("n_min and n_max apply"),
+    ];
 }
 
 fn kbps(r: Rate) -> f64 {
@@ -139,6 +256,12 @@ fn d_delta() -> f64 {
 }
 fn d_s_share() -> f64 {
     share::S_SHARE
+}
+fn d_n_min() -> u32 {
+    N_MIN
+}
+fn d_n_max() -> u32 {
+    N_MAX
 }
 fn d_delta_plus() -> f64 {
     share::DELTA_PLUS
@@ -192,61 +315,37 @@ impl Default for PibesConfig {
 }
 
 /// Builds PIBES from scenario parameters (rates in kbit/s, the share FSM's, α, β and the burst
-/// size as `burst` or `n_min` / `n_max`), checking their ranges and that the alternatives are
-/// not both given.
+/// size as `burst` or `n_min` / `n_max`), checking them against the declared schema and that
+/// the alternatives are not both given.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
     _: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let q: PibesParams = parse_params(NAME, p)?;
-    let top = 100e6; // kbit/s
-    check_range(NAME, "min_rate_kbps", q.min_rate_kbps, 1.0, top)?;
-    check_range(NAME, "max_rate_kbps", q.max_rate_kbps, q.min_rate_kbps, top)?;
-    check_range(NAME, "start_rate_kbps", q.start_rate_kbps, 1.0, top)?;
-    check_range(NAME, "s_max", q.s_max, 0.01, 1.0)?;
-    check_range(NAME, "s_share", q.s_share, 0.01, q.s_max)?;
-    if let Some(n) = q.flows_sharing {
-        check_range(NAME, "flows_sharing", f64::from(n), 1.0, 1000.0)?;
+    let q: PibesParams = params::parse(NAME, p)?;
+    let given = |k: &str| p.contains_key(k);
+    let not_both = |message: &str| CcError::BadParams {
+        name: NAME.into(),
+        message: message.into(),
+    };
+    if given("s_min") && given("flows_sharing") {
+        return Err(not_both(
+            "give s_min or flows_sharing (s_min = s_max / flows_sharing), not both",
+        ));
+    }
+    if given("burst") && (given("n_min") || given("n_max")) {
+        return Err(not_both(
+            "give burst (a fixed burst size) or n_min / n_max, not both",
+        ));
     }
     let s_min = match (q.s_min, q.flows_sharing) {
-        (Some(_), Some(_)) => {
-            return Err(CcError::BadParams {
-                name: NAME.into(),
-                message: "give s_min or flows_sharing (s_min = s_max / flows_sharing), not both"
-                    .into(),
-            })
-        }
-        (Some(s), None) => s,
+        (Some(s), _) => s,
         (None, Some(n)) => q.s_max / f64::from(n),
         (None, None) => share::S_MIN,
     };
-    check_range(NAME, "s_min", s_min, 0.0, q.s_share)?;
-    for (k, v) in [
-        ("delta", q.delta),
-        ("delta_plus", q.delta_plus),
-        ("delta_minus", q.delta_minus),
-    ] {
-        check_range(NAME, k, v, 0.0, 1.0)?;
-    }
-    check_range(NAME, "alpha", q.alpha, 0.001, 1.0)?;
-    check_range(NAME, "beta", q.beta, 0.0, 10.0)?;
-    let (n_min, n_max) = match (q.burst, q.n_min, q.n_max) {
-        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
-            return Err(CcError::BadParams {
-                name: NAME.into(),
-                message: "give burst (a fixed burst size) or n_min / n_max, not both".into(),
-            })
-        }
-        (Some(b), None, None) => {
-            // A pair of burst packets is the least that gives an inter-arrival sample.
-            check_range(NAME, "burst", f64::from(b), 2.0, MAX_BURST)?;
-            (b, b)
-        }
-        (None, lo, hi) => (lo.unwrap_or(N_MIN), hi.unwrap_or(N_MAX)),
-    };
-    check_range(NAME, "n_min", f64::from(n_min), 2.0, MAX_BURST)?;
-    check_range(NAME, "n_max", f64::from(n_max), f64::from(n_min), MAX_BURST)?;
+    // A derived floor must also lie below s_share.
+    params::check_derived(NAME, &q, "s_min", s_min)?;
+    let (n_min, n_max) = q.burst.map_or((q.n_min, q.n_max), |b| (b, b));
     let r = |k: f64| Rate::from_bps_f64(k * 1e3);
     let cfg = PibesConfig {
         start: r(q.start_rate_kbps),
@@ -477,6 +576,11 @@ impl CongestionControl for Pibes {
         } else {
             BURST_RATE
         })
+    }
+
+    /// The burst of each frame measures the bandwidth and each frame steps the share FSM.
+    fn needs_media_frames(&self) -> bool {
+        true
     }
 
     /// R_k for the encoder, with the competing-flow flag c of the latest receiver report.

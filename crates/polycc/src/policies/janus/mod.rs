@@ -27,13 +27,14 @@ use crate::cc::{
     Calibration, CcContext, ClampChange, CongestionControl, HandoverState, MediaControl, Telemetry,
 };
 use crate::intent::Intent;
+use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
 use crate::policies::handover::{self, FlowView, Overrides};
-use crate::registry::{check_range, parse_params, CcError, CcSpec, Params, Registry};
+use crate::registry::{CcError, CcSpec, Params, Registry};
 use crate::signals::{AckEvent, Feedback, FrameInfo, LossEvent, PacketOutcome, SentPacket};
 use crate::units::{Bytes, Duration, Rate, Time};
 use metrics::{Metrics, Window};
 use rate_control::{Clamp, PropagationDelay};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use switching::{Stage, Switching};
 use target_rate::TargetRate;
 
@@ -49,12 +50,15 @@ pub const DEFAULT_AGGRESSIVE: &str = "cubic";
 /// takes its sample throughput as the target (the bandwidth it found available).
 pub const INIT_WAIT_RTTS: u32 = 2;
 
-/// Registers Janus under `janus`.
+/// Registry and scenario name.
+pub const NAME: &str = "janus";
+
+/// Registers Janus under [`NAME`].
 pub fn register(r: &mut Registry) {
-    r.register("janus", SUMMARY, build);
+    r.register_with_params(NAME, SUMMARY, Schema::of::<JanusParams>(), build);
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct JanusParams {
     #[serde(default = "default_conservative")]
@@ -88,6 +92,52 @@ fn default_tau() -> f64 {
 }
 fn default_q_avg() -> f64 {
     rate_control::Q_AVG_PACKETS
+}
+
+impl ParamTable for JanusParams {
+    // Upper bounds of tau and q_avg only catch typos; gamma below 1 keeps (1 − gamma)·R positive.
+    const PARAMS: &'static [ParamSpec] = &[
+        ParamSpec::new(
+            "conservative",
+            Kind::Cca,
+            "the CCA that runs while the target rate is met",
+            "Janus §4.3",
+        ),
+        ParamSpec::new(
+            "aggressive",
+            Kind::Cca,
+            "the CCA that runs while it is not",
+            "Janus §4.3",
+        ),
+        ParamSpec::new(
+            "gamma",
+            Kind::Number,
+            "protection margin γ: turn aggressive below (1 − γ)·R'; also Algorithm 1's step",
+            "Janus §4.3, §7.2",
+        )
+        .range(0.01, 0.9),
+        ParamSpec::new(
+            "epsilon",
+            Kind::Number,
+            "extra share ε: the conservative stage clamps the window at (1 + ε)·R·RTT",
+            "Janus §4.4, §7.2",
+        )
+        .range(0.0, 10.0),
+        ParamSpec::new(
+            "tau",
+            Kind::Number,
+            "τ: scale of Algorithm 1's adjustment intervals, τ·γ/(1 − γ) RTTs",
+            "Janus §5, §7.2",
+        )
+        .range(0.1, 1000.0),
+        ParamSpec::new(
+            "q_avg",
+            Kind::Number,
+            "packets the conservative CCA keeps queued on average, for the D_p estimate",
+            "Janus §4.4 eq. 1, §7.2",
+        )
+        .range(0.0, 1000.0),
+    ];
 }
 
 /// Tunables of [`Janus`] (§7.2 defaults), validated by [`build`].
@@ -124,17 +174,14 @@ impl Default for JanusConfig {
 }
 
 /// Builds Janus from scenario parameters (`conservative`, `aggressive`, `gamma`, `epsilon`,
-/// `tau`, `q_avg`), checking their ranges; the two CCAs are built from `registry`.
+/// `tau`, `q_avg`), checking them against the declared schema; the two CCAs are built from
+/// `registry`.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
     registry: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let params: JanusParams = parse_params("janus", p)?;
-    check_range("janus", "gamma", params.gamma, 0.01, 0.9)?;
-    check_range("janus", "epsilon", params.epsilon, 0.0, 10.0)?;
-    check_range("janus", "tau", params.tau, 0.1, 1000.0)?;
-    check_range("janus", "q_avg", params.q_avg, 0.0, 1000.0)?;
+    let params: JanusParams = params::parse(NAME, p)?;
     let cfg = JanusConfig {
         conservative: params.conservative,
         aggressive: params.aggressive,
@@ -187,7 +234,7 @@ impl Janus {
     /// role it was given.
     pub fn new(ctx: &CcContext, registry: &Registry, cfg: JanusConfig) -> Result<Self, CcError> {
         let role_err = |role: &str, e: CcError| CcError::BadParams {
-            name: "janus".to_string(),
+            name: NAME.to_string(),
             message: format!("{role}: {e}"),
         };
         let conservative = registry
@@ -621,6 +668,11 @@ impl CongestionControl for Janus {
     fn adopt(&mut self, now: Time, from: &HandoverState) {
         self.flow.adopt(from);
         self.active_mut().adopt(now, from);
+    }
+
+    /// Either stage may run the flow.
+    fn needs_media_frames(&self) -> bool {
+        self.conservative.needs_media_frames() || self.aggressive.needs_media_frames()
     }
 
     /// Calibrations reach whichever stage is active, so both must accept them.

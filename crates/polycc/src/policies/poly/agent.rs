@@ -614,6 +614,11 @@ impl CongestionControl for Poly {
         self.fuse(now);
     }
 
+    /// Every member sees the flow's frames, and each one's value is fused.
+    fn needs_media_frames(&self) -> bool {
+        self.members.iter().any(|m| m.cc.needs_media_frames())
+    }
+
     /// An outside calibration reaches every member.
     fn accepts_calibration(&self) -> bool {
         self.members.iter().all(|m| m.cc.accepts_calibration())

@@ -11,7 +11,7 @@
 
 use super::signals::WindowSignals;
 use crate::intent::Intent;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Intent classes a rule may test (`Intent::class`).
 pub const INTENT_CLASSES: [&str; 5] = [
@@ -28,7 +28,7 @@ pub const SIGNALS: [&str; 4] = ["rtt_var_ms", "loss_rate", "bw_change", "intent"
 pub const DEFAULT_MIN_DWELL_RTTS: u32 = 4;
 
 /// A rule as written in a scenario.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RuleParams {
     /// The signal tested: one of [`SIGNALS`].

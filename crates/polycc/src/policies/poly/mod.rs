@@ -44,12 +44,13 @@ pub use fusion_registry::{register_fusion, FusionFactory};
 pub use telemetry::MAX_MEMBERS;
 
 use crate::cc::{CcContext, CongestionControl};
-use crate::registry::{parse_params, CcError, CcSpec, Params, Registry};
+use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
+use crate::registry::{CcError, CcSpec, Params, Registry};
 use filter::{Filter, Rule, RuleParams};
 use fusion::{Every, Fusion};
 use fusion_registry::{registered, registered_names};
 use members::{Member, Quantity};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Registry and scenario name.
 pub const NAME: &str = "poly";
@@ -70,10 +71,19 @@ pub const DEFAULT_COPILOT: &str = "cubic";
 
 /// Registers PolyCC under [`NAME`].
 pub fn register(r: &mut Registry) {
-    r.register(NAME, SUMMARY, build);
+    r.register_with_params(NAME, SUMMARY, Schema::of::<PolyParams>(), build);
 }
 
-#[derive(Deserialize)]
+/// `on` values: the quantity fused.
+const ON: [&str; 2] = ["cwnd", "rate"];
+/// `write_back` values.
+const WRITE_BACK: [&str; 2] = ["all", "pilot"];
+/// `fuse_every` values.
+const FUSE_EVERY: [&str; 2] = ["ack", "rtt"];
+/// Most windows a new pilot may be kept for: a typo guard (10 000 RTTs is minutes).
+const MAX_DWELL_RTTS: f64 = 10_000.0;
+
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct PolyParams {
     #[serde(default = "default_pilot")]
@@ -110,6 +120,76 @@ fn default_min_dwell() -> u32 {
     filter::DEFAULT_MIN_DWELL_RTTS
 }
 
+impl ParamTable for PolyParams {
+    const PARAMS: &'static [ParamSpec] = &[
+        ParamSpec::new(
+            "pilot",
+            Kind::Cca,
+            "the CCA that drives the flow (the pool's first member)",
+            "PolyCC §3.1 (BBR pilots)",
+        ),
+        ParamSpec::new(
+            "copilots",
+            Kind::CcaList,
+            "CCAs that run beside the pilot and advise; at most 7 (8 members in all)",
+            "PolyCC §3.1 (CUBIC advises)",
+        ),
+        ParamSpec::new(
+            "fuse",
+            Kind::Text,
+            "fusion function: max, min, closest, mean, or a registered one (py:<name>)",
+            "PolyCC §3.1",
+        )
+        .when_absent("\"max\""),
+        ParamSpec::new(
+            "on",
+            Kind::Choice(&ON),
+            "the quantity fused and written back: the window or the pacing rate",
+            "PolyCC §3.1",
+        ),
+        ParamSpec::new(
+            "fuse_every",
+            Kind::Choice(&FUSE_EVERY),
+            "fuse on every ACK, loss, feedback and timer, or once per smoothed RTT",
+            "PolyCC §2 (every ACK); polycc: per RTT for Python fusions",
+        )
+        .when_absent("ack for the built-in fusions, rtt for Python ones"),
+        ParamSpec::new(
+            "weights",
+            Kind::NumberList,
+            "one weight per member, pool order, for fuse = \"mean\"",
+            "PolyCC §2",
+        )
+        .when_absent("equal weights"),
+        ParamSpec::new(
+            "target",
+            Kind::Described("\"bdp\", \"intent\" or a number (bytes for cwnd, Mbit/s for rate)"),
+            "x* of fuse = \"closest\" (argmin |x_i − x*|)",
+            "PolyCC §2",
+        )
+        .when_absent("\"bdp\", the BDP estimate"),
+        ParamSpec::new(
+            "write_back",
+            Kind::Choice(&WRITE_BACK),
+            "members the fused value is written into",
+            "PolyCC §2 (all)",
+        ),
+        ParamSpec::new(
+            "rules",
+            Kind::Described("list of rule tables { when, above | below | is, pilot }"),
+            "rule-based pilot selection, first match wins at each measurement window",
+            "PolyCC §2 pilot-copilot filter",
+        ),
+        ParamSpec::new(
+            "min_dwell_rtts",
+            Kind::Integer,
+            "windows a new pilot keeps the flow before the rules may change it",
+            "polycc: half a BBR gain cycle",
+        )
+        .range(1.0, MAX_DWELL_RTTS),
+    ];
+}
+
 /// The registry builder of `poly`.
 pub fn build(
     p: &Params,
@@ -143,20 +223,15 @@ fn build_poly(
         name: name.to_string(),
         message,
     };
-    let params: PolyParams = parse_params(name, p)?;
+    let params: PolyParams = params::parse(name, p)?;
+    // The schema admitted only the values of ON and WRITE_BACK.
     let quantity = match params.on.as_str() {
-        "cwnd" => Quantity::Cwnd,
         "rate" => Quantity::Rate,
-        other => return Err(bad(format!("on = {other:?} is not one of cwnd, rate"))),
+        _ => Quantity::Cwnd,
     };
     let write_back = match params.write_back.as_str() {
-        "all" => WriteBack::All,
         "pilot" => WriteBack::Pilot,
-        other => {
-            return Err(bad(format!(
-                "write_back = {other:?} is not one of all, pilot"
-            )))
-        }
+        _ => WriteBack::All,
     };
     let n = 1 + params.copilots.len();
     if n > MAX_MEMBERS {
@@ -165,13 +240,6 @@ fn build_poly(
             params.copilots.len()
         )));
     }
-    if !(1..=10_000).contains(&params.min_dwell_rtts) {
-        return Err(bad(format!(
-            "min_dwell_rtts = {} is outside [1, 10000]",
-            params.min_dwell_rtts
-        )));
-    }
-
     let (fusion, target): (Box<dyn Fusion>, Target) = match custom {
         Some(f) => {
             for (key, set) in [
@@ -239,15 +307,11 @@ fn build_poly(
         .map(|(i, r)| Rule::parse(i, r, &names))
         .collect::<Result<Vec<_>, _>>()
         .map_err(bad)?;
+    // The schema admitted only the values of FUSE_EVERY.
     let every = match params.fuse_every.as_deref() {
         None => fusion.default_every(),
-        Some("ack") => Every::Event,
         Some("rtt") => Every::Rtt,
-        Some(other) => {
-            return Err(bad(format!(
-                "fuse_every = {other:?} is not one of ack, rtt"
-            )))
-        }
+        Some(_) => Every::Event,
     };
     let cfg = AgentConfig {
         quantity,

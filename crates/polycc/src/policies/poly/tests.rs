@@ -538,6 +538,24 @@ fn hand_over_carries_rtt_and_in_flight() {
 }
 
 #[test]
+fn the_declared_copilot_limit_is_the_pool_size() {
+    let copilots = PolyParams::PARAMS
+        .iter()
+        .find(|s| s.name == "copilots")
+        .unwrap();
+    let limit = format!("at most {} ({MAX_MEMBERS} members in all)", MAX_MEMBERS - 1);
+    assert!(copilots.description.contains(&limit), "{copilots:?}");
+    let r = Registry::standard();
+    let build = |n: usize| {
+        let spec: CcSpec =
+            serde_json::from_value(json!({"name": "poly", "copilots": vec!["cubic"; n]})).unwrap();
+        r.build(&spec, &CcContext::new(1500))
+    };
+    assert!(build(MAX_MEMBERS - 1).is_ok());
+    assert!(build(MAX_MEMBERS).is_err());
+}
+
+#[test]
 fn parameters_are_validated_with_clear_errors() {
     let cases = [
         (
