@@ -15,14 +15,13 @@ import pandas as pd
 from polycc import tomlw
 from polycc._native import ScenarioError
 from polycc.scenario import Scenario, ScenarioSource
+from polycc.tasks import BACKENDS
 
 if TYPE_CHECKING:
     from polycc._native import FusionFn
 
 #: Columns of the long-format tables that hold text; every other column is numeric (nullable).
 STRING_COLUMNS = frozenset({"flow", "link", "cc_state"})
-#: Where a scenario can run: the simulator, or the emulated testbed (polycc-emu).
-BACKENDS = ("sim", "emu")
 
 
 @dataclass

@@ -100,6 +100,16 @@ SCENARIO = click.argument("file", type=click.Path(dir_okay=False, path_type=Path
 PLOTS = click.option("--plots/--no-plots", default=True, show_default=True, help="Write PNG plots.")
 
 
+BACKEND = click.option(
+    "--backend",
+    type=click.Choice(["sim", "emu"]),
+    default="sim",
+    show_default=True,
+    help="sim: the simulator. emu: the emulated testbed (real stacks between network namespaces; "
+    "needs root; runs one at a time, in real time).",
+)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(_native.__version__, prog_name="polycc")
 def cli() -> None:
@@ -111,14 +121,7 @@ def cli() -> None:
 @_out_option(None, "Results directory [default: results/<scenario name>].")
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Replace the scenario's seed.")
 @PLOTS
-@click.option(
-    "--backend",
-    type=click.Choice(["sim", "emu"]),
-    default="sim",
-    show_default=True,
-    help="sim: the simulator. emu: the emulated testbed (real stacks between network namespaces; "
-    "needs root).",
-)
+@BACKEND
 def run(file: Path, out: Path | None, seed: int | None, plots: bool, backend: str) -> None:
     """Run one scenario FILE and write its results directory.
 
@@ -230,8 +233,15 @@ def _print_run(summary: dict[str, Any]) -> None:
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel runs [default: all cores].")
 @_out_option(None, "Sweep directory [default: results/sweep-<scenario name>].")
 @PLOTS
+@BACKEND
 def sweep(
-    file: Path, grid: tuple[str, ...], seeds: int, jobs: int | None, out: Path | None, plots: bool
+    file: Path,
+    grid: tuple[str, ...],
+    seeds: int,
+    jobs: int | None,
+    out: Path | None,
+    plots: bool,
+    backend: str,
 ) -> None:
     """Run FILE over a grid of parameter values × seeds, in parallel.
 
@@ -254,7 +264,16 @@ def sweep(
         click.echo(f"{len(tasks)} runs", err=True)
         from polycc.sweeps import sweep as run_sweep
 
-        df = run_sweep(scenario, parsed, seeds=seeds, jobs=jobs, out_dir=target, plots=plots, progress=True)
+        df = run_sweep(
+            scenario,
+            parsed,
+            seeds=seeds,
+            jobs=jobs,
+            out_dir=target,
+            plots=plots,
+            progress=True,
+            backend=backend,
+        )
     failed = df[df["status"] != "ok"]
     for rec in failed.to_dict("records"):
         click.echo(f"polycc: run {rec['run_id']} failed: {rec['error']}", err=True)

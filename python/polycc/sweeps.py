@@ -14,12 +14,13 @@ from typing import Any
 
 import pandas as pd
 
+from polycc._native import ScenarioError
 from polycc.executors import Executor, LocalExecutor, check_jobs
 from polycc.grid import load_base, normalise_grid, normalise_points, parse_grid, plan, plan_points
 from polycc.outdir import atomic_dir, relative_link
 from polycc.report import render_sweep_index
 from polycc.scenario import Scenario, ScenarioSource, format_value
-from polycc.tasks import RunOutcome, RunTask, execute
+from polycc.tasks import BACKENDS, RunOutcome, RunTask, execute
 
 __all__ = ["results_frame", "summary_metrics", "sweep"]
 
@@ -106,6 +107,7 @@ def sweep(
     plots: bool = True,
     progress: bool = False,
     progress_label: str = "sweep",
+    backend: str = "sim",
 ) -> pd.DataFrame:
     """Runs the sweep and returns one row per run (see `summary_metrics` for the metric columns).
 
@@ -119,8 +121,15 @@ def sweep(
     `jobs` is the number of parallel runs (a positive integer; None: all cores). With
     `progress`, a bar of runs done / total (labelled `progress_label`) shows on stderr when it
     is a terminal.
+
+    `backend="emu"` runs each point in the emulated testbed, one at a time (its runs are real
+    time and would skew each other's timing), whatever `jobs` says.
     """
     check_jobs(jobs)
+    if backend not in BACKENDS:
+        raise ScenarioError(f"backend: {backend!r}; allowed: {', '.join(BACKENDS)}")
+    if backend == "emu":
+        jobs = 1
     base = load_base(source)
     points: list[dict[str, Any]] | None = None
     if isinstance(grid, Mapping):
@@ -135,6 +144,7 @@ def sweep(
         grid = parse_grid([str(g) for g in grid])
         tasks = plan(base, grid, seeds=seeds)
         keys = [k for k in grid if k != "seed"]
+    tasks = [replace(t, backend=backend) for t in tasks]
     executor = executor or LocalExecutor(jobs)
     if out_dir is None:
         return results_frame(_execute_all(executor, tasks, progress, progress_label), keys)

@@ -13,6 +13,9 @@ from typing import Any
 
 from polycc.scenario import Scenario
 
+#: Where a scenario can run: the simulator, or the emulated testbed (polycc-emu).
+BACKENDS = ("sim", "emu")
+
 
 @dataclass(frozen=True)
 class RunTask:
@@ -27,6 +30,8 @@ class RunTask:
     plots: bool = True
     #: Link from the run's report back to an index page.
     back: str | None = None
+    #: Where it runs: "sim" (the simulator) or "emu" (the emulated testbed).
+    backend: str = "sim"
 
 
 @dataclass
@@ -44,7 +49,7 @@ def execute(task: RunTask) -> RunOutcome:
 
     t0 = time.perf_counter()
     try:
-        result = run_scenario(task.scenario, seed=task.seed)
+        result = run_scenario(task.scenario, seed=task.seed, backend=task.backend)
         if task.out_dir is not None:
             out = Path(task.out_dir)
             out.mkdir(parents=True, exist_ok=False)

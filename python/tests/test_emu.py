@@ -122,3 +122,36 @@ def test_ctrl_c_ends_an_emulated_run_and_removes_its_namespaces(tmp_path: Path) 
     assert proc.returncode == 130, err
     assert our_namespaces(proc.pid) == []
     assert not (tmp_path / "o").exists()
+
+
+def test_a_sweep_runs_its_points_in_the_emulator_one_at_a_time(tmp_path: Path) -> None:
+    emulator_or_skip()
+    scen = tmp_path / "k.toml"
+    scen.write_text(KERNEL_CUBIC.format(duration="1s"))
+    out = tmp_path / "sweep"
+    r = polycc_process(
+        "sweep",
+        scen,
+        "--grid",
+        "links.0.rate=10Mbps,20Mbps",
+        "--backend",
+        "emu",
+        "--jobs",
+        "2",
+        "--no-plots",
+        "--out",
+        out,
+    )
+    assert r.returncode == 0, r.stderr
+    df = pd.read_parquet(out / "results.parquet")
+    assert list(df["status"]) == ["ok", "ok"]
+    # Each point's link was the one it asked for: utilisation against its own rate.
+    for run_id in df["run_id"]:
+        summary = json.loads((out / "runs" / run_id / "summary.json").read_text())
+        assert summary["backend"] == "emu"
+        assert summary["links"][0]["utilization"] > 0.5
+    caps = [
+        json.loads((out / "runs" / rid / "summary.json").read_text())["links"][0]["capacity_mbps"]
+        for rid in df["run_id"]
+    ]
+    assert sorted(caps) == [10.0, 20.0]
