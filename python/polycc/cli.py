@@ -363,6 +363,96 @@ def reproduce(
     click.echo(f"index: {(result.out / 'index.html').resolve()}")
 
 
+@cli.group()
+def validate() -> None:
+    """Check the simulator against a reference."""
+
+
+@validate.command("linux")
+@click.option("--quick", is_flag=True, help="Four rows, 5 s each, instead of the full grid.")
+@click.option("--duration", help="Run length [default: 20s; 5s with --quick].")
+@click.option(
+    "--lossy-seeds",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Seeds of rows with random loss.",
+)
+@click.option(
+    "--cache",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("results/validate-linux/cache.jsonl"),
+    show_default=True,
+    help="Kernel runs by scenario, seed and kernel release; an interrupted grid resumes.",
+)
+@click.option(
+    "--markdown",
+    "markdown_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the table to this file.",
+)
+@click.option(
+    "--json",
+    "json_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write every row with both sides' numbers as JSON.",
+)
+@click.option(
+    "--doc/--no-doc",
+    default=None,
+    help="Regenerate VALIDATION.md's Linux section [default: yes for the full grid].",
+)
+def validate_linux(
+    quick: bool,
+    duration: str | None,
+    lossy_seeds: int,
+    cache: Path,
+    markdown_out: Path | None,
+    json_out: Path | None,
+    doc: bool | None,
+) -> None:
+    """The simulator's Linux TCP model (stack = "linux") against the real kernel in the emulated
+    testbed (needs root), on a grid of dumbbells: cubic, bbr, reno × 1, 2 flows × 10, 50 Mbit/s
+    × 20, 80 ms × 0.25, 1, 4 BDP × 0, 0.5 % loss. Kernel runs are real time (the full grid takes
+    hours) and cached."""
+    from polycc import validate_linux as vl
+
+    rows = vl.QUICK if quick else vl.grid()
+    duration = duration or ("5s" if quick else "20s")
+
+    def progress(i: int, n: int, row: vl.Row) -> None:
+        if sys.stderr.isatty():
+            sys.stderr.write(f"\r[{i + 1}/{n}] {row.label():<48}")
+            sys.stderr.flush()
+
+    with user_errors():
+        results = _with_progress(
+            lambda c: vl.compare(
+                rows,
+                duration=duration,
+                lossy_seeds=lossy_seeds,
+                cache=cache,
+                progress=progress,
+                cancelled=c.is_set,
+            ),
+            "validate linux",
+            wait_on_cancel=True,
+        )
+    table = vl.markdown(results, duration=duration, lossy_seeds=lossy_seeds)
+    click.echo(table)
+    if markdown_out is not None:
+        markdown_out.write_text(table, encoding="utf-8")
+    if json_out is not None:
+        json_out.write_text(json.dumps(vl.to_json(results), indent=2) + "\n", encoding="utf-8")
+    if doc if doc is not None else not quick:
+        from polycc.reproduce import repo_root
+
+        target = repo_root() / "VALIDATION.md"
+        with user_errors():
+            vl.write_section(target, table)
+        click.echo(f"updated: {target}")
+
+
 @cli.command()
 @click.argument("name", required=False, metavar="[NAME]")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: name, summary and declared parameters.")

@@ -1,0 +1,239 @@
+"""`polycc validate linux`: the simulator's Linux TCP model (`stack = "linux"`) against the real
+kernel in the emulated testbed, on a grid of dumbbell scenarios, written as a table into
+VALIDATION.md between its markers.
+
+Each row is one scenario: a kernel controller (cubic, bbr, reno) × flows × rate × RTT × buffer ×
+random loss. The kernel side runs in real time (the scenario's duration per seed), so its results
+are cached in a JSON-lines file keyed by the scenario, the seed and the kernel release; the
+simulator side takes milliseconds and is always rerun, so a table shows the simulator that is
+installed. A row agrees when the mean per-flow goodput is within 10 % and the flows' mean RTT
+within 15 % of the kernel's; the p95 queueing delay at the bottleneck (measured per packet on
+both sides) is shown beside them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from polycc.api import run_scenario
+from polycc.scenario import Scenario
+
+#: Agreement thresholds (issue 16): goodput within 10 %, mean RTT within 15 %.
+GOODPUT_TOLERANCE = 0.10
+RTT_TOLERANCE = 0.15
+
+GRID_CCAS = ("cubic", "bbr", "reno")
+GRID_FLOWS = (1, 2)
+GRID_RATES = ("10Mbps", "50Mbps")
+GRID_RTTS = ("20ms", "80ms")
+GRID_BUFFERS = ("0.25bdp", "1bdp", "4bdp")
+GRID_LOSSES = (0.0, 0.005)
+
+#: VALIDATION.md's markers around the generated section.
+BEGIN = "<!-- validate:linux:begin -->"
+END = "<!-- validate:linux:end -->"
+
+
+@dataclass(frozen=True)
+class Row:
+    cca: str
+    flows: int
+    rate: str
+    rtt: str
+    buffer: str
+    loss: float
+
+    def scenario(self, duration: str) -> dict[str, Any]:
+        """The row's scenario: a dumbbell, the flows started 0.5 s apart on the kernel's TCP."""
+        return {
+            "name": f"linux-{self.cca}-{self.flows}x{self.rate}-{self.rtt}-{self.buffer}-{self.loss:g}",
+            "duration": duration,
+            "links": [
+                {
+                    "id": "bottleneck",
+                    "rate": self.rate,
+                    "loss": self.loss,
+                    "queue": {"kind": "droptail", "size": self.buffer},
+                }
+            ],
+            "flows": [
+                {"id": f"f{i}", "cca": self.cca, "stack": "linux", "rtt": self.rtt, "start": f"{0.5 * i}s"}
+                for i in range(self.flows)
+            ],
+        }
+
+    def label(self) -> str:
+        return f"{self.cca} {self.flows}× {self.rate} {self.rtt} {self.buffer} {100 * self.loss:g} %"
+
+
+@dataclass
+class Measured:
+    """One side's numbers for a row, averaged over its seeds."""
+
+    goodput_mbps: float
+    rtt_mean_ms: float
+    qdelay_p95_ms: float
+    seeds: int
+
+
+@dataclass
+class Compared:
+    row: Row
+    kernel: Measured
+    sim: Measured
+
+    @property
+    def goodput_ratio(self) -> float:
+        return self.sim.goodput_mbps / self.kernel.goodput_mbps if self.kernel.goodput_mbps > 0 else math.nan
+
+    @property
+    def rtt_ratio(self) -> float:
+        return self.sim.rtt_mean_ms / self.kernel.rtt_mean_ms if self.kernel.rtt_mean_ms > 0 else math.nan
+
+    @property
+    def agrees(self) -> bool:
+        return abs(self.goodput_ratio - 1) <= GOODPUT_TOLERANCE and abs(self.rtt_ratio - 1) <= RTT_TOLERANCE
+
+
+def grid(
+    ccas: Sequence[str] = GRID_CCAS,
+    flows: Sequence[int] = GRID_FLOWS,
+    rates: Sequence[str] = GRID_RATES,
+    rtts: Sequence[str] = GRID_RTTS,
+    buffers: Sequence[str] = GRID_BUFFERS,
+    losses: Sequence[float] = GRID_LOSSES,
+) -> list[Row]:
+    return [Row(*p) for p in itertools.product(ccas, flows, rates, rtts, buffers, losses)]
+
+
+#: The few rows `--quick` runs (and the test suite, shorter still).
+QUICK = [
+    Row("cubic", 1, "20Mbps", "40ms", "1bdp", 0.0),
+    Row("bbr", 1, "20Mbps", "40ms", "1bdp", 0.0),
+    Row("reno", 2, "20Mbps", "40ms", "1bdp", 0.0),
+    Row("cubic", 1, "20Mbps", "40ms", "1bdp", 0.005),
+]
+
+
+def _summary_numbers(summary: dict[str, Any]) -> tuple[float, float, float]:
+    flows = summary["flows"]
+    goodput = sum(f["goodput_mbps"] for f in flows) / len(flows)
+    rtt = sum(f["rtt_ms"]["mean"] for f in flows) / len(flows)
+    qdelay = summary["links"][0]["queue_delay_ms"]["p95"]
+    return goodput, rtt, qdelay
+
+
+def _average(values: Iterable[tuple[float, float, float]]) -> Measured:
+    vs = list(values)
+    n = len(vs)
+    goodput, rtt, qdelay = (sum(v[k] for v in vs) / n for k in range(3))
+    return Measured(goodput, rtt, qdelay, seeds=n)
+
+
+class KernelCache:
+    """Kernel runs by (scenario, seed, kernel release), one JSON line each, so an interrupted grid
+    resumes where it stopped."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.entries: dict[str, dict[str, Any]] = {}
+        if path is not None and path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    e = json.loads(line)
+                    self.entries[e["key"]] = e["summary"]
+                except (ValueError, KeyError):
+                    continue  # a line cut by an interrupted write
+
+    @staticmethod
+    def key(scenario: dict[str, Any], seed: int) -> str:
+        text = json.dumps({"scenario": scenario, "seed": seed, "kernel": os.uname().release}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+    def get(self, scenario: dict[str, Any], seed: int) -> dict[str, Any] | None:
+        return self.entries.get(self.key(scenario, seed))
+
+    def put(self, scenario: dict[str, Any], seed: int, summary: dict[str, Any]) -> None:
+        k = self.key(scenario, seed)
+        self.entries[k] = summary
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps({"key": k, "summary": summary}) + "\n")
+
+
+def compare(
+    rows: Sequence[Row],
+    *,
+    duration: str = "20s",
+    lossy_seeds: int = 3,
+    cache: Path | None = None,
+    progress: Callable[[int, int, Row], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> list[Compared]:
+    """Runs every row on the kernel (or takes it from `cache`) and in the simulator."""
+    store = KernelCache(cache)
+    out = []
+    for i, row in enumerate(rows):
+        if progress is not None:
+            progress(i, len(rows), row)
+        scenario = row.scenario(duration)
+        seeds = list(range(1, 1 + (lossy_seeds if row.loss > 0 else 1)))
+        kernel, sim = [], []
+        for seed in seeds:
+            got = store.get(scenario, seed)
+            if got is None:
+                got = run_scenario(
+                    Scenario.from_dict(scenario), seed=seed, backend="emu", cancelled=cancelled
+                ).summary
+                store.put(scenario, seed, got)
+            kernel.append(_summary_numbers(got))
+            sim.append(_summary_numbers(run_scenario(Scenario.from_dict(scenario), seed=seed).summary))
+        out.append(Compared(row, _average(kernel), _average(sim)))
+    return out
+
+
+def markdown(results: Sequence[Compared], *, duration: str, lossy_seeds: int) -> str:
+    """The table of VALIDATION.md's Linux section."""
+    agree = sum(r.agrees for r in results)
+    lines = [
+        f"{agree} of {len(results)} rows agree (goodput within {GOODPUT_TOLERANCE:.0%}, mean RTT within "
+        f"{RTT_TOLERANCE:.0%}); {duration} per run, 1 seed without random loss and {lossy_seeds} with it "
+        f"(means over seeds). Kernel {os.uname().release}.",
+        "",
+        "| row | goodput kernel / sim (Mbit/s) | ratio | mean RTT kernel / sim (ms) | ratio | "
+        "p95 queue delay kernel / sim (ms) | agrees |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        k, m = r.kernel, r.sim
+        lines.append(
+            f"| {r.row.label()} | {k.goodput_mbps:.2f} / {m.goodput_mbps:.2f} | {r.goodput_ratio:.3f} "
+            f"| {k.rtt_mean_ms:.1f} / {m.rtt_mean_ms:.1f} | {r.rtt_ratio:.3f} "
+            f"| {k.qdelay_p95_ms:.1f} / {m.qdelay_p95_ms:.1f} | {'yes' if r.agrees else '**no**'} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_section(doc: Path, table: str) -> None:
+    """Replaces the text between VALIDATION.md's Linux markers (which must be there)."""
+    text = doc.read_text(encoding="utf-8")
+    begin, end = text.find(BEGIN), text.find(END)
+    if begin < 0 or end < begin:
+        raise ValueError(f"{doc}: no {BEGIN} ... {END} markers to write the Linux table between")
+    doc.write_text(text[: begin + len(BEGIN)] + "\n" + table + text[end:], encoding="utf-8")
+
+
+def to_json(results: Sequence[Compared]) -> list[dict[str, Any]]:
+    return [
+        {"row": asdict(r.row), "kernel": asdict(r.kernel), "sim": asdict(r.sim), "agrees": r.agrees}
+        for r in results
+    ]
