@@ -1,5 +1,6 @@
-"""A long-format table written to Parquet as it is produced, one row group per chunk, so that a
-long run's time series never sit in memory whole.
+"""A long-format table written to Parquet as it is produced, in row groups of at least
+`row_group_rows` rows (smaller chunks are gathered first), so that a long run's time series never
+sit in memory whole.
 
 The file is written under a temporary name beside its final one and renamed by `close`: a
 failure or an interrupt leaves no half-written file under the final name (`discard` removes
@@ -21,17 +22,28 @@ import pyarrow.parquet as pq
 
 
 class ParquetSink:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, row_group_rows: int = 8192) -> None:
         self.path = Path(path)
+        self.row_group_rows = row_group_rows
         self._parts: list[Path] = []
         self._writer: Any = None
         self._schema: pa.Schema | None = None
+        #: Chunks not written yet, in the current schema, and their rows.
+        self._pending: list[pa.Table] = []
+        self._pending_rows = 0
 
     def _part(self, k: int) -> Path:
         return self.path.with_name(f".{self.path.name}.part{k}")
 
+    def _flush(self) -> None:
+        if self._pending_rows:
+            self._writer.write_table(pa.concat_tables(self._pending))
+        self._pending = []
+        self._pending_rows = 0
+
     def _open(self, schema: pa.Schema) -> None:
         if self._writer is not None:
+            self._flush()
             self._writer.close()
         part = self._part(len(self._parts))
         self._parts.append(part)
@@ -39,8 +51,9 @@ class ParquetSink:
         self._schema = schema
 
     def write(self, batch: pa.RecordBatch) -> None:
-        """Appends `batch` as one row group. Its columns are those written so far, with new ones
-        last (the simulator's chunks are); one it lacks is null in its rows."""
+        """Appends `batch`, written once `row_group_rows` rows are gathered. Its columns are those
+        written so far, with new ones last (the simulator's chunks are); one it lacks is null in
+        its rows."""
         if self._schema is None:
             self._open(batch.schema)
         else:
@@ -49,7 +62,10 @@ class ParquetSink:
                 self._open(pa.schema([*self._schema, *new]))
         assert self._schema is not None
         if batch.num_rows:
-            self._writer.write_table(_conform(pa.Table.from_batches([batch]), self._schema))
+            self._pending.append(_conform(pa.Table.from_batches([batch]), self._schema))
+            self._pending_rows += batch.num_rows
+        if self._pending_rows >= self.row_group_rows:
+            self._flush()
 
     def close(self) -> None:
         """Finishes the file under its final name (an empty table without columns when nothing
@@ -57,6 +73,7 @@ class ParquetSink:
         if self._writer is None:
             pq.write_table(pa.table({}), self.path)
             return
+        self._flush()
         self._writer.close()
         self._writer = None
         assert self._schema is not None
@@ -75,6 +92,7 @@ class ParquetSink:
 
     def discard(self) -> None:
         """Closes and removes what was written (after a failure)."""
+        self._pending = []
         if self._writer is not None:
             self._writer.close()
             self._writer = None

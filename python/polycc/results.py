@@ -43,9 +43,11 @@ if TYPE_CHECKING:
     from polycc.api import RunResult
     from polycc.scenario import Scenario
 
-#: Flow rows per Parquet row group: the simulator's rows are taken over once this many are
-#: pending. About 4 MB of values for the usual 15 columns; a 50-flow, 600 s run has 10 groups.
-ROW_GROUP_ROWS = 32768
+#: Flow rows per Parquet row group: the simulator pauses and its rows are taken over once this
+#: many are pending (link rows gather until as many). About 1 MB of values for the usual 15 columns, and
+#: each chunk is copied a few times on its way to the file, so larger groups cost memory: 32768
+#: rows took 25 MB more at the peak of a 50-flow, 600 s run than 4096 (BENCHMARKS.md).
+ROW_GROUP_ROWS = 8192
 #: Wall-clock seconds the simulator runs between two looks from Python (progress, Ctrl-C).
 STEP_WALL_S = 0.25
 
@@ -163,8 +165,8 @@ def stream_run(
         sinks = rebin = None
         if out is not None:
             sinks = {
-                "flows": stack.enter_context(ParquetSink(out / "timeseries.parquet")),
-                "links": stack.enter_context(ParquetSink(out / "links.parquet")),
+                "flows": stack.enter_context(ParquetSink(out / "timeseries.parquet", ROW_GROUP_ROWS)),
+                "links": stack.enter_context(ParquetSink(out / "links.parquet", ROW_GROUP_ROWS)),
             }
             if plots:
                 rebin = {
@@ -181,7 +183,7 @@ def stream_run(
 
         done = False
         while not done:
-            done = sim.advance(budget_s=STEP_WALL_S)
+            done = sim.advance(budget_s=STEP_WALL_S, max_rows=ROW_GROUP_ROWS)
             if on_progress is not None:
                 on_progress(sim.now_s, sim.duration_s)
             if sim.pending_rows >= ROW_GROUP_ROWS:

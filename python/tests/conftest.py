@@ -245,7 +245,7 @@ class FakeSimulation:
         self.now_s = 0.0
         self.pending_rows = 0
 
-    def advance(self, until_s=None, budget_s=None) -> bool:
+    def advance(self, until_s=None, budget_s=None, max_rows=None) -> bool:
         self.now_s = self.duration_s
         return True
 

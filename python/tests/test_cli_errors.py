@@ -4,7 +4,6 @@ traceback, and no output directory. None of these need the simulation engine."""
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -4,7 +4,7 @@
 //!
 //! ```python
 //! sim = Simulation(text, origin, base_dir)
-//! while not sim.advance(budget_s=0.25):   # True once the run is over
+//! while not sim.advance(budget_s=0.25, max_rows=8192):   # True once the run is over
 //!     chunk = sim.drain()                 # {"flows": table, "links": table}, rows so far
 //! out = sim.finish()                      # as run_toml returns, with the rows not drained
 //! ```
@@ -12,7 +12,7 @@
 use crate::columns::table_to_dict;
 use crate::fusion::{FirstError, PyFusions};
 use crate::{guarded, load, output_to_dict, summary_json, Failure, Format};
-use polycc_sim::engine::{Progress, Simulator};
+use polycc_sim::engine::{PauseAt, Progress, Simulator};
 use polycc_sim::scenario::Origin;
 use polycc_sim::SimError;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -117,15 +117,17 @@ impl Simulation {
     }
 
     /// Runs the events before `until_s` simulated seconds (default: the end) with the GIL
-    /// released. With `budget_s`, returns after about that much wall-clock time even if
-    /// `until_s` is not reached, so that the caller can show progress and handle signals.
-    /// Returns True once the run is over (`finish` next).
-    #[pyo3(signature = (until_s=None, budget_s=None))]
+    /// released. Returns earlier, with `until_s` not reached, after about `budget_s` of
+    /// wall-clock time (so that the caller can show progress and handle signals) or once
+    /// `max_rows` flow rows are pending (so that it can drain them in chunks of about that
+    /// size). Returns True once the run is over (`finish` next).
+    #[pyo3(signature = (until_s=None, budget_s=None, max_rows=None))]
     fn advance(
         &self,
         py: Python<'_>,
         until_s: Option<f64>,
         budget_s: Option<f64>,
+        max_rows: Option<usize>,
     ) -> PyResult<bool> {
         let budget = budget_s
             .map(|b| {
@@ -146,7 +148,11 @@ impl Simulation {
             ));
         };
         let until = until_s.map_or(sim.end(), polycc::units::Time::from_secs_f64);
-        let result = py.allow_threads(|| guarded(|| Ok(sim.advance(until, budget)?)));
+        let pause = PauseAt {
+            wall: budget,
+            pending_rows: max_rows,
+        };
+        let result = py.allow_threads(|| guarded(|| Ok(sim.advance(until, pause)?)));
         // A failing Python fusion is the cause of whatever else went wrong.
         if let Some(e) = self.errors.take(py) {
             *slot = None;

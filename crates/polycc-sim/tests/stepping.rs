@@ -1,12 +1,12 @@
 //! A run in steps (`Simulator::advance` / `drain` / `finish`) gives the output of a run in one
 //! go, byte for byte: the same summary (but for the wall time) and, with the drained chunks
 //! joined, the same tables. Steps of simulated time, steps cut short by a wall-clock budget of
-//! zero (a pause every `CLOCK_EVERY` events), and drains at any of them.
+//! zero (a pause every `CLOCK_EVERY` events) or by pending rows, and drains at any of them.
 
 mod common;
 
 use polycc::Registry;
-use polycc_sim::engine::{Progress, Simulator};
+use polycc_sim::engine::{PauseAt, Progress, Simulator};
 use polycc_sim::{Column, RunOutput, Table};
 use std::path::Path;
 use std::sync::Arc;
@@ -40,9 +40,19 @@ fn assert_same_output(a: &RunOutput, b: &RunOutput) {
     assert_same_table("frames", &a.frames, &b.frames);
 }
 
-/// Runs `model` in steps of `step_s` simulated seconds (None: only zero wall-clock budgets),
-/// draining after every `drain_every`-th step, and joins the chunks.
-fn stepped(model: &polycc_sim::Model, step_s: Option<f64>, drain_every: usize) -> RunOutput {
+/// How a stepped run pauses.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    /// Every this many simulated seconds.
+    Sim(f64),
+    /// Every `CLOCK_EVERY` events (a wall-clock budget of zero).
+    Wall,
+    /// Once this many flow rows are pending.
+    Rows(usize),
+}
+
+/// Runs `model` in `step`s, draining after every `drain_every`-th step, and joins the chunks.
+fn stepped(model: &polycc_sim::Model, step: Step, drain_every: usize) -> RunOutput {
     let mut sim = Simulator::new(Arc::new(model.clone()), Arc::new(Registry::standard()))
         .unwrap_or_else(|e| panic!("{e}"));
     let end = sim.end();
@@ -50,15 +60,31 @@ fn stepped(model: &polycc_sim::Model, step_s: Option<f64>, drain_every: usize) -
     let mut steps = 0usize;
     let mut until = sim.now();
     loop {
-        let progress = match step_s {
-            Some(s) => {
+        let progress = match step {
+            Step::Sim(s) => {
                 until += polycc::units::Duration::from_secs_f64(s);
-                sim.advance(until.min(end), None)
+                sim.advance(until.min(end), PauseAt::default())
             }
-            None => sim.advance(end, Some(std::time::Duration::ZERO)),
+            Step::Wall => sim.advance(
+                end,
+                PauseAt {
+                    wall: Some(std::time::Duration::ZERO),
+                    pending_rows: None,
+                },
+            ),
+            Step::Rows(rows) => sim.advance(
+                end,
+                PauseAt {
+                    wall: None,
+                    pending_rows: Some(rows),
+                },
+            ),
         }
         .unwrap_or_else(|e| panic!("{e}"));
         steps += 1;
+        if let (Step::Rows(rows), Progress::Paused) = (step, progress) {
+            assert!(sim.pending_rows().0 >= rows);
+        }
         if steps % drain_every == 0 {
             let (f, l) = sim.drain();
             flows.append(&f);
@@ -70,7 +96,7 @@ fn stepped(model: &polycc_sim::Model, step_s: Option<f64>, drain_every: usize) -
     }
     assert!(
         steps > 3,
-        "the run took {steps} steps ({step_s:?}); make them smaller"
+        "the run took {steps} steps ({step:?}); make them smaller"
     );
     let mut out = sim.finish().unwrap_or_else(|e| panic!("{e}"));
     flows.append(&out.flows);
@@ -111,8 +137,13 @@ fn steps_and_drains_change_nothing() {
         let model = paper(path, duration);
         let whole =
             polycc_sim::run(&model, &Registry::standard()).unwrap_or_else(|e| panic!("{e}"));
-        for (step_s, drain_every) in [(Some(0.37), 1), (Some(1.3), 2), (None, 7)] {
-            let parts = stepped(&model, step_s, drain_every);
+        for (step, drain_every) in [
+            (Step::Sim(0.37), 1),
+            (Step::Sim(1.3), 2),
+            (Step::Wall, 7),
+            (Step::Rows(50), 1),
+        ] {
+            let parts = stepped(&model, step, drain_every);
             assert_same_output(&parts, &whole);
         }
     }

@@ -131,10 +131,22 @@ pub struct Simulator {
     wall: std::time::Duration,
 }
 
+/// When `Simulator::advance` may return before the time asked for (both: whichever comes
+/// first; neither: never).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PauseAt {
+    /// After this much wall-clock time (checked every `CLOCK_EVERY` events), so that a caller
+    /// can show progress or react to a signal.
+    pub wall: Option<std::time::Duration>,
+    /// Once this many flow rows are pending (`drain`), so that a caller can take them over in
+    /// chunks of about this size whatever the pace of the run.
+    pub pending_rows: Option<usize>,
+}
+
 /// How far `Simulator::advance` got.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Progress {
-    /// Stopped before the time asked for (its wall-clock budget ran out); call again.
+    /// Stopped before the time asked for (`PauseAt`); call again.
     Paused,
     /// Every event before the time asked for is processed.
     Reached,
@@ -418,18 +430,13 @@ impl Simulator {
 
     /// Runs to the end of the scenario.
     pub fn run(mut self) -> Result<RunOutput, SimError> {
-        self.advance(self.end, None)?;
+        self.advance(self.end, PauseAt::default())?;
         self.finish()
     }
 
-    /// Processes the events before `until` (at most to the end of the run). With a `budget`,
-    /// returns `Paused` once that much wall-clock time has passed (checked every
-    /// `CLOCK_EVERY` events), so that a caller can show progress or react to a signal.
-    pub fn advance(
-        &mut self,
-        until: Time,
-        budget: Option<std::time::Duration>,
-    ) -> Result<Progress, SimError> {
+    /// Processes the events before `until` (at most to the end of the run), or returns
+    /// `Paused` earlier as `pause` says.
+    pub fn advance(&mut self, until: Time, pause: PauseAt) -> Result<Progress, SimError> {
         let started = std::time::Instant::now();
         let limit = until.min(self.end);
         let mut reached = true;
@@ -442,8 +449,14 @@ impl Simulator {
             self.now = t;
             self.events += 1;
             self.dispatch(ev)?;
-            if let Some(b) = budget {
+            if let Some(b) = pause.wall {
                 if self.events % CLOCK_EVERY == 0 && started.elapsed() >= b {
+                    reached = false;
+                    break;
+                }
+            }
+            if let Some(rows) = pause.pending_rows {
+                if self.rec.pending_rows().0 >= rows {
                     reached = false;
                     break;
                 }
@@ -1062,7 +1075,7 @@ impl Simulator {
     /// Ends the run: records the last partial bin and returns the summary, the rows not yet
     /// drained and the frame table. Events still before the end are processed first.
     pub fn finish(mut self) -> Result<RunOutput, SimError> {
-        self.advance(self.end, None)?;
+        self.advance(self.end, PauseAt::default())?;
         self.now = self.end;
         let wall_s = self.wall.as_secs_f64();
         // The last partial bin, if the final Sample did not land exactly at the end.
