@@ -44,9 +44,10 @@ if TYPE_CHECKING:
     from polycc.scenario import Scenario
 
 #: Flow rows per Parquet row group: the simulator pauses and its rows are taken over once this
-#: many are pending (link rows gather until as many). About 1 MB of values for the usual 15 columns, and
-#: each chunk is copied a few times on its way to the file, so larger groups cost memory: 32768
-#: rows took 25 MB more at the peak of a 50-flow, 600 s run than 4096 (BENCHMARKS.md).
+#: many are pending (link rows gather until as many). About 1 MB of values for the usual 15
+#: columns; each chunk is copied a few times on its way to the file, so larger groups cost
+#: memory: 32768 rows took 21 MB more at the peak of a 50-flow, 600 s run than 4096
+#: (BENCHMARKS.md).
 ROW_GROUP_ROWS = 8192
 #: Wall-clock seconds the simulator runs between two looks from Python (progress, Ctrl-C).
 STEP_WALL_S = 0.25
