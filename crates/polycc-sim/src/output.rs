@@ -308,7 +308,8 @@ pub struct RunOutput {
     pub resolved_toml: String,
     pub summary: Summary,
     /// Columns: t_s, flow, goodput_mbps, throughput_mbps, rtt_ms, cwnd_bytes, inflight_bytes,
-    /// pacing_rate_mbps, cc_state, and `cc_<name>` for each telemetry value.
+    /// pacing_rate_mbps, cc_state (null while the flow is inactive), and `cc_<name>` for each
+    /// telemetry value.
     pub flows: Table,
     /// Columns: t_s, link, capacity_mbps, queue_bytes, queue_delay_ms, drops.
     pub links: Table,
