@@ -142,3 +142,29 @@ def test_a_long_series_is_plotted_from_group_means_whatever_the_chunks() -> None
     assert a["cc_pilot"].iloc[:3].tolist() == [0.0, 1.0, 2.0]  # a step series: first value
     b = out[out["flow"] == "b"]
     assert b["goodput_mbps"].iloc[0] == 101.0
+
+
+def test_the_native_simulation_steps_and_refuses_misuse(tmp_path: Path) -> None:
+    from polycc import _native
+
+    text = scenario_text()
+    sim = _native.Simulation(text, "s.toml", str(tmp_path))
+    assert (sim.duration_s, sim.bin_s, sim.now_s, sim.pending_rows) == (3.0, 0.1, 0.0, 0)
+    assert sim.advance(until_s=1.0) is False
+    assert 0.9 < sim.now_s < 1.0 and sim.pending_rows == 2 * 9  # two flows, bins ending by 0.9 s
+    chunk = sim.drain()
+    assert sim.pending_rows == 0 and set(chunk) == {"flows", "links"}
+    with pytest.raises(ValueError, match="until_s"):
+        sim.advance(until_s=-1.0)
+    with pytest.raises(ValueError, match="budget_s"):
+        sim.advance(budget_s=float("nan"))
+    assert sim.advance() is True
+    out = sim.finish()
+    assert '"duration_s": 3.0' in out["summary_json"]
+    for call in (sim.advance, sim.drain, sim.finish):
+        with pytest.raises(RuntimeError, match="finished or failed"):
+            call()
+    with pytest.raises(ValueError, match="format"):
+        _native.Simulation(text, "s.toml", str(tmp_path), format="yaml")
+    with pytest.raises(_native.ScenarioError, match=r"^s\.toml: duration"):
+        _native.Simulation(text.replace('"3s"', '"-3s"'), "s.toml", str(tmp_path))

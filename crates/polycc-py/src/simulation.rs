@@ -19,10 +19,11 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
-/// A run in progress. Each method holds the lock for its whole call, so that two threads
-/// sharing one object take turns (the class must be `Sync`).
+/// A run in progress. Each method holds the lock for its whole call (the class must be `Sync`);
+/// a call from another thread meanwhile is refused rather than made to wait, as it would wait
+/// holding the GIL, which a Python fusion of the running step needs.
 #[pyclass(module = "polycc._native")]
 pub struct Simulation {
     /// None once finished or after a failure (a run that failed halfway cannot go on).
@@ -32,14 +33,25 @@ pub struct Simulation {
     bin_s: f64,
 }
 
+/// The message for a call on a run that is over.
+const OVER: &str = "this simulation has finished or failed; start a new one";
+
 impl Simulation {
-    fn with_sim<T>(&self, f: impl FnOnce(&mut Simulator) -> T) -> PyResult<T> {
-        let mut slot = self.sim.lock().unwrap_or_else(|p| p.into_inner());
-        match slot.as_mut() {
-            Some(sim) => Ok(f(sim)),
-            None => Err(PyRuntimeError::new_err(
-                "this simulation has finished or failed; start a new one",
+    fn lock(&self) -> PyResult<MutexGuard<'_, Option<Simulator>>> {
+        match self.sim.try_lock() {
+            Ok(guard) => Ok(guard),
+            // A panic was caught (`guarded`) and the run marked over: the slot is consistent.
+            Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+            Err(TryLockError::WouldBlock) => Err(PyRuntimeError::new_err(
+                "this simulation is busy in another thread; use one simulation per thread",
             )),
+        }
+    }
+
+    fn with_sim<T>(&self, f: impl FnOnce(&mut Simulator) -> T) -> PyResult<T> {
+        match self.lock()?.as_mut() {
+            Some(sim) => Ok(f(sim)),
+            None => Err(PyRuntimeError::new_err(OVER)),
         }
     }
 }
@@ -141,11 +153,9 @@ impl Simulation {
                 "until_s: {until_s:?} is not a time >= 0"
             )));
         }
-        let mut slot = self.sim.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.lock()?;
         let Some(sim) = slot.as_mut() else {
-            return Err(PyRuntimeError::new_err(
-                "this simulation has finished or failed; start a new one",
-            ));
+            return Err(PyRuntimeError::new_err(OVER));
         };
         let until = until_s.map_or(sim.end(), polycc::units::Time::from_secs_f64);
         let pause = PauseAt {
@@ -181,12 +191,10 @@ impl Simulation {
     /// Ends the run (processing any events left) and returns what `run_toml` returns, with the
     /// rows not drained yet. The object cannot be used afterwards.
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let sim = {
-            let mut slot = self.sim.lock().unwrap_or_else(|p| p.into_inner());
-            slot.take().ok_or_else(|| {
-                PyRuntimeError::new_err("this simulation has finished or failed; start a new one")
-            })?
-        };
+        let sim = self
+            .lock()?
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err(OVER))?;
         let result = py.allow_threads(|| {
             guarded(|| {
                 let out = sim.finish().map_err(|e: SimError| Failure::from(e))?;
