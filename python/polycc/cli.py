@@ -14,11 +14,10 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, NoReturn, TypeVar
+from typing import IO, Any, NoReturn
 
 import click
 
@@ -29,10 +28,6 @@ EXIT_INTERNAL = 1
 #: 128 + the signal number, as a shell reports a process killed by it.
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 EXIT_TERMINATED = 128 + signal.SIGTERM
-#: A single run longer than this shows its progress on stderr (when stderr is a terminal).
-PROGRESS_AFTER_S = 3.0
-
-T = TypeVar("T")
 
 
 class Terminated(BaseException):
@@ -114,7 +109,8 @@ def run(file: Path, out: Path | None, seed: int | None, plots: bool) -> None:
     The directory holds scenario.toml (resolved), summary.json, timeseries.parquet, links.parquet,
     PNG plots and report.html.
     """
-    from polycc.outdir import check_output_dir
+    from polycc.outdir import atomic_dir, check_output_dir
+    from polycc.progress import ProgressLine
     from polycc.scenario import Scenario
 
     with user_errors():
@@ -122,48 +118,18 @@ def run(file: Path, out: Path | None, seed: int | None, plots: bool) -> None:
         name = scenario.validate(seed)
         target = out or Path("results") / name
         check_output_dir(target)
-        from polycc.api import run_scenario
-        from polycc.results import write_run
+        from polycc.results import stream_run
 
-        result = _with_progress(lambda: run_scenario(scenario, seed=seed), f"running {name}")
-        write_run(result, target, plots=plots)
+        # The run steps in this thread, a quarter of a second of wall time at a time, so Ctrl-C
+        # and SIGTERM are handled between steps; the time series go to the files as they come.
+        progress = ProgressLine(f"running {name}")
+        try:
+            with atomic_dir(target) as tmp:
+                result = stream_run(scenario, tmp, seed=seed, plots=plots, on_progress=progress.update)
+        finally:
+            progress.close()
     _print_run(result.summary)
     click.echo(f"report: {(target / 'report.html').resolve()}")
-
-
-def _with_progress(fn: Callable[[], T], what: str) -> T:
-    """Runs `fn` in a thread while this one waits, so that Ctrl-C and SIGTERM are handled at
-    once (the simulator holds the thread it runs on until the end of the run); past
-    PROGRESS_AFTER_S, shows the wall time on stderr when stderr is a terminal. The simulator has
-    no progress hook, so simulated time is not shown."""
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as e:  # handed to the waiting thread
-            box["error"] = e
-
-    # A daemon thread: on Ctrl-C the process exits without waiting for the run.
-    thread = threading.Thread(target=target, name="polycc-run", daemon=True)
-    t0 = time.monotonic()
-    thread.start()
-    shown = False
-    tty = sys.stderr.isatty()
-    try:
-        while thread.is_alive():
-            thread.join(0.25)
-            elapsed = time.monotonic() - t0
-            if tty and elapsed >= PROGRESS_AFTER_S and thread.is_alive():
-                sys.stderr.write(f"\r{what}: {elapsed:.0f} s")
-                sys.stderr.flush()
-                shown = True
-    finally:
-        if shown:
-            sys.stderr.write("\n")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]  # type: ignore[no-any-return]
 
 
 def _print_run(summary: dict[str, Any]) -> None:
