@@ -1,6 +1,6 @@
 """Type stubs for the Rust extension (crates/polycc-py)."""
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from os import PathLike
 from typing import NotRequired, TypedDict
 
@@ -28,13 +28,48 @@ class NativeParameter(TypedDict):
     description: str
     source: str
 
+#: A table's columns (see `polycc.columns`): numbers as bytes of little-endian float64, NaN for
+#: null; text as (distinct values, bytes of little-endian int32 codes, -1 for null).
+NativeTable = Mapping[str, bytes | tuple[Sequence[str], bytes]]
+
+class NativeTables(TypedDict):
+    flows: NativeTable
+    links: NativeTable
+
 class NativeOutput(TypedDict):
     summary_json: str
     resolved_toml: str
-    flows: dict[str, list[float | None] | list[str]]
-    links: dict[str, list[float | None] | list[str]]
+    flows: NativeTable
+    links: NativeTable
     #: One row per video frame (empty columns without video flows).
-    frames: NotRequired[dict[str, list[float | None] | list[str]]]
+    frames: NotRequired[NativeTable]
+
+class Simulation:
+    """A scenario run in steps: `advance` until it returns True, `drain` the rows recorded so far
+    between steps, then `finish`. The steps change nothing that is simulated."""
+
+    def __init__(
+        self,
+        text: str,
+        origin: str,
+        base_dir: str | PathLike[str],
+        seed: int | None = None,
+        fusions: Mapping[str, FusionFn] | None = None,
+        format: str = "toml",
+    ) -> None: ...
+    @property
+    def duration_s(self) -> float: ...
+    @property
+    def bin_s(self) -> float: ...
+    @property
+    def now_s(self) -> float: ...
+    @property
+    def pending_rows(self) -> int: ...
+    def advance(
+        self, until_s: float | None = None, budget_s: float | None = None, max_rows: int | None = None
+    ) -> bool: ...
+    def drain(self) -> NativeTables: ...
+    def finish(self) -> NativeOutput: ...
 
 def run_toml(
     text: str,

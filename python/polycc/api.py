@@ -4,24 +4,21 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 
 from polycc import tomlw
 from polycc._native import ScenarioError
+from polycc.columns import NativeTable, to_frame
 from polycc.scenario import Scenario, ScenarioSource
 from polycc.tasks import BACKENDS
 
 if TYPE_CHECKING:
-    from polycc._native import FusionFn
-
-#: Columns of the long-format tables that hold text; every other column is numeric (nullable).
-STRING_COLUMNS = frozenset({"flow", "link", "cc_state"})
+    from polycc._native import FusionFn, NativeOutput
 
 
 @dataclass
@@ -30,7 +27,8 @@ class RunResult:
 
     `flows` has one row per flow per time bin (t_s, flow, goodput_mbps, throughput_mbps, rtt_ms,
     cwnd_bytes, inflight_bytes, pacing_rate_mbps, cc_state, cc_<telemetry>...), `links` one row per
-    link per bin (t_s, link, capacity_mbps, queue_bytes, queue_delay_ms, drops). Missing values are NaN.
+    link per bin (t_s, link, capacity_mbps, queue_bytes, queue_delay_ms, drops). Missing numbers are NaN,
+    missing text (the cc_state of an inactive flow) None.
     `frames` has one row per video frame of each video flow (flow, frame, generated_s, first_sent_s,
     decodable_s, complete_s, delay_ms, packets, data_packets, bytes, target_mbps, competing,
     decoded, settled); empty without video flows.
@@ -68,45 +66,14 @@ class RunResult:
         return write_run(self, Path(out_dir), plots=plots)
 
 
-def columns_to_frame(columns: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
-    data: dict[str, Any] = {}
-    for name, values in columns.items():
-        if name == "cc_state":
-            # The recorder writes "" while a flow is inactive; like every other value, it is null.
-            data[name] = pd.Series([v if v != "" else None for v in values], dtype=object)
-        elif name in STRING_COLUMNS or any(isinstance(v, str) for v in values):
-            data[name] = pd.Series(list(values), dtype=object)
-        else:
-            data[name] = np.asarray(values, dtype=np.float64)  # None -> NaN
-    return pd.DataFrame(data)
+def columns_to_frame(columns: NativeTable) -> pd.DataFrame:
+    """A table as the simulator hands it over (`polycc.columns`) as a DataFrame: numbers as
+    float64 with NaN for null, text as str with None for null (an inactive flow's cc_state)."""
+    return to_frame(columns)
 
 
-def run_scenario(
-    scenario: Scenario,
-    *,
-    seed: int | None = None,
-    fusions: Mapping[str, FusionFn] | None = None,
-    backend: str = "sim",
-    cancelled: Callable[[], bool] | None = None,
-) -> RunResult:
-    """Runs a prepared scenario on `backend` ("sim", or "emu": the emulated testbed, as root).
-    Raises ScenarioError for a bad scenario, RuntimeError otherwise; KeyboardInterrupt when
-    `cancelled()` turned true during an emulated run (which has cleaned up by then)."""
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
-        raise ScenarioError(
-            f"{scenario.origin}: seed: {seed!r} is not a seed; allowed: integers 0 ..= 2^64-1"
-        )
-    if backend not in BACKENDS:
-        raise ScenarioError(f"backend: {backend!r}; allowed: {', '.join(BACKENDS)}")
-    if backend == "emu":
-        if fusions:
-            raise ScenarioError("fusions: Python fusions run in the simulator only (backend='sim')")
-        emulated = scenario.emulate_native(seed, cancelled or (lambda: False))
-        if emulated is None:
-            raise KeyboardInterrupt
-        out = emulated
-    else:
-        out = scenario.run_native(seed, fusions)
+def result_of(scenario: Scenario, out: NativeOutput) -> RunResult:
+    """The RunResult of a run of `scenario` from what the simulator returned."""
     summary = json.loads(out["summary_json"])
     resolved = out["resolved_toml"]
     if not resolved.strip():
@@ -124,6 +91,38 @@ def run_scenario(
         base_dir=scenario.base_dir,
         frames=columns_to_frame(out.get("frames", {})),
     )
+
+
+def check_seed(scenario: Scenario, seed: int | None) -> None:
+    """Raises ScenarioError unless `seed` is None or a seed (0 ..= 2^64-1)."""
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
+        raise ScenarioError(
+            f"{scenario.origin}: seed: {seed!r} is not a seed; allowed: integers 0 ..= 2^64-1"
+        )
+
+
+def run_scenario(
+    scenario: Scenario,
+    *,
+    seed: int | None = None,
+    fusions: Mapping[str, FusionFn] | None = None,
+    backend: str = "sim",
+    cancelled: Callable[[], bool] | None = None,
+) -> RunResult:
+    """Runs a prepared scenario on `backend` ("sim", or "emu": the emulated testbed, as root).
+    Raises ScenarioError for a bad scenario, RuntimeError otherwise; KeyboardInterrupt when
+    `cancelled()` turned true during an emulated run (which has cleaned up by then)."""
+    check_seed(scenario, seed)
+    if backend not in BACKENDS:
+        raise ScenarioError(f"backend: {backend!r}; allowed: {', '.join(BACKENDS)}")
+    if backend == "sim":
+        return result_of(scenario, scenario.run_native(seed, fusions))
+    if fusions:
+        raise ScenarioError("fusions: Python fusions run in the simulator only (backend='sim')")
+    out = scenario.emulate_native(seed, cancelled or (lambda: False))
+    if out is None:
+        raise KeyboardInterrupt
+    return result_of(scenario, out)
 
 
 def run(

@@ -14,7 +14,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,8 +31,6 @@ EXIT_TERMINATED = 128 + signal.SIGTERM
 #: Longest wait, after Ctrl-C, for an emulated run to remove what it made (it needs well under
 #: a second; a wedged run is left to the next run's clean-up of stale namespaces).
 CANCEL_WAIT_S = 15.0
-#: A single run longer than this shows its progress on stderr (when stderr is a terminal).
-PROGRESS_AFTER_S = 3.0
 
 T = TypeVar("T")
 
@@ -128,7 +125,8 @@ def run(file: Path, out: Path | None, seed: int | None, plots: bool, backend: st
     The directory holds scenario.toml (resolved), summary.json, timeseries.parquet, links.parquet,
     PNG plots and report.html.
     """
-    from polycc.outdir import check_output_dir
+    from polycc.outdir import atomic_dir, check_output_dir
+    from polycc.progress import ProgressLine
     from polycc.scenario import Scenario
 
     with user_errors():
@@ -136,27 +134,34 @@ def run(file: Path, out: Path | None, seed: int | None, plots: bool, backend: st
         name = scenario.validate(seed)
         target = out or Path("results") / name
         check_output_dir(target)
-        from polycc.api import run_scenario
-        from polycc.results import write_run
+        from polycc.results import stream_run
 
-        result = _with_progress(
-            lambda cancel: run_scenario(scenario, seed=seed, backend=backend, cancelled=cancel.is_set),
-            f"running {name}",
-            wait_on_cancel=backend == "emu",
-        )
-        write_run(result, target, plots=plots)
+        if backend == "emu":
+            from polycc.api import run_scenario
+            from polycc.results import write_run
+
+            result = _cancellable(
+                lambda cancel: run_scenario(scenario, seed=seed, backend="emu", cancelled=cancel.is_set)
+            )
+            write_run(result, target, plots=plots)
+        else:
+            # The run steps in this thread, a quarter of a second of wall time at a time, so
+            # Ctrl-C and SIGTERM are handled between steps; the time series go to the files as
+            # they come.
+            progress = ProgressLine(f"running {name}")
+            try:
+                with atomic_dir(target) as tmp:
+                    result = stream_run(scenario, tmp, seed=seed, plots=plots, on_progress=progress.update)
+            finally:
+                progress.close()
     _print_run(result.summary)
     click.echo(f"report: {(target / 'report.html').resolve()}")
 
 
-def _with_progress(fn: Callable[[threading.Event], T], what: str, wait_on_cancel: bool = False) -> T:
-    """Runs `fn(cancel)` in a thread while this one waits, so that Ctrl-C and SIGTERM are handled
-    at once (the simulator holds the thread it runs on until the end of the run); past
-    PROGRESS_AFTER_S, shows the wall time on stderr when stderr is a terminal. The simulator has
-    no progress hook, so simulated time is not shown.
-
-    On Ctrl-C or SIGTERM, `cancel` is set; with `wait_on_cancel` (an emulated run, which must
-    remove its namespaces) this thread then waits for `fn` to return before going on."""
+def _cancellable(fn: Callable[[threading.Event], T]) -> T:
+    """Runs `fn(cancel)` in a worker thread while this one waits, so that Ctrl-C and SIGTERM are
+    handled at once; on either, sets `cancel` and waits (up to CANCEL_WAIT_S) for `fn` to return:
+    an emulated run must remove its namespaces before the process exits."""
     box: dict[str, Any] = {}
     cancel = threading.Event()
     # Waited on instead of `Thread.join`: a join interrupted by Ctrl-C can later report the
@@ -171,27 +176,14 @@ def _with_progress(fn: Callable[[threading.Event], T], what: str, wait_on_cancel
         finally:
             done.set()
 
-    # A daemon thread: on Ctrl-C the process exits without waiting for the run.
-    thread = threading.Thread(target=target, name="polycc-run", daemon=True)
-    t0 = time.monotonic()
-    thread.start()
-    shown = False
-    tty = sys.stderr.isatty()
+    threading.Thread(target=target, name="polycc-run", daemon=True).start()
     try:
         while not done.wait(0.25):
-            elapsed = time.monotonic() - t0
-            if tty and elapsed >= PROGRESS_AFTER_S:
-                sys.stderr.write(f"\r{what}: {elapsed:.0f} s")
-                sys.stderr.flush()
-                shown = True
+            pass
     except BaseException:
         cancel.set()
-        if wait_on_cancel:
-            done.wait(CANCEL_WAIT_S)
+        done.wait(CANCEL_WAIT_S)
         raise
-    finally:
-        if shown:
-            sys.stderr.write("\n")
     if "error" in box:
         raise box["error"]
     return box["value"]  # type: ignore[no-any-return]
@@ -426,7 +418,7 @@ def validate_linux(
             sys.stderr.flush()
 
     with user_errors():
-        results = _with_progress(
+        results = _cancellable(
             lambda c: vl.compare(
                 rows,
                 duration=duration,
@@ -434,9 +426,7 @@ def validate_linux(
                 cache=cache,
                 progress=progress,
                 cancelled=c.is_set,
-            ),
-            "validate linux",
-            wait_on_cancel=True,
+            )
         )
     table = vl.markdown(results, duration=duration, lossy_seeds=lossy_seeds)
     click.echo(table)

@@ -152,6 +152,19 @@ class Scenario:
         with self._errors():
             return _native.emulate(self.text, self.format, self.origin, str(self.base_dir), cancelled, seed)
 
+    def simulation(
+        self, seed: int | None = None, fusions: Mapping[str, _native.FusionFn] | None = None
+    ) -> _native.Simulation:
+        """The scenario's run, to be run in steps (`polycc.results.stream_run`)."""
+        from polycc.api import check_seed
+
+        check_seed(self, seed)
+        named = self.fusions(fusions)
+        with self._errors():
+            return _native.Simulation(
+                self.text, self.origin, str(self.base_dir), seed, dict(named) or None, self.format
+            )
+
     def fusions(self, given: Mapping[str, _native.FusionFn] | None = None) -> dict[str, _native.FusionFn]:
         """`given` plus the Python fusions the scenario names by reference
         (`fuse = "py:<module>:<function>"`, see `polycc.fusion_refs`)."""

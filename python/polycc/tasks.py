@@ -45,15 +45,22 @@ class RunOutcome:
 def execute(task: RunTask) -> RunOutcome:
     """Runs one task. Failures are returned, not raised, so one bad run does not stop a sweep."""
     from polycc.api import run_scenario
-    from polycc.results import write_run_files
+    from polycc.results import stream_run, write_run_files
 
     t0 = time.perf_counter()
     try:
-        result = run_scenario(task.scenario, seed=task.seed, backend=task.backend)
+        out = None
         if task.out_dir is not None:
             out = Path(task.out_dir)
             out.mkdir(parents=True, exist_ok=False)
-            write_run_files(result, out, plots=task.plots, back=task.back)
+        if task.backend == "emu":
+            # An emulated run's series are small (real time): kept, then written.
+            result = run_scenario(task.scenario, seed=task.seed, backend="emu")
+            if out is not None:
+                write_run_files(result, out, plots=task.plots, back=task.back)
+        else:
+            # Streamed: the time series go to the run's files (or nowhere) as they are recorded.
+            result = stream_run(task.scenario, out, seed=task.seed, plots=task.plots, back=task.back)
         return RunOutcome(task, result.summary, None, time.perf_counter() - t0)
     except Exception as e:
         return RunOutcome(task, None, f"{type(e).__name__}: {e}", time.perf_counter() - t0)

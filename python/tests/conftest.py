@@ -183,6 +183,20 @@ def fake_result(name: str = "fake") -> RunResult:
     )
 
 
+def encode(columns: dict[str, list]) -> dict:
+    """Columns of Python values in the simulator's encoding (`polycc.columns`): str columns
+    as (levels, int32 codes), the others as float64 (None -> NaN)."""
+    out: dict = {}
+    for name, values in columns.items():
+        if any(isinstance(v, str) for v in values):
+            levels = list(dict.fromkeys(v for v in values if v is not None))
+            codes = np.array([-1 if v is None else levels.index(v) for v in values], dtype="<i4")
+            out[name] = (levels, codes.tobytes())
+        else:
+            out[name] = np.array([np.nan if v is None else v for v in values], dtype="<f8").tobytes()
+    return out
+
+
 def _fake_native_output(text: str, fmt: str, seed: int | None) -> dict:
     """What polycc._native.run_* returns, built from the scenario's flow and link ids."""
     import json
@@ -216,9 +230,30 @@ def _fake_native_output(text: str, fmt: str, seed: int | None) -> dict:
     return {
         "summary_json": json.dumps(summary, indent=2),
         "resolved_toml": "",
-        "flows": flows,
-        "links": links,
+        "flows": encode(flows),
+        "links": encode(links),
     }
+
+
+class FakeSimulation:
+    """Stands in for polycc._native.Simulation: the fake output, all of it at `finish`."""
+
+    def __init__(self, text, origin, base_dir, seed=None, fusions=None, format="toml") -> None:
+        self._out = _fake_native_output(text, format, seed)
+        self.duration_s = 0.5
+        self.bin_s = 0.1
+        self.now_s = 0.0
+        self.pending_rows = 0
+
+    def advance(self, until_s=None, budget_s=None, max_rows=None) -> bool:
+        self.now_s = self.duration_s
+        return True
+
+    def drain(self) -> dict:
+        return {"flows": {}, "links": {}}
+
+    def finish(self) -> dict:
+        return self._out
 
 
 @pytest.fixture
@@ -232,3 +267,4 @@ def fake_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         _native, "run_json", lambda text, origin, base_dir, seed=None: _fake_native_output(text, "json", seed)
     )
+    monkeypatch.setattr(_native, "Simulation", FakeSimulation)

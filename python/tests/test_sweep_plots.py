@@ -9,10 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import fake_result
 
 from polycc import report, sweep_plots
-from polycc.results import flows_frame, write_run
 
 
 def test_grid_values_sort_by_quantity_not_as_text() -> None:
@@ -108,18 +106,6 @@ def test_the_sweep_index_shows_the_plots_and_orders_rows_by_quantity(tmp_path: P
     assert order == sorted(order)
     no_plots = report.render_sweep_index("s.toml", _results(), ["links.0.rate"], link=str)
     assert "<img" not in no_plots
-
-
-def test_cc_state_is_null_for_inactive_flows_in_the_parquet(tmp_path: Path) -> None:
-    r = fake_result("states")
-    r.flows.loc[r.flows.index[:5], "cc_state"] = ""  # as the recorder writes an inactive bin
-    assert flows_frame(r.flows)["cc_state"].isna().sum() == 5
-    assert (r.flows["cc_state"] == "").sum() == 5  # the caller's frame is left as it was
-    write_run(r, tmp_path / "out", plots=False)
-    written = pd.read_parquet(tmp_path / "out" / "timeseries.parquet")
-    assert written["cc_state"].isna().sum() == 5
-    assert (written["cc_state"] == "").sum() == 0
-    assert set(written["cc_state"].dropna()) == {"cong_avoid"}
 
 
 def test_long_grid_values_get_short_tick_labels() -> None:

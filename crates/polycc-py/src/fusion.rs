@@ -24,7 +24,7 @@ use polycc::policies::poly::fusion::{Every, Fusion, FusionInput};
 use polycc::policies::poly::{register_fusion, FusionFactory, PY_PREFIX};
 use polycc::Registry;
 use pyo3::create_exception;
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyException, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::sync::{Arc, Mutex};
@@ -56,10 +56,18 @@ impl FirstError {
         }
     }
 
-    /// The recorded failure as a `FusionError` whose cause is the callable's own exception.
+    /// The recorded failure as a `FusionError` whose cause is the callable's own exception;
+    /// an exception that is not an `Exception` (KeyboardInterrupt on Ctrl-C while the callable
+    /// ran, SystemExit) is handed on as it is.
     pub fn take(&self, py: Python<'_>) -> Option<PyErr> {
         let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
         slot.take().map(|(what, cause)| {
+            if let Some(c) = cause
+                .as_ref()
+                .filter(|c| !c.is_instance_of::<PyException>(py))
+            {
+                return c.clone_ref(py);
+            }
             let e = FusionError::new_err(what);
             e.set_cause(py, cause);
             e

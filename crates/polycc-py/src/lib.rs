@@ -1,18 +1,22 @@
 //! Python bindings for polycc: thin on purpose. Each call converts its arguments, runs the Rust
-//! code with the GIL released, and hands back plain columns; all analysis, plotting and file
-//! writing lives in the `polycc` Python package.
+//! code with the GIL released, and hands back plain columns (`columns`); all analysis, plotting
+//! and file writing lives in the `polycc` Python package. `run_toml` / `run_json` run a scenario
+//! in one go; `Simulation` (`simulation`) runs it in steps.
 //!
 //! Errors: a bad scenario raises `polycc._native.ScenarioError` (a `ValueError`) whose message is
 //! exactly the Rust `ScenarioError` display ("ORIGIN: key.path: message"); anything else raises
 //! `RuntimeError`. A Rust panic is caught and turned into a `RuntimeError`, never an abort.
 
+mod columns;
 mod emu;
 mod fusion;
+mod simulation;
 
+use columns::table_to_dict;
 use fusion::{FusionError, PyFusions};
 use polycc::Registry;
 use polycc_sim::scenario::{self, Origin};
-use polycc_sim::{Column, Model, RunOutput, SimError, Table};
+use polycc_sim::{Model, RunOutput, SimError};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -28,7 +32,7 @@ create_exception!(
 );
 
 /// Why a call failed, decided without the GIL and turned into a Python exception with it.
-enum Failure {
+pub(crate) enum Failure {
     Scenario(String),
     Internal(String),
 }
@@ -52,13 +56,13 @@ impl From<Failure> for PyErr {
 }
 
 #[derive(Clone, Copy)]
-enum Format {
+pub(crate) enum Format {
     Toml,
     Json,
 }
 
 /// Runs `f`, turning a panic into an internal error so that it never unwinds into Python.
-fn guarded<T>(f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+pub(crate) fn guarded<T>(f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {
         let what = payload
             .downcast_ref::<&str>()
@@ -71,7 +75,7 @@ fn guarded<T>(f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
 
 /// Parses, optionally overrides the seed (before validation, because synthesised traces are drawn
 /// from it), and validates.
-fn load(
+pub(crate) fn load(
     format: Format,
     text: &str,
     origin: &Origin,
@@ -98,27 +102,17 @@ fn simulate(
 ) -> Result<(RunOutput, String), Failure> {
     let model = load(format, text, origin, seed, registry)?;
     let out = polycc_sim::run(&model, registry)?;
-    let summary_json = serde_json::to_string_pretty(&out.summary)
-        .map_err(|e| Failure::Internal(format!("cannot serialise the summary: {e}")))?;
+    let summary_json = summary_json(&out)?;
     Ok((out, summary_json))
 }
 
-fn table_to_dict<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound<'py, PyDict>> {
-    let dict = PyDict::new(py);
-    for (name, column) in &table.columns {
-        let list = match column {
-            // NaN stands for null in the simulator's columns: Python gets None, as before.
-            Column::F64(values) => {
-                PyList::new(py, values.iter().map(|&v| (!v.is_nan()).then_some(v)))?
-            }
-            Column::Str(values) => PyList::new(py, values.iter())?,
-        };
-        dict.set_item(name, list)?;
-    }
-    Ok(dict)
+pub(crate) fn summary_json(out: &RunOutput) -> Result<String, Failure> {
+    serde_json::to_string_pretty(&out.summary)
+        .map_err(|e| Failure::Internal(format!("cannot serialise the summary: {e}")))
 }
 
-fn output_to_dict<'py>(
+/// A run's output as the dict `run_toml` returns.
+pub(crate) fn output_to_dict<'py>(
     py: Python<'py>,
     out: &RunOutput,
     summary_json: String,
@@ -183,7 +177,8 @@ fn validate_impl(
 /// Runs a TOML scenario held in `text`. `origin` names it in error messages; relative trace paths
 /// resolve against `base_dir`. `seed` replaces the scenario's seed. `fusions` ({name: callable})
 /// are PolyCC fusion functions for `fuse = "py:<name>"` ([`fusion`]). Returns a dict with
-/// `summary_json` (str), `resolved_toml` (str), `flows` and `links` ({column: list}).
+/// `summary_json` (str), `resolved_toml` (str), `flows`, `links` and `frames` (tables encoded
+/// as in [`columns`]).
 #[pyfunction]
 #[pyo3(signature = (text, origin, base_dir, seed=None, fusions=None))]
 fn run_toml<'py>(
@@ -319,6 +314,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("FusionError", m.py().get_type::<FusionError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<simulation::Simulation>()?;
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(validate_toml, m)?)?;

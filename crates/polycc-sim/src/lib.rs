@@ -15,6 +15,7 @@ pub use scenario::{Model, Origin, ScenarioError};
 
 use polycc::Registry;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Errors a run can end with: a bad scenario (the caller exits with status 2), or an internal
 /// failure.
@@ -45,7 +46,7 @@ pub fn run_file(path: &Path) -> Result<RunOutput, SimError> {
 
 /// Runs a validated scenario.
 pub fn run(model: &Model, registry: &Registry) -> Result<RunOutput, SimError> {
-    engine::Simulator::new(model, registry)?.run()
+    run_with(model, registry, engine::Options::default())
 }
 
 /// Runs a validated scenario with engine options (see [`engine::Options`]).
@@ -54,5 +55,6 @@ pub fn run_with(
     registry: &Registry,
     options: engine::Options,
 ) -> Result<RunOutput, SimError> {
+    let (model, registry) = (Arc::new(model.clone()), Arc::new(registry.clone()));
     engine::Simulator::with_options(model, registry, options)?.run()
 }

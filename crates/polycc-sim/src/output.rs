@@ -118,7 +118,8 @@ pub enum Column {
     Str(StrColumn),
 }
 
-/// A string column: row `i` is `levels[codes[i]]`.
+/// A string column: row `i` is `levels[codes[i]]`, or null where its code is `StrColumn::NULL`
+/// (an inactive flow has no controller state).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StrColumn {
     levels: Vec<String>,
@@ -126,7 +127,10 @@ pub struct StrColumn {
 }
 
 impl StrColumn {
-    /// Row `i`'s value; None past the end.
+    /// The code of a null row.
+    pub const NULL: u32 = u32::MAX;
+
+    /// Row `i`'s value; None past the end or for a null row.
     pub fn get(&self, i: usize) -> Option<&str> {
         let c = *self.codes.get(i)?;
         self.levels.get(c as usize).map(String::as_str)
@@ -140,9 +144,11 @@ impl StrColumn {
         self.codes.is_empty()
     }
 
-    /// The rows' values in order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
-        self.codes.iter().map(|&c| self.levels[c as usize].as_str())
+    /// The rows' values in order, None for null.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Option<&str>> + '_ {
+        self.codes
+            .iter()
+            .map(|&c| self.levels.get(c as usize).map(String::as_str))
     }
 
     /// Appends a row holding the value of code `code` (from `level`).
@@ -151,11 +157,18 @@ impl StrColumn {
         self.codes.push(code);
     }
 
+    /// Appends a null row.
+    pub fn push_null(&mut self) {
+        self.codes.push(Self::NULL);
+    }
+
     /// The code of `v`, added as a new distinct value. The caller keeps the codes of the
     /// values it has added (the column does not search its levels).
     pub fn add_level(&mut self, v: &str) -> u32 {
         self.levels.push(v.to_string());
-        u32::try_from(self.levels.len() - 1).expect("fewer than 2^32 distinct values")
+        let code = u32::try_from(self.levels.len() - 1).expect("fewer than 2^32 distinct values");
+        assert_ne!(code, Self::NULL, "fewer than 2^32 - 1 distinct values");
+        code
     }
 
     /// The distinct values (codes index them).
@@ -163,17 +176,58 @@ impl StrColumn {
         &self.levels
     }
 
-    /// The rows' codes into `levels`.
+    /// The rows' codes into `levels` (`StrColumn::NULL` for null).
     pub fn codes(&self) -> &[u32] {
         &self.codes
     }
+
+    /// The rows so far, as a column of their own with the same levels; this column keeps its
+    /// levels (and so its codes' meaning) and no rows.
+    pub fn take_rows(&mut self) -> StrColumn {
+        StrColumn {
+            levels: self.levels.clone(),
+            codes: std::mem::take(&mut self.codes),
+        }
+    }
+
+    /// Appends `other`'s rows, adding the levels this column lacks.
+    pub fn append(&mut self, other: &StrColumn) {
+        let mut index: std::collections::HashMap<&str, u32> = Default::default();
+        for (c, v) in self.levels.iter().enumerate() {
+            index.entry(v.as_str()).or_insert(c as u32);
+        }
+        let mut added = Vec::new();
+        let map: Vec<u32> = other
+            .levels
+            .iter()
+            .map(|v| match index.get(v.as_str()) {
+                Some(&c) => c,
+                None => {
+                    let c = (self.levels.len() + added.len()) as u32;
+                    added.push(v.clone());
+                    c
+                }
+            })
+            .collect();
+        self.levels.extend(added);
+        self.codes.extend(
+            other
+                .codes
+                .iter()
+                .map(|&c| map.get(c as usize).copied().unwrap_or(Self::NULL)),
+        );
+    }
 }
 
-impl<S: AsRef<str>> FromIterator<S> for StrColumn {
-    fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> Self {
+impl<S: AsRef<str>> FromIterator<Option<S>> for StrColumn {
+    fn from_iter<I: IntoIterator<Item = Option<S>>>(iter: I) -> Self {
         let mut col = StrColumn::default();
         let mut index: std::collections::HashMap<String, u32> = Default::default();
         for v in iter {
+            let Some(v) = v else {
+                col.push_null();
+                continue;
+            };
             let v = v.as_ref();
             let code = match index.get(v) {
                 Some(&c) => c,
@@ -209,12 +263,41 @@ impl Table {
         }
     }
 
-    /// A string column's values, one `String` per row (for tests and analysis).
+    /// A string column's values, one `String` per row, null read as "" (for tests and
+    /// analysis that compare values; `column` tells null from "").
     pub fn strs(&self, name: &str) -> Option<Vec<String>> {
         match self.column(name)? {
-            Column::Str(v) => Some(v.iter().map(str::to_string).collect()),
+            Column::Str(v) => Some(v.iter().map(|s| s.unwrap_or("").to_string()).collect()),
             Column::F64(_) => None,
         }
+    }
+
+    /// Appends the rows of `chunk`, a later part of the same table (`Simulator::drain`): a
+    /// column it lacks is null in its rows, and a column first seen in it is null in the rows
+    /// before. The columns keep their order, new ones last, as a single drain would give.
+    pub fn append(&mut self, chunk: &Table) {
+        for (name, col) in &chunk.columns {
+            if self.column(name).is_none() {
+                let empty = match col {
+                    Column::F64(_) => Column::F64(vec![f64::NAN; self.rows]),
+                    Column::Str(_) => Column::Str((0..self.rows).map(|_| None::<&str>).collect()),
+                };
+                self.columns.push((name.clone(), empty));
+            }
+        }
+        for (name, col) in &mut self.columns {
+            match (col, chunk.column(name)) {
+                (Column::F64(v), Some(Column::F64(w))) => v.extend_from_slice(w),
+                (Column::Str(v), Some(Column::Str(w))) => v.append(w),
+                (Column::F64(v), _) => v.resize(self.rows + chunk.rows, f64::NAN),
+                (Column::Str(v), _) => {
+                    for _ in 0..chunk.rows {
+                        v.push_null();
+                    }
+                }
+            }
+        }
+        self.rows += chunk.rows;
     }
 }
 
@@ -225,7 +308,8 @@ pub struct RunOutput {
     pub resolved_toml: String,
     pub summary: Summary,
     /// Columns: t_s, flow, goodput_mbps, throughput_mbps, rtt_ms, cwnd_bytes, inflight_bytes,
-    /// pacing_rate_mbps, cc_state, and `cc_<name>` for each telemetry value.
+    /// pacing_rate_mbps, cc_state (null while the flow is inactive), and `cc_<name>` for each
+    /// telemetry value.
     pub flows: Table,
     /// Columns: t_s, link, capacity_mbps, queue_bytes, queue_delay_ms, drops.
     pub links: Table,

@@ -103,6 +103,13 @@ impl EventQueue {
         self.top_consumed = top.is_some();
         top.map(|i| (i.time(), i.ev))
     }
+
+    /// Puts back the event `pop` just returned, undispatched: the next `pop` returns it again.
+    /// (It is still the heap's top, as `pop` removes lazily.)
+    pub fn unpop(&mut self) {
+        debug_assert!(self.top_consumed, "unpop without a pop");
+        self.top_consumed = false;
+    }
 }
 
 /// A re-armable timer that avoids a heap push per re-arm: a pending event earlier than the

@@ -17,7 +17,7 @@ mod sender;
 pub use sender::DEFAULT_RWND;
 mod video;
 
-use crate::output::RunOutput;
+use crate::output::{RunOutput, Table};
 use crate::scenario::spec::Stack;
 use crate::scenario::{FlowModel, Model, Traffic};
 use crate::SimError;
@@ -33,6 +33,7 @@ use rand_pcg::Pcg64Mcg;
 use receiver::Receiver;
 use recorder::Recorder;
 use sender::{Poll, Sender, Transfer, NO_SEGMENT};
+use std::sync::Arc;
 use video::VideoSource;
 
 pub use recorder::{mean_p95, percentiles, Accounting};
@@ -102,9 +103,14 @@ impl Default for Options {
     }
 }
 
-pub struct Simulator<'a> {
-    model: &'a Model,
-    registry: &'a Registry,
+/// One run of a scenario. `run` goes to the end at once; `advance`, `drain` and `finish` run it
+/// in steps, handing over the time series recorded so far between steps so that a caller can
+/// write them out instead of holding the whole run (`Simulator::drain`). The steps change nothing
+/// that is simulated: pausing between two events and going on is the same sequence of events,
+/// so a run in steps gives the same output as `run`, byte for byte.
+pub struct Simulator {
+    model: Arc<Model>,
+    registry: Arc<Registry>,
     now: Time,
     end: Time,
     q: EventQueue,
@@ -122,16 +128,44 @@ pub struct Simulator<'a> {
     next_condition: Vec<usize>,
     /// Scheduled intent changes: (flow, new intent).
     intent_changes: Vec<(u32, Intent)>,
+    /// Wall-clock time spent in `advance` so far.
+    wall: std::time::Duration,
 }
 
-impl<'a> Simulator<'a> {
-    pub fn new(model: &'a Model, registry: &'a Registry) -> Result<Self, SimError> {
+/// When `Simulator::advance` may return before the time asked for (both: whichever comes
+/// first; neither: never).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PauseAt {
+    /// After this much wall-clock time (checked every `CLOCK_EVERY` events), so that a caller
+    /// can show progress or react to a signal.
+    pub wall: Option<std::time::Duration>,
+    /// Once this many flow rows are pending (`drain`), so that a caller can take them over in
+    /// chunks of about this size whatever the pace of the run.
+    pub pending_rows: Option<usize>,
+}
+
+/// How far `Simulator::advance` got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// Stopped before the time asked for (`PauseAt`); call again.
+    Paused,
+    /// Every event before the time asked for is processed.
+    Reached,
+    /// The run is over: every event before the end is processed (`finish` next).
+    Done,
+}
+
+/// `advance` looks at the wall clock once per this many events (a clock read is ~20 ns).
+const CLOCK_EVERY: u64 = 1024;
+
+impl Simulator {
+    pub fn new(model: Arc<Model>, registry: Arc<Registry>) -> Result<Self, SimError> {
         Self::with_options(model, registry, Options::default())
     }
 
     pub fn with_options(
-        model: &'a Model,
-        registry: &'a Registry,
+        model: Arc<Model>,
+        registry: Arc<Registry>,
         options: Options,
     ) -> Result<Self, SimError> {
         if let Some(i) = model.flows.iter().position(|f| f.stack == Stack::Linux) {
@@ -154,8 +188,6 @@ impl<'a> Simulator<'a> {
             links.push(l.reverse.as_ref().map(|m| LinkDir::new(m, rev_free)));
         }
         let mut sim = Simulator {
-            model,
-            registry,
             now: Time::ZERO,
             end: Time::ZERO + model.duration,
             q: EventQueue::default(),
@@ -167,9 +199,12 @@ impl<'a> Simulator<'a> {
             events: 0,
             scratch: Vec::new(),
             acct: Accounting::default(),
-            rec: Recorder::new(model),
+            rec: Recorder::new(&model),
             next_condition: vec![0; model.links.len()],
             intent_changes: Vec::new(),
+            wall: std::time::Duration::ZERO,
+            model: model.clone(),
+            registry,
         };
         for (li, l) in model.links.iter().enumerate() {
             if let Some(c) = l.conditions.first() {
@@ -242,8 +277,10 @@ impl<'a> Simulator<'a> {
     }
 
     fn build_flow(&mut self, fm: &FlowModel) -> Result<Flow, SimError> {
-        let links = &self.model.links;
-        let sc = &self.model.scenario;
+        // A handle of its own: the route closure below needs `self` mutably.
+        let model = self.model.clone();
+        let links = &model.links;
+        let sc = &model.scenario;
         let fwd_owd = Duration(fm.rtt.0 / 2);
         let rev_owd = fm.rtt - fwd_owd;
         // Link indices in data order and in ACK order.
@@ -403,19 +440,86 @@ impl<'a> Simulator<'a> {
 
     /// Runs to the end of the scenario.
     pub fn run(mut self) -> Result<RunOutput, SimError> {
-        let wall = std::time::Instant::now();
+        self.advance(self.end, PauseAt::default())?;
+        self.finish()
+    }
+
+    /// Processes the events before `until` (at most to the end of the run), or returns
+    /// `Paused` earlier as `pause` says.
+    pub fn advance(&mut self, until: Time, pause: PauseAt) -> Result<Progress, SimError> {
+        let started = std::time::Instant::now();
+        let limit = until.min(self.end);
+        let mut reached = true;
         while let Some((t, ev)) = self.q.pop() {
             // The run covers [0, end): capacity is offered over that interval too.
-            if t >= self.end {
+            if t >= limit {
+                self.q.unpop();
                 break;
             }
             self.now = t;
             self.events += 1;
             self.dispatch(ev)?;
+            if let Some(b) = pause.wall {
+                if self.events % CLOCK_EVERY == 0 && started.elapsed() >= b {
+                    reached = false;
+                    break;
+                }
+            }
+            if let Some(rows) = pause.pending_rows {
+                if self.rec.pending_rows().0 >= rows {
+                    reached = false;
+                    break;
+                }
+            }
         }
-        self.now = self.end;
-        let wall_s = wall.elapsed().as_secs_f64();
-        self.finish(wall_s)
+        self.wall += started.elapsed();
+        Ok(if !reached {
+            Progress::Paused
+        } else if self.is_done() {
+            Progress::Done
+        } else {
+            Progress::Reached
+        })
+    }
+
+    /// Whether every event before the end is processed.
+    pub fn is_done(&mut self) -> bool {
+        match self.q.pop() {
+            Some((t, _)) => {
+                self.q.unpop();
+                t >= self.end
+            }
+            None => true,
+        }
+    }
+
+    /// The time of the last event processed (the end once `finish` has run).
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// The end of the run.
+    pub fn end(&self) -> Time {
+        self.end
+    }
+
+    /// The model being run.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// Flow and link rows recorded and not yet drained.
+    pub fn pending_rows(&self) -> (usize, usize) {
+        self.rec.pending_rows()
+    }
+
+    /// The flow and link time-series rows recorded since the last drain (whole bins), in the
+    /// columns of `RunOutput::flows` and `links`. Joined in order with `Table::append`, the
+    /// drained chunks and the tables `finish` returns make the tables of a run without drains.
+    /// A column can first appear in a later chunk (a controller's telemetry value that it
+    /// reports only in some states); the chunks before hold no such column.
+    pub fn drain(&mut self) -> (Table, Table) {
+        self.rec.take_tables()
     }
 
     fn dispatch(&mut self, ev: Ev) -> Result<(), SimError> {
@@ -975,10 +1079,15 @@ impl<'a> Simulator<'a> {
     fn sample(&mut self) {
         let now = self.now;
         self.rec
-            .sample(now, &mut self.flows, &mut self.links, self.model);
+            .sample(now, &mut self.flows, &mut self.links, &self.model);
     }
 
-    fn finish(mut self, wall_s: f64) -> Result<RunOutput, SimError> {
+    /// Ends the run: records the last partial bin and returns the summary, the rows not yet
+    /// drained and the frame table. Events still before the end are processed first.
+    pub fn finish(mut self) -> Result<RunOutput, SimError> {
+        self.advance(self.end, PauseAt::default())?;
+        self.now = self.end;
+        let wall_s = self.wall.as_secs_f64();
         // The last partial bin, if the final Sample did not land exactly at the end.
         if self.rec.last_sample() < self.end {
             self.sample();
@@ -986,7 +1095,7 @@ impl<'a> Simulator<'a> {
         let in_network = self.in_network_bytes();
         self.acct.in_network_bytes = in_network;
         let summary = self.rec.summary(
-            self.model,
+            &self.model,
             &self.flows,
             &self.links,
             self.events,
@@ -998,7 +1107,7 @@ impl<'a> Simulator<'a> {
             SimError::Internal(format!("cannot serialise the resolved scenario: {e}"))
         })?;
         let frames = recorder::frames_table(&self.flows, self.end);
-        let (flows, links) = self.rec.into_tables();
+        let (flows, links) = self.rec.take_tables();
         Ok(RunOutput {
             resolved_toml,
             summary,

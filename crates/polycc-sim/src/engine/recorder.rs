@@ -177,8 +177,13 @@ impl TableBuilder {
         col.push(null_as_nan(v));
     }
 
-    fn set_str(&mut self, idx: usize, v: &str) {
+    /// Sets string column `idx`; None is null.
+    fn set_str(&mut self, idx: usize, v: Option<&str>) {
         let (_, col, codes) = &mut self.strs[idx];
+        let Some(v) = v else {
+            col.push_null();
+            return;
+        };
         let code = match codes.get(v) {
             Some(&c) => c,
             None => {
@@ -198,22 +203,31 @@ impl TableBuilder {
         }
     }
 
-    fn build(self) -> Table {
+    fn pending_rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The rows recorded since the last call, as a table; the columns seen so far are kept
+    /// (a later row sets them in the same order), the rows are not. Column order: t_s, then
+    /// the string keys, then the numbers in first-seen order, so that the chunks of a run
+    /// joined with `Table::append` are the table one call at the end gives.
+    fn take(&mut self) -> Table {
         let mut columns = Vec::new();
-        let mut num = self.num;
-        // t_s first, then the string keys, then the numbers in first-seen order.
-        if let Some(k) = num.iter().position(|(n, _)| n == "t_s") {
-            let (n, t) = num.remove(k);
-            columns.push((n, Column::F64(t)));
+        let mut numbers = Vec::new();
+        for (n, v) in self.num.iter_mut() {
+            let v = std::mem::take(v);
+            if n == "t_s" {
+                columns.push((n.clone(), Column::F64(v)));
+            } else {
+                numbers.push((n.clone(), Column::F64(v)));
+            }
         }
-        for (n, v, _) in self.strs {
-            columns.push((n, Column::Str(v)));
+        for (n, v, _) in self.strs.iter_mut() {
+            columns.push((n.clone(), Column::Str(v.take_rows())));
         }
-        for (n, v) in num {
-            columns.push((n, Column::F64(v)));
-        }
+        columns.extend(numbers);
         Table {
-            rows: self.rows,
+            rows: std::mem::take(&mut self.rows),
             columns,
         }
     }
@@ -361,7 +375,10 @@ pub(super) fn frames_table(flows: &[Flow], end: Time) -> Table {
         }
     }
     let rows = ids.len();
-    let mut columns = vec![("flow".to_string(), Column::Str(ids.into_iter().collect()))];
+    let mut columns = vec![(
+        "flow".to_string(),
+        Column::Str(ids.into_iter().map(Some).collect()),
+    )];
     for (n, c) in names.iter().zip(cols) {
         columns.push((n.to_string(), Column::F64(c)));
     }
@@ -441,7 +458,7 @@ impl Recorder {
         for fl in flows.iter_mut() {
             let tb = &mut self.flows;
             tb.set("t_s", Some(t_s));
-            tb.set_str(0, &fl.model.id);
+            tb.set_str(0, Some(&fl.model.id));
             tb.set("goodput_mbps", Some(mbps(fl.stats.bin_rx_payload, dur)));
             tb.set("throughput_mbps", Some(mbps(fl.stats.bin_rx_wire, dur)));
             let active = fl.started.is_some() && fl.ended.is_none_or(|e| e > start);
@@ -470,7 +487,7 @@ impl Recorder {
                         },
                     );
                     let tel = s.cc().telemetry();
-                    tb.set_str(1, if active { tel.state } else { "" });
+                    tb.set_str(1, active.then_some(tel.state));
                     for (k, v) in tel.entries() {
                         let v = if active && v.is_finite() {
                             Some(*v)
@@ -484,7 +501,7 @@ impl Recorder {
                     tb.set("cwnd_bytes", None);
                     tb.set("inflight_bytes", None);
                     tb.set("pacing_rate_mbps", None);
-                    tb.set_str(1, "");
+                    tb.set_str(1, None);
                 }
             }
             tb.end_row();
@@ -500,7 +517,7 @@ impl Recorder {
                 let bin = ld.take_bin(now);
                 let tb = &mut self.links;
                 tb.set("t_s", Some(t_s));
-                tb.set_str(0, &name);
+                tb.set_str(0, Some(&name));
                 tb.set(
                     "capacity_mbps",
                     Some(mbps(ld.server.offered_bytes(start, now), dur)),
@@ -642,7 +659,76 @@ impl Recorder {
         }
     }
 
-    pub fn into_tables(self) -> (Table, Table) {
-        (self.flows.build(), self.links.build())
+    /// Flow and link rows recorded and not yet taken.
+    pub fn pending_rows(&self) -> (usize, usize) {
+        (self.flows.pending_rows(), self.links.pending_rows())
+    }
+
+    /// The flow and link rows recorded since the last call (whole bins: a sample records every
+    /// flow and link at once).
+    pub fn take_tables(&mut self) -> (Table, Table) {
+        (self.flows.take(), self.links.take())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows: (t, state, value of column "a", value of column "b" if set).
+    fn record(tb: &mut TableBuilder, t: f64, state: Option<&str>, a: f64, b: Option<f64>) {
+        tb.set("t_s", Some(t));
+        tb.set_str(0, state);
+        tb.set("a", Some(a));
+        if let Some(b) = b {
+            tb.set("b", Some(b));
+        }
+        tb.end_row();
+    }
+
+    #[test]
+    fn chunks_joined_are_the_table_of_one_take() {
+        let rows = [
+            (0.0, None, 1.0, None),
+            (0.1, Some("x"), 2.0, None),
+            (0.2, Some("y"), 3.0, Some(30.0)), // b first seen in the second chunk
+            (0.3, None, 4.0, None),
+            (0.4, Some("x"), 5.0, Some(50.0)),
+        ];
+        let mut whole = TableBuilder::with_str_columns(&["state"]);
+        let mut parts = TableBuilder::with_str_columns(&["state"]);
+        let mut joined = Table::default();
+        for (k, &(t, s, a, b)) in rows.iter().enumerate() {
+            record(&mut whole, t, s, a, b);
+            record(&mut parts, t, s, a, b);
+            if k == 1 || k == 3 {
+                joined.append(&parts.take());
+            }
+        }
+        joined.append(&parts.take());
+        let whole = whole.take();
+        let names: Vec<&str> = joined.columns.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["t_s", "state", "a", "b"]);
+        assert_eq!(joined.rows, 5);
+        let b = joined.f64s("b").expect("b");
+        assert!(b[0].is_nan() && b[1].is_nan() && b[3].is_nan());
+        assert_eq!((b[2], b[4]), (30.0, 50.0));
+        let Some(Column::Str(state)) = joined.column("state") else {
+            panic!("no state column")
+        };
+        let state: Vec<Option<&str>> = state.iter().collect();
+        assert_eq!(state, [None, Some("x"), Some("y"), None, Some("x")]);
+        for (name, _) in &whole.columns {
+            match (whole.column(name), joined.column(name)) {
+                (Some(Column::F64(x)), Some(Column::F64(y))) => {
+                    let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(x), bits(y), "{name}");
+                }
+                (Some(Column::Str(x)), Some(Column::Str(y))) => {
+                    assert!(x.iter().eq(y.iter()), "{name}")
+                }
+                _ => panic!("{name} differs in type"),
+            }
+        }
     }
 }
