@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from polycc import tomlw
 from polycc.outdir import atomic_dir, relative_link
-from polycc.plots import Plot, pool_members, write_plots
+from polycc.plots import Plot, flow_paths, pool_members, write_plots
 from polycc.report import render_run_report
 from polycc.video import frame_delay_lower_bounds
 
@@ -85,6 +85,7 @@ def write_run_files(
             pools=pool_members(doc),
             frame_bounds=frame_delay_lower_bounds(doc),
             ccas={str(f.get("id")): str(f.get("cca")) for f in result.summary.get("flows", [])},
+            paths=flow_paths(doc),
         )
         if plots
         else []
