@@ -122,8 +122,9 @@ impl DelayHistogram {
     /// Counts the pending values.
     #[inline(never)]
     fn flush(&mut self) {
-        let Pending { values, len } = std::mem::take(&mut self.pending);
-        for &us in &values[..len as usize] {
+        let len = std::mem::replace(&mut self.pending.len, 0) as usize;
+        for i in 0..len.min(PENDING) {
+            let us = self.pending.values[i];
             self.count(us as u64);
         }
     }
