@@ -169,6 +169,8 @@ def x_axis(values: Sequence[Any]) -> XAxis:
         ladder = _AXIS_UNITS[dim]
         unit, factor = next(((u, f) for u, f in reversed(ladder) if f <= middle), ladder[0])
     x = magnitudes / factor
+    if np.unique(x).size < x.size:  # one quantity written two ways ("1s", "1000ms"): as written
+        return XAxis("category", tuple(float(i) for i in range(len(values))), "", tuple(tick_labels(values)))
     nonzero = np.abs(x[x != 0])
     decades = math.log10(float(nonzero.max() / nonzero.min())) if nonzero.size >= 2 else 0.0
     scale, linthresh = "linear", None

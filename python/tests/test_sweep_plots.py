@@ -201,6 +201,7 @@ def test_quantities_get_a_numeric_axis_in_one_unit_and_names_stay_categories() -
     )
     assert sweep_plots.x_axis(["0.5bdp", "100pkt"]).scale == "category"
     assert sweep_plots.x_axis(["10Mbps", "cubic"]).scale == "category"
+    assert sweep_plots.x_axis(["1000ms", "1s"]).ticks == ("1000ms", "1s")  # one point twice: as written
 
 
 def _figure(results: pd.DataFrame, keys: list[str], key: str) -> Any:
