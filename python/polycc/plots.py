@@ -11,11 +11,14 @@ line, so a panel ends at a physical bound (a multiple of the link capacity for r
 path's bandwidth-delay product for windows) or at a multiple of its 99th percentile, whichever
 is lower; values above the axis are marked by triangles on its top edge and a note gives their
 maximum. Above `GROUP_ABOVE` flows, per-flow panels show one colour per CCA: the mean over its
-flows and a band from their 10th to their 90th percentile in each bin.
+active flows and a band from their 10th to their 90th percentile in each bin. The goodput panel
+has a fair-share line (`fair_share_series`): each bottleneck's capacity in the bin divided by the
+number of flows active on it then.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -126,6 +129,115 @@ def _series(df: pd.DataFrame, key: str, column: str, scale: float = 1.0, **style
             style=dict(style),
         )
         for name, g in df.groupby(key, sort=False)
+    ]
+
+
+def active_rows(flows: pd.DataFrame) -> np.ndarray:
+    """Whether each row's flow was active in that bin (started, not yet stopped or finished): the
+    recorder writes a window only then. A flow that never records one (unresponsive `cbr` and
+    `poisson` traffic has no congestion window) counts as active in the bins it carried data."""
+    n = len(flows)
+    if "cwnd_bytes" in flows.columns:
+        window = np.isfinite(flows["cwnd_bytes"].to_numpy(dtype=float))
+    else:
+        window = np.zeros(n, dtype=bool)
+    rate = next((c for c in ("throughput_mbps", "goodput_mbps") if c in flows.columns), None)
+    carried = flows[rate].to_numpy(dtype=float) > 0 if rate else np.zeros(n, dtype=bool)
+    out: np.ndarray
+    if "flow" not in flows.columns:
+        out = window | carried
+        return out
+    codes, _ = pd.factorize(flows["flow"])
+    windowed = np.zeros(codes.max() + 1 if n else 0, dtype=bool)
+    np.logical_or.at(windowed, codes, window)
+    out = window | (~windowed[codes] & carried)
+    return out
+
+
+def flow_paths(scenario: Mapping[str, Any]) -> dict[str, list[str]]:
+    """{flow id: the link directions its data crosses, named as in links.parquet} from a resolved
+    scenario: `path` or the first link, `<id>:reverse` for a `reverse` flow, and the ids of a
+    flow entry with `count` > 1 (`<id>-1`, `<id>-2`, ...)."""
+    links = [str(link.get("id")) for link in scenario.get("links", []) if isinstance(link, Mapping)]
+    out: dict[str, list[str]] = {}
+    for flow in scenario.get("flows", []):
+        if not isinstance(flow, Mapping):
+            continue
+        path = [str(p) for p in flow.get("path") or links[:1]]
+        if flow.get("reverse"):
+            path = [f"{p}:reverse" for p in path]
+        count = int(flow.get("count", 1))
+        fid = str(flow.get("id"))
+        for i in [fid] if count == 1 else [f"{fid}-{k}" for k in range(1, count + 1)]:
+            out[i] = path
+    return out
+
+
+#: The fair-share line: dotted black, over the flows' lines and below the legend.
+FAIR_SHARE_STYLE: dict[str, Any] = {"color": "black", "linestyle": ":", "linewidth": 1.4, "zorder": 3}
+
+
+def fair_share_series(
+    flows: pd.DataFrame, links: pd.DataFrame, paths: Mapping[str, Sequence[str]] | None = None
+) -> list[Series]:
+    """The fair share over time: a bottleneck's capacity in each bin (`capacity_mbps`, so a
+    schedule or a trace shows) divided by the number of flows active on it in that bin
+    (`active_rows`), NaN while none is. One line per bottleneck, the link direction of each flow's
+    path with the lowest share on average; a link that never carries two flows at once gets none
+    (its line would be the capacity line). `paths` ({flow id: link directions}, `flow_paths`)
+    defaults to every flow crossing the first forward link. Capacity counts headers, as the
+    capacity line does."""
+    need = {"t_s", "flow"}
+    if flows.empty or links.empty or not need <= set(flows.columns) or "capacity_mbps" not in links.columns:
+        return []
+    t_codes, t_values = pd.factorize(flows["t_s"], sort=True)
+    f_codes, f_values = pd.factorize(flows["flow"])
+    active = np.zeros((len(t_values), len(f_values)), dtype=bool)
+    active[t_codes, f_codes] = active_rows(flows)
+    capacity = {
+        str(name): pd.Series(g["capacity_mbps"].to_numpy(dtype=float), index=g["t_s"].to_numpy(dtype=float))
+        .groupby(level=0)
+        .mean()
+        .reindex(np.asarray(t_values, dtype=float))
+        .to_numpy()
+        for name, g in links.groupby("link", sort=False)
+    }
+    if paths is None:
+        first = next((name for name in capacity if not name.endswith(":reverse")), None)
+        paths = {str(f): [first] for f in f_values} if first is not None else {}
+    crossing: dict[str, list[int]] = {}
+    for j, f in enumerate(f_values):
+        for name in paths.get(str(f), []):
+            if name in capacity:
+                crossing.setdefault(name, []).append(j)
+    share: dict[str, np.ndarray] = {}
+    most: dict[str, int] = {}
+    for name, members in crossing.items():
+        n = active[:, members].sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share[name] = np.where(n > 0, capacity[name] / n, np.nan)
+        most[name] = int(n.max()) if n.size else 0
+
+    def average(name: str) -> float:
+        v = share[name][np.isfinite(share[name])]
+        return float(v.mean()) if v.size else math.inf
+
+    bottlenecks: list[str] = []
+    for f in f_values:
+        on = [name for name in paths.get(str(f), []) if name in share]
+        if on:
+            b = min(on, key=average)
+            if b not in bottlenecks and most[b] > 1:
+                bottlenecks.append(b)
+    t = np.asarray(t_values, dtype=float)
+    return [
+        Series(
+            "fair share" if len(bottlenecks) == 1 else f"fair share {b}",
+            t,
+            share[b],
+            dict(FAIR_SHARE_STYLE),
+        )
+        for b in bottlenecks
     ]
 
 
@@ -533,16 +645,30 @@ def figures(
     *,
     pools: Mapping[str, Sequence[str]] | None = None,
     ccas: Mapping[str, str] | None = None,
+    paths: Mapping[str, Sequence[str]] | None = None,
 ) -> list[tuple[Plot, list[Panel]]]:
-    """The time-series figures `write_plots` draws, as data: (plot, panels) in drawing order."""
+    """The time-series figures `write_plots` draws, as data: (plot, panels) in drawing order.
+    `paths` ({flow id: link directions}, `flow_paths`) places the fair-share line."""
     rate_clip, window_clip = clip_bounds(flows, links)
     capacity = _series(links, "link", "capacity_mbps", linestyle="--", color="grey", linewidth=1.0)
     for s in capacity:
         s.label = f"capacity {s.label}"
+    goodput = flows
+    if "goodput_mbps" in flows.columns and "flow" in flows.columns and flows["flow"].nunique() > GROUP_ABOVE:
+        # A group's mean and band are over its active flows, comparable with the fair share: a
+        # flow not started yet or finished delivers nothing and is no competitor.
+        goodput = flows.assign(goodput_mbps=flows["goodput_mbps"].where(active_rows(flows)))
+    fair = fair_share_series(flows, links, paths)
     out: list[tuple[Plot, list[Panel]]] = [
         (
             Plot("Goodput per flow", "goodput.png"),
-            [Panel("goodput (Mbit/s)", flow_series(flows, "goodput_mbps", ccas) + capacity, clip=rate_clip)],
+            [
+                Panel(
+                    "goodput (Mbit/s)",
+                    flow_series(goodput, "goodput_mbps", ccas) + fair + capacity,
+                    clip=rate_clip,
+                )
+            ],
         ),
         (Plot("RTT per flow", "rtt.png"), [Panel("RTT (ms)", _dashed(flow_series(flows, "rtt_ms", ccas)))]),
         (
@@ -586,6 +712,7 @@ def write_plots(
     pools: Mapping[str, Sequence[str]] | None = None,
     frame_bounds: Mapping[str, float] | None = None,
     ccas: Mapping[str, str] | None = None,
+    paths: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Plot]:
     """Writes goodput.png, rtt.png, cwnd.png (per flow) and links.png (per link) into out_dir,
     frame_delay_cdf.png when there are video frames, policy.png when flows have application
@@ -593,8 +720,10 @@ def write_plots(
     member names}, see `pool_members`) that recorded PolyCC telemetry, and video.png when a flow
     reports PIBES's share and competing flag. `frame_bounds` ({flow id: ms}, see
     `polycc.video.frame_delay_lower_bounds`) are drawn on the frame-delay CDF. `ccas` ({flow id:
-    CCA name}) names the groups when there are more than GROUP_ABOVE flows."""
-    made_figures = figures(flows, links, pools=pools, ccas=ccas)
+    CCA name}) names the groups when there are more than GROUP_ABOVE flows; `paths` ({flow id:
+    link directions}, see `flow_paths`) places the goodput panel's fair-share line (default:
+    every flow on the first link)."""
+    made_figures = figures(flows, links, pools=pools, ccas=ccas, paths=paths)
     curves = frame_delay_curves(frames) if frames is not None else []
     made = [p for p, _ in made_figures]
     with _LOCK:

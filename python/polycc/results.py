@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from polycc import tomlw
 from polycc.outdir import atomic_dir, relative_link
 from polycc.plot_data import Rebinner, bins_of
-from polycc.plots import Plot, pool_members, write_plots
+from polycc.plots import Plot, flow_paths, pool_members, write_plots
 from polycc.report import render_run_report
 from polycc.video import frame_delay_lower_bounds
 
@@ -104,6 +104,7 @@ def _write_tail(
             pools=pool_members(doc),
             frame_bounds=frame_delay_lower_bounds(doc),
             ccas={str(f.get("id")): str(f.get("cca")) for f in result.summary.get("flows", [])},
+            paths=flow_paths(doc),
         )
     (out / "report.html").write_text(render_run_report(result, made, back=back), encoding="utf-8")
     return made

@@ -178,8 +178,11 @@ def test_many_flows_are_grouped_by_cca_with_one_colour_each(tmp_path: Path) -> N
     plots._draw(tmp_path / "g.png", "g", [panel])  # the one-panel figure holds goodput again
     _, (ax,) = plots._PANEL_FIGURES[1]
     legend = ax.get_legend()
-    assert legend is not None and len(legend.get_texts()) == 4  # three CCAs and the capacity
+    # Three CCAs, the fair share (100 Mbit/s over 51 flows) and the capacity.
+    assert legend is not None and len(legend.get_texts()) == 5
     assert len(ax.collections) == 3  # one band per CCA
+    (fair,) = [ln for ln in ax.lines if ln.get_label() == "fair share"]
+    assert np.allclose(fair.get_ydata(), 100.0 / 51)
 
 
 def test_few_flows_keep_one_line_each_and_equal_rtts_differ_in_dashes() -> None:
@@ -249,3 +252,117 @@ def test_a_cca_with_one_flow_among_many_keeps_its_own_line() -> None:
         ("video (pibes)", True),
     ]
     assert np.allclose(series[1].y, 4.0)
+
+
+# --- fair share ----------------------------------------------------------------------------------
+
+
+def _staggered() -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray]:
+    """12 CUBIC flows all along and 8 BBR flows active from 5 s to 8 s (a window only then, no
+    goodput before, some bytes after they stop) on a link whose capacity drops from 100 to
+    50 Mbit/s at 6 s; returns (flows, links, the expected fair share)."""
+    on = (T >= 5) & (T < 8)
+    specs: dict[str, dict[str, np.ndarray | float]] = {
+        f"cubic-{k}": {"goodput_mbps": 4.0 + 0.1 * k, "cwnd_bytes": 50_000.0, "rtt_ms": 40.0}
+        for k in range(12)
+    }
+    for k in range(8):
+        specs[f"bbr-{k}"] = {
+            "goodput_mbps": np.where(on, 3.0, np.where(T >= 8, 0.5, 0.0)),
+            "cwnd_bytes": np.where(on, 60_000.0, np.nan),
+            "rtt_ms": 40.0,
+        }
+    links = _links(100.0)
+    links["capacity_mbps"] = np.where(T < 6, 100.0, 50.0)
+    expected = links["capacity_mbps"].to_numpy() / np.where(on, 20, 12)
+    return _flows(specs), links, expected
+
+
+def test_the_fair_share_is_capacity_over_the_flows_active_in_each_bin(tmp_path: Path) -> None:
+    flows, links, expected = _staggered()
+    ccas = {f: f.split("-")[0] for f in flows["flow"].unique()}
+    panel = _panel(plots.figures(flows, links, ccas=ccas), "goodput.png", "goodput (Mbit/s)")
+    (fair,) = [s for s in panel.series if s.label == "fair share"]
+    assert np.allclose(fair.t, T)
+    assert np.allclose(fair.y, expected)
+    assert expected[0] == pytest.approx(100 / 12) and expected[55] == pytest.approx(100 / 20)
+    assert expected[65] == pytest.approx(50 / 20) and expected[90] == pytest.approx(50 / 12)
+    # The groups' mean and band are over their active flows: BBR's 3 Mbit/s while active, a gap
+    # before and after (not the zeros and leftovers of flows not running).
+    bbr = next(s for s in panel.series if s.label.startswith("bbr"))
+    on = (T >= 5) & (T < 8)
+    assert np.allclose(bbr.y[on], 3.0) and bool(np.isnan(bbr.y[~on]).all())
+    cubic = next(s for s in panel.series if s.label.startswith("cubic"))
+    assert np.allclose(cubic.y, 4.0 + 0.1 * np.arange(12).mean())
+
+    # Drawn: a dotted line at those values in the goodput figure.
+    plots.write_plots(flows, links, tmp_path, "staggered", ccas=ccas)
+    plots._draw(tmp_path / "g.png", "g", [panel])
+    _, (ax,) = plots._PANEL_FIGURES[1]
+    (line,) = [ln for ln in ax.lines if ln.get_label() == "fair share"]
+    assert np.allclose(line.get_xdata(), T) and np.allclose(line.get_ydata(), expected)
+    assert line.get_linestyle() == ":"
+
+
+def test_few_flows_get_the_fair_share_line_too_but_a_lone_flow_does_not() -> None:
+    flows = _flows(
+        {
+            "a": {"goodput_mbps": 9.0, "cwnd_bytes": 1e4},
+            "b": {"goodput_mbps": 9.0, "cwnd_bytes": np.where(T >= 4, 1e4, np.nan)},
+            "c": {"goodput_mbps": 0.0, "cwnd_bytes": np.where(T >= 7, 1e4, np.nan)},
+        }
+    )
+    panel = _panel(plots.figures(flows, _links(30.0)), "goodput.png", "goodput (Mbit/s)")
+    assert [s.label for s in panel.series] == ["a", "b", "c", "fair share", "capacity bottleneck"]
+    assert np.allclose(panel.series[3].y, 30.0 / (1 + (T >= 4) + (T >= 7)))
+    alone = _flows({"a": {"goodput_mbps": 9.0, "cwnd_bytes": 1e4}})
+    assert plots.fair_share_series(alone, _links(30.0)) == []  # it would be the capacity line
+
+
+def test_flows_on_different_bottlenecks_get_one_fair_share_line_each() -> None:
+    # x, y cross access (10 Mbit/s) and core (30 Mbit/s); z, w only core: core is shared by 4
+    # flows (7.5 each), access by 2 (5 each), so x and y are limited by access.
+    flows = _flows({f: {"goodput_mbps": 5.0, "cwnd_bytes": 1e4} for f in ("x", "y", "z", "w")})
+    links = pd.concat(
+        [
+            _links(10.0).assign(link="access"),
+            _links(30.0).assign(link="core"),
+            _links(5.0).assign(link="core:reverse"),
+        ],
+        ignore_index=True,
+    )
+    paths = {"x": ["access", "core"], "y": ["access", "core"], "z": ["core"], "w": ["core"]}
+    fair = plots.fair_share_series(flows, links, paths)
+    assert [(s.label, float(s.y[0])) for s in fair] == [("fair share access", 5.0), ("fair share core", 7.5)]
+    # Without paths every flow is on the first forward link.
+    (default,) = plots.fair_share_series(flows, links)
+    assert default.label == "fair share" and np.allclose(default.y, 10.0 / 4)
+
+
+def test_flow_paths_of_a_resolved_scenario() -> None:
+    doc = {
+        "links": [{"id": "access"}, {"id": "core"}],
+        "flows": [
+            {"id": "a"},
+            {"id": "b", "path": ["access", "core"], "count": 2},
+            {"id": "r", "reverse": True, "count": 1},
+        ],
+    }
+    assert plots.flow_paths(doc) == {
+        "a": ["access"],
+        "b-1": ["access", "core"],
+        "b-2": ["access", "core"],
+        "r": ["access:reverse"],
+    }
+
+
+def test_an_unresponsive_flow_counts_as_active_while_it_carries_data() -> None:
+    flows = _flows(
+        {
+            "tcp": {"goodput_mbps": 6.0, "throughput_mbps": 6.2, "cwnd_bytes": 1e4},
+            "cbr": {"goodput_mbps": 4.0, "throughput_mbps": np.where(T >= 2, 4.1, 0.0)},  # no window
+        }
+    )
+    assert plots.active_rows(flows).sum() == len(T) + int((T >= 2).sum())
+    (fair,) = plots.fair_share_series(flows, _links(12.0))
+    assert np.allclose(fair.y, np.where(T >= 2, 6.0, 12.0))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -144,3 +145,109 @@ def test_explicit_points_that_vary_together_get_no_plots() -> None:
     partial = points.assign(**{"links.0.rate": ["10Mbps", None, "20Mbps"]})  # a key only some points set
     assert not sweep_plots.is_cartesian(partial, ["flows.0.cca", "links.0.rate"])
     assert sweep_plots.is_cartesian(_results(), ["links.0.rate", "flows.0.cca"])
+
+
+# --- numeric x axes -------------------------------------------------------------------------------
+
+
+def test_quantities_get_a_numeric_axis_in_one_unit_and_names_stay_categories() -> None:
+    axis = sweep_plots.x_axis(["2Mbps", "10Mbps", "50Mbps"])  # 1.4 decades: linear
+    assert (axis.scale, axis.positions, axis.unit, axis.ticks) == (
+        "linear",
+        (2.0, 10.0, 50.0),
+        "Mbit/s",
+        ("2", "10", "50"),
+    )
+    assert axis.label("links.0.rate") == "links.0.rate (Mbit/s)"
+    # Mixed units: the largest unit not above the median value; 3 decades: logarithmic.
+    axis = sweep_plots.x_axis(["1Mbps", "10Mbps", "100Mbps", "1Gbps"])
+    assert (axis.scale, axis.positions, axis.unit) == ("log", (1.0, 10.0, 100.0, 1000.0), "Mbit/s")
+    axis = sweep_plots.x_axis(["500Kbps", "2Mbps", "10Mbps"])
+    assert (axis.scale, axis.positions, axis.unit) == ("linear", (0.5, 2.0, 10.0), "Mbit/s")
+    # Values written in one unit keep it.
+    axis = sweep_plots.x_axis(["50pkt", "500pkts", "2000pkt"])
+    assert (axis.scale, axis.positions, axis.unit) == ("log", (50.0, 500.0, 2000.0), "packets")
+    assert sweep_plots.x_axis(["20ms", "0.2s"]).unit == "ms"
+    assert sweep_plots.x_axis(["20ms", "0.2s"]).positions == (20.0, 200.0)
+    assert sweep_plots.x_axis(["100pkt", "375KB"]).positions == (150.0, 375.0)  # KB, 1500-byte packets
+    # Plain numbers have no unit; with 0 among values over decades, a symmetric-log axis.
+    axis = sweep_plots.x_axis([0, 0.001, 0.01, 0.05])
+    assert (axis.scale, axis.unit, axis.linthresh, axis.ticks) == (
+        "symlog",
+        "",
+        0.001,
+        ("0", "0.001", "0.01", "0.05"),
+    )
+    # Ticks at the values only where they would not overlap.
+    assert sweep_plots.x_axis([1, 2, 3, 30]).ticks is None
+    assert sweep_plots.x_axis(list(range(1, 20))).ticks is None  # more than MAX_VALUE_TICKS
+    # Names, and quantities of different dimensions, are categories labelled as written.
+    assert sweep_plots.x_axis(["bbr", "cubic"]) == sweep_plots.XAxis(
+        "category", (0.0, 1.0), "", ("bbr", "cubic")
+    )
+    assert sweep_plots.x_axis(["0.5bdp", "100pkt"]).scale == "category"
+    assert sweep_plots.x_axis(["10Mbps", "cubic"]).scale == "category"
+    assert sweep_plots.x_axis(["1000ms", "1s"]).ticks == ("1000ms", "1s")  # one point twice: as written
+
+
+def _figure(results: pd.DataFrame, keys: list[str], key: str) -> Any:
+    (entry,) = [f for f in sweep_plots.sweep_figures(results, keys) if f[0] == key]
+    return sweep_plots.draw_sweep(results, keys, *entry)
+
+
+def _error_bar_xs(ax: Any) -> list[np.ndarray]:
+    """The x of each line's means (errorbar lines have markers "o")."""
+    return [np.asarray(ln.get_xdata(), dtype=float) for ln in ax.lines if ln.get_marker() == "o"]
+
+
+def test_a_rate_sweep_is_drawn_on_a_numeric_axis_and_a_cca_sweep_on_categories() -> None:
+    results, keys = _results(), ["links.0.rate", "flows.0.cca"]
+    fig = _figure(results, keys, "links.0.rate")
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "linear"
+    assert list(ax.get_xticks()) == [2.0, 10.0, 50.0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["2", "10", "50"]
+    assert fig.axes[-1].get_xlabel() == "links.0.rate (Mbit/s)"
+    # Two lines (bbr, cubic), side by side around each value by LINE_OFFSET × the closest gap (8).
+    bbr, cubic = _error_bar_xs(ax)
+    half = sweep_plots.LINE_OFFSET * 8.0 / 2
+    assert np.allclose(bbr, [2 - half, 10 - half, 50 - half]) and np.allclose(
+        cubic, [2 + half, 10 + half, 50 + half]
+    )
+    low, high = ax.get_xlim()
+    assert low < 2 - half and high > 50 + half
+
+    fig = _figure(results, keys, "flows.0.cca")
+    ax = fig.axes[0]
+    assert list(ax.get_xticks()) == [0.0, 1.0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["bbr", "cubic"]
+    assert ax.get_xlim() == (-0.5, 1.5) and fig.axes[-1].get_xlabel() == "flows.0.cca"
+
+
+def test_a_grid_over_decades_is_drawn_on_a_log_axis() -> None:
+    rows = [
+        {
+            "links.0.rate": rate,
+            "links.0.loss": loss,
+            "seed": seed,
+            "status": "ok",
+            "total_goodput_mbps": 0.9 * mbps,
+        }
+        for rate, mbps in (("1Mbps", 1.0), ("10Mbps", 10.0), ("100Mbps", 100.0), ("1Gbps", 1000.0))
+        for loss in (0, 0.001, 0.05)
+        for seed in (1, 2)
+    ]
+    results, keys = pd.DataFrame(rows), ["links.0.rate", "links.0.loss"]
+    fig = _figure(results, keys, "links.0.rate")
+    (ax,) = fig.axes
+    assert ax.get_xscale() == "log" and ax.get_xlabel() == "links.0.rate (Mbit/s)"
+    assert list(ax.get_xticks()) == [1.0, 10.0, 100.0, 1000.0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "10", "100", "1000"]
+    # Three lines (one per loss), offset by equal factors on the log axis; the middle one on the values.
+    lines = _error_bar_xs(ax)
+    assert np.allclose(lines[1], [1.0, 10.0, 100.0, 1000.0])
+    assert np.allclose(lines[2] / lines[1], 10**sweep_plots.LINE_OFFSET)
+    fig = _figure(results, keys, "links.0.loss")
+    (ax,) = fig.axes
+    assert ax.get_xscale() == "symlog" and ax.get_xlabel() == "links.0.loss"
+    assert list(ax.get_xticks()) == [0.0, 0.001, 0.05]

@@ -8,6 +8,16 @@
 //! The buckets are allocated up to the largest value seen, not all 3 328 (26 kB) up front: a
 //! flow has two histograms, and a run with a thousand flows would zero 53 MB it mostly never
 //! touches.
+//!
+//! A flow's histograms count values in batches of `PENDING` (`record`): a record appends to a
+//! buffer of one cache line in the histogram itself, and every `PENDING`-th counts the batch
+//! into the buckets (`settle` counts the rest before the summary reads them).
+//! With many flows each packet otherwise touched two bucket lines, on two pages of their own, in
+//! state that had long left the caches: at 1 000 flows those were 2 of the 73 first-level data
+//! cache misses per delivered packet and 1.06 of the 1.7 misses of a simulated 2 048-entry TLB.
+//! A flow's successive delays are close, so a batch falls into a few neighbouring buckets. A
+//! link's histogram, one per link and in the caches anyway, counts each value at once
+//! (`record_now`).
 
 /// Values below this are counted exactly, one bucket per microsecond.
 const LINEAR: u64 = 256;
@@ -21,9 +31,24 @@ const MAX_US: u64 = u32::MAX as u64;
 const OCTAVES: u64 = 32 - 8;
 const BUCKETS: usize = (LINEAR + OCTAVES * PER_OCTAVE) as usize;
 
+use std::borrow::Cow;
+
+/// Values buffered before they are counted: with the count, one cache line.
+const PENDING: usize = 15;
+
+/// Values recorded but not counted yet, in one cache line.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(align(64))]
+struct Pending {
+    values: [u32; PENDING],
+    len: u32,
+}
+
 #[derive(Clone, Debug)]
 pub struct DelayHistogram {
-    /// Buckets up to the largest index recorded (those above count zero).
+    /// Recorded values not yet in `counts`, `total`, `min` and `max`; readers count them in.
+    pending: Pending,
+    /// Buckets up to the largest index counted (those above count zero).
     counts: Vec<u64>,
     total: u64,
     min: u64,
@@ -39,6 +64,7 @@ impl Default for DelayHistogram {
 impl DelayHistogram {
     pub fn new() -> Self {
         DelayHistogram {
+            pending: Pending::default(),
             counts: Vec::new(),
             total: 0,
             min: u64::MAX,
@@ -67,9 +93,55 @@ impl DelayHistogram {
         ((mantissa + 1) << shift) - 1
     }
 
-    /// Records a delay given in microseconds.
+    /// Records a delay given in microseconds, counted with the next batch.
+    #[inline]
     pub fn record(&mut self, us: u64) {
-        let us = us.min(MAX_US);
+        let p = &mut self.pending;
+        if let Some(slot) = p.values.get_mut(p.len as usize) {
+            *slot = us.min(MAX_US) as u32;
+            p.len += 1;
+        }
+        if p.len as usize == PENDING {
+            self.flush();
+        }
+    }
+
+    /// Records a delay given in microseconds, counted at once.
+    #[inline]
+    pub fn record_now(&mut self, us: u64) {
+        self.count(us.min(MAX_US));
+    }
+
+    /// Counts the pending values, so that reading needs no copy.
+    pub fn settle(&mut self) {
+        if self.pending.len > 0 {
+            self.flush();
+        }
+    }
+
+    /// Counts the pending values.
+    #[inline(never)]
+    fn flush(&mut self) {
+        let len = std::mem::replace(&mut self.pending.len, 0) as usize;
+        for i in 0..len.min(PENDING) {
+            let us = self.pending.values[i];
+            self.count(us as u64);
+        }
+    }
+
+    /// This histogram with its pending values counted (a copy when some are pending: `settle`
+    /// first).
+    fn settled(&self) -> Cow<'_, Self> {
+        if self.pending.len == 0 {
+            Cow::Borrowed(self)
+        } else {
+            let mut h = self.clone();
+            h.flush();
+            Cow::Owned(h)
+        }
+    }
+
+    fn count(&mut self, us: u64) {
         let i = Self::index(us);
         match self.counts.get_mut(i) {
             Some(c) => *c += 1,
@@ -90,7 +162,7 @@ impl DelayHistogram {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.total == 0
+        self.total == 0 && self.pending.len == 0
     }
 
     /// Smallest value recorded (exact).
@@ -98,7 +170,7 @@ impl DelayHistogram {
         if self.is_empty() {
             0
         } else {
-            self.min
+            self.settled().min
         }
     }
 
@@ -108,15 +180,16 @@ impl DelayHistogram {
         if self.is_empty() {
             return 0;
         }
-        let rank = ((q.clamp(0.0, 1.0) * self.total as f64).ceil() as u64).max(1);
+        let h = self.settled();
+        let rank = ((q.clamp(0.0, 1.0) * h.total as f64).ceil() as u64).max(1);
         let mut seen = 0;
-        for (i, &c) in self.counts.iter().enumerate() {
+        for (i, &c) in h.counts.iter().enumerate() {
             seen += c;
             if seen >= rank {
-                return Self::upper(i).min(self.max).max(self.min);
+                return Self::upper(i).min(h.max).max(h.min);
             }
         }
-        self.max
+        h.max
     }
 }
 
@@ -152,6 +225,39 @@ mod tests {
                 "{v} -> {up}"
             );
         }
+    }
+
+    #[test]
+    fn pending_values_count_in_every_reading() {
+        // Counts of 1 .. 3 batches and partial ones: the same readings as values counted at once.
+        for n in [1u64, 14, 15, 16, 29, 30, 31, 100] {
+            let mut h = DelayHistogram::new();
+            let mut counted = DelayHistogram::new();
+            for k in 0..n {
+                let us = 40_000 + (k * 7_919) % 50_000;
+                h.record(us);
+                counted.record_now(us);
+            }
+            assert_eq!(h.pending.len as u64, n % PENDING as u64);
+            assert!(!h.is_empty());
+            assert_eq!(h.min(), counted.min, "{n}");
+            for q in [0.0, 0.5, 0.95, 0.99, 1.0] {
+                let expected = counted.value_at_quantile(q);
+                assert_eq!(h.value_at_quantile(q), expected, "{n} values, q {q}");
+            }
+            let mut settled = h.clone();
+            settled.settle();
+            assert_eq!(settled.pending.len, 0);
+            assert_eq!(settled.counts, counted.counts);
+            assert_eq!(
+                (settled.total, settled.min, settled.max),
+                (counted.total, counted.min, counted.max)
+            );
+        }
+        let mut h = DelayHistogram::new();
+        h.record(u64::MAX); // clamped before it is buffered as a u32
+        assert_eq!(h.value_at_quantile(1.0), MAX_US);
+        assert_eq!(std::mem::size_of::<Pending>(), 64);
     }
 
     #[test]

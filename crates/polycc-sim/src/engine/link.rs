@@ -134,7 +134,7 @@ impl LinkDir {
 
     pub fn record_sojourn(&mut self, d: Duration) {
         let us = (d.0 / 1000).max(1);
-        self.sojourn_hist.record(us);
+        self.sojourn_hist.record_now(us);
         self.sojourn_ns_sum += d.0 as u128;
         self.sojourn_count += 1;
         self.bin.sojourn_ns_sum += d.0 as u128;

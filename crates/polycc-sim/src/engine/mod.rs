@@ -1094,6 +1094,10 @@ impl Simulator {
         }
         let in_network = self.in_network_bytes();
         self.acct.in_network_bytes = in_network;
+        for fl in &mut self.flows {
+            fl.stats.queue_hist.settle();
+            fl.stats.rtt_hist.settle();
+        }
         let summary = self.rec.summary(
             &self.model,
             &self.flows,
