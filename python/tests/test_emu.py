@@ -155,3 +155,32 @@ def test_a_sweep_runs_its_points_in_the_emulator_one_at_a_time(tmp_path: Path) -
         for rid in df["run_id"]
     ]
     assert sorted(caps) == [10.0, 20.0]
+
+
+def test_validate_linux_caches_kernel_runs_and_compares_with_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    emulator_or_skip()
+    from polycc import validate_linux as vl
+
+    row = vl.Row("cubic", 1, "20Mbps", "40ms", "1bdp", 0.0)
+    cache = tmp_path / "cache.jsonl"
+    first = vl.compare([row], duration="2s", cache=cache)
+    assert len(cache.read_text().splitlines()) == 1
+    k, m = first[0].kernel, first[0].sim
+    assert 10.0 < k.goodput_mbps < 20.0 and 10.0 < m.goodput_mbps < 20.0, (k, m)
+    assert k.rtt_mean_ms >= 40.0 and m.rtt_mean_ms >= 40.0
+    # The second time the kernel's numbers come from the cache: no emulated run is made.
+    import polycc.validate_linux as module
+
+    real = module.run_scenario
+
+    def sim_only(*args: object, **kwargs: object) -> object:
+        assert kwargs.get("backend", "sim") == "sim", "the kernel run was not taken from the cache"
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(module, "run_scenario", sim_only)
+    again = vl.compare([row], duration="2s", cache=cache)
+    assert again[0].kernel == k
+    table = vl.markdown(again, duration="2s", lossy_seeds=1)
+    assert "cubic 1× 20Mbps 40ms 1bdp 0 %" in table and ("yes" in table or "**no**" in table)
