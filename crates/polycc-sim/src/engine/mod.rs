@@ -231,9 +231,13 @@ impl<'a> Simulator<'a> {
             seed: z ^ (z >> 31),
             ..CcContext::new(packet)
         };
+        let spec = fm
+            .sim_cca
+            .as_ref()
+            .map_err(|e| SimError::Internal(e.clone()))?;
         let mut cc = self
             .registry
-            .build(&fm.cca, &ctx)
+            .build(spec, &ctx)
             .map_err(|e| SimError::Internal(format!("flow {}: {e}", fm.id)))?;
         if let Some(i) = intent {
             cc.set_intent(self.now, i);

@@ -5,7 +5,8 @@ use super::{intents, traffic};
 use crate::scenario::quantity::Size;
 use crate::scenario::spec::{AckPolicy, DelayedAck, FlowSpec, JitterDistribution, Scenario, Stack};
 use crate::scenario::{
-    bytes_of, FlowModel, Origin, ScenarioError, SendJitterModel, Traffic, MAX_SEND_JITTER,
+    bytes_of, linux_stack, FlowModel, Origin, ScenarioError, SendJitterModel, Traffic,
+    MAX_SEND_JITTER,
 };
 use polycc::registry::Registry;
 use polycc::units::Duration;
@@ -88,16 +89,21 @@ fn resolve_flow(cx: &Context, i: usize, f: &FlowSpec) -> Result<FlowModel, Scena
     let (intent, intent_schedule) = intents::resolve_intents(origin, i, f, &traffic)?;
     let send_jitter =
         resolve_send_jitter(f, &traffic).map_err(|m| origin.err(at("send_jitter"), m))?;
-    if f.stack == Stack::Linux {
+    let sim_cca = if f.stack == Stack::Linux {
         check_kernel_flow(origin, &at, f, &traffic)?;
-    } else if !traffic.is_unresponsive() {
+        linux_stack::controller(f.cca.name())
+    } else {
+        Ok(f.cca.clone())
+    };
+    if let (Ok(cca), false) = (&sim_cca, traffic.is_unresponsive()) {
         cx.registry
-            .build(&f.cca, &CcContext::new(cx.full_packet))
+            .build(cca, &CcContext::new(cx.full_packet))
             .map_err(|e| origin.err(at("cca"), e.to_string()))?;
     }
     Ok(FlowModel {
         id: f.id.clone(),
         cca: f.cca.clone(),
+        sim_cca,
         rtt: f.rtt.value,
         start: f.start.value,
         stop: f.stop.as_ref().map(|s| s.value),
