@@ -3,6 +3,7 @@
 
 mod app;
 pub mod delay_histogram;
+pub mod delayed_ack;
 mod events;
 mod fast_link;
 pub mod link;
@@ -18,7 +19,7 @@ pub use sender::DEFAULT_RWND;
 mod video;
 
 use crate::output::RunOutput;
-use crate::scenario::spec::Stack;
+use crate::scenario::host::ReceiverAcks;
 use crate::scenario::{FlowModel, Model, Traffic};
 use crate::SimError;
 use app::App;
@@ -134,13 +135,17 @@ impl<'a> Simulator<'a> {
         registry: &'a Registry,
         options: Options,
     ) -> Result<Self, SimError> {
-        if let Some(i) = model.flows.iter().position(|f| f.stack == Stack::Linux) {
+        // A kernel controller without a polycc model (`linux_stack`) can run only on the kernel.
+        if let Some((f, Err(e))) = model
+            .flows
+            .iter()
+            .map(|f| (f, &f.sim_cca))
+            .find(|x| x.1.is_err())
+        {
             return Err(SimError::Scenario(crate::ScenarioError {
                 origin: model.scenario.name.clone(),
-                path: format!("flows ({}).stack", model.flows[i].id),
-                message: "\"linux\" (the kernel's TCP) runs with --backend emu; the simulator \
-                          has no model of it yet"
-                    .into(),
+                path: format!("flows ({}).cca", f.id),
+                message: e.clone(),
             }));
         }
         let mut links = Vec::with_capacity(model.links.len() * 2);
@@ -226,11 +231,14 @@ impl<'a> Simulator<'a> {
             Traffic::Video(v) => v.packet,
             _ => self.model.packet_bytes(),
         };
-        let ctx = CcContext {
+        let mut ctx = CcContext {
             now: self.now,
             seed: z ^ (z >> 31),
             ..CcContext::new(packet)
         };
+        if let Some(n) = fm.host.initial_window_packets {
+            ctx.initial_cwnd = n * packet;
+        }
         let spec = fm
             .sim_cca
             .as_ref()
@@ -334,6 +342,7 @@ impl<'a> Simulator<'a> {
                 fm.pacing,
                 fm.rwnd,
             );
+            s.set_host(&fm.host);
             if let Traffic::Video(v) = &fm.traffic {
                 if !v.retransmit {
                     s.no_retransmission();
@@ -354,7 +363,11 @@ impl<'a> Simulator<'a> {
             model: fm.clone(),
             sender,
             timers: SenderTimers::default(),
-            receiver: Receiver::new(fm.ack_every, fm.max_ack_delay, keep_log),
+            receiver: match fm.host.acks {
+                ReceiverAcks::Policy => Receiver::new(fm.ack_every, fm.max_ack_delay, keep_log),
+                ReceiverAcks::Linux => Receiver::new(fm.ack_every, fm.max_ack_delay, keep_log)
+                    .with_linux_delayed_acks(),
+            },
             app: App::new(fm.traffic.clone(), sc.mss),
             data_route,
             ack_route,

@@ -13,10 +13,42 @@
 //!
 //! A kernel controller missing from the table is refused by the simulator with the list of
 //! those modelled (the emulator, which runs the kernel itself, takes any the host offers).
+//!
+//! The hosts around the controller ([`host`]) behave as the kernel's TCP does where it matters
+//! to the numbers, each behaviour an option of the sender or receiver model:
+//! - initial window of [`TCP_INIT_CWND`] packets (RFC 9002's is 14 720 bytes);
+//! - the receiver's delayed ACKs (`engine::delayed_ack`);
+//! - no pacing unless the controller sets a rate (no `fq` qdisc: the kernel paces BBR itself,
+//!   CUBIC and Reno send what the window allows at once);
+//! - paced packets in TSO bursts of `tcp_tso_autosize` (`Pacer::LinuxTso`);
+//! - RACK from the start, the tail-loss probe and the 200-ms minimum RTO
+//!   ([`LossRules::linux`]);
+//! - no ACK delay in RTT samples (TCP has no ACK-delay field: `max_ack_delay` is 0).
+//!
+//! Not modelled: PRR (the window drops to ssthresh at once in recovery), F-RTO and undo on
+//! spurious retransmissions, TSQ and the host's queues, SACK compression.
 
+use super::host::{HostModel, ReceiverAcks};
 use polycc::algos::cubic::{LINUX_BETA, LINUX_MIN_GROWTH_BEFORE_LOSS};
 use polycc::registry::{CcSpec, Params};
+use polycc_transport::{LossRules, Pacer};
 use serde_json::json;
+
+/// Linux `TCP_INIT_CWND` (`include/net/tcp.h`): the initial window, 10 segments (RFC 6928).
+pub const TCP_INIT_CWND: u64 = 10;
+/// A Linux receiver acknowledges every second full segment (`__tcp_ack_snd_check`); recorded in
+/// the flow model's `ack_every` for what reads it (the receiver uses its own rules).
+pub const SEGMENTS_PER_ACK: u32 = 2;
+
+/// The end hosts of a flow on the Linux stack.
+pub fn host() -> HostModel {
+    HostModel {
+        initial_window_packets: Some(TCP_INIT_CWND),
+        acks: ReceiverAcks::Linux,
+        loss_rules: LossRules::linux(),
+        pacer: Pacer::LinuxTso,
+    }
+}
 
 /// One kernel controller and its polycc model.
 pub struct KernelController {

@@ -1,6 +1,7 @@
 //! Scenario files: parsing (TOML or JSON), validation with errors that name the file and the key,
 //! and resolution into the model the engine runs.
 
+pub mod host;
 pub mod linux_stack;
 pub mod quantity;
 mod resolve;
@@ -227,6 +228,8 @@ pub struct FlowModel {
     /// Host send-time noise; `None` when `send_jitter` is zero.
     pub send_jitter: Option<SendJitterModel>,
     pub stack: spec::Stack,
+    /// What the end hosts do where stacks differ (from `stack`).
+    pub host: host::HostModel,
 }
 
 /// A validated scenario.

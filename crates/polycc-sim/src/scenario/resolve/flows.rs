@@ -2,6 +2,7 @@
 //! flows of the same settings.
 
 use super::{intents, traffic};
+use crate::scenario::host::HostModel;
 use crate::scenario::quantity::Size;
 use crate::scenario::spec::{AckPolicy, DelayedAck, FlowSpec, JitterDistribution, Scenario, Stack};
 use crate::scenario::{
@@ -89,7 +90,8 @@ fn resolve_flow(cx: &Context, i: usize, f: &FlowSpec) -> Result<FlowModel, Scena
     let (intent, intent_schedule) = intents::resolve_intents(origin, i, f, &traffic)?;
     let send_jitter =
         resolve_send_jitter(f, &traffic).map_err(|m| origin.err(at("send_jitter"), m))?;
-    let sim_cca = if f.stack == Stack::Linux {
+    let linux = f.stack == Stack::Linux;
+    let sim_cca = if linux {
         check_kernel_flow(origin, &at, f, &traffic)?;
         linux_stack::controller(f.cca.name())
     } else {
@@ -110,14 +112,24 @@ fn resolve_flow(cx: &Context, i: usize, f: &FlowSpec) -> Result<FlowModel, Scena
         traffic,
         path,
         reverse: f.reverse,
-        ack_every,
-        max_ack_delay,
-        pacing: f.pacing,
+        // The kernel's TCP carries no ACK delay and paces only when the controller asks.
+        ack_every: if linux {
+            linux_stack::SEGMENTS_PER_ACK
+        } else {
+            ack_every
+        },
+        max_ack_delay: if linux { Duration::ZERO } else { max_ack_delay },
+        pacing: f.pacing && !linux,
         rwnd,
         intent,
         intent_schedule,
         send_jitter,
         stack: f.stack,
+        host: if linux {
+            linux_stack::host()
+        } else {
+            HostModel::default()
+        },
     })
 }
 
