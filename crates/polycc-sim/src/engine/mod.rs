@@ -19,7 +19,6 @@ pub use sender::DEFAULT_RWND;
 mod video;
 
 use crate::output::RunOutput;
-use crate::scenario::host::ReceiverAcks;
 use crate::scenario::{FlowModel, Model, Traffic};
 use crate::SimError;
 use app::App;
@@ -136,17 +135,14 @@ impl<'a> Simulator<'a> {
         options: Options,
     ) -> Result<Self, SimError> {
         // A kernel controller without a polycc model (`linux_stack`) can run only on the kernel.
-        if let Some((f, Err(e))) = model
-            .flows
-            .iter()
-            .map(|f| (f, &f.sim_cca))
-            .find(|x| x.1.is_err())
-        {
-            return Err(SimError::Scenario(crate::ScenarioError {
-                origin: model.scenario.name.clone(),
-                path: format!("flows ({}).cca", f.id),
-                message: e.clone(),
-            }));
+        for f in &model.flows {
+            if let Err(e) = &f.sim_cca {
+                return Err(SimError::Scenario(crate::ScenarioError {
+                    origin: model.scenario.name.clone(),
+                    path: format!("flows ({}).cca", f.id),
+                    message: e.clone(),
+                }));
+            }
         }
         let mut links = Vec::with_capacity(model.links.len() * 2);
         for l in &model.links {
@@ -363,11 +359,8 @@ impl<'a> Simulator<'a> {
             model: fm.clone(),
             sender,
             timers: SenderTimers::default(),
-            receiver: match fm.host.acks {
-                ReceiverAcks::Policy => Receiver::new(fm.ack_every, fm.max_ack_delay, keep_log),
-                ReceiverAcks::Linux => Receiver::new(fm.ack_every, fm.max_ack_delay, keep_log)
-                    .with_linux_delayed_acks(),
-            },
+            receiver: Receiver::new(fm.ack_every, fm.max_ack_delay, keep_log)
+                .with_acks(fm.host.acks),
             app: App::new(fm.traffic.clone(), sc.mss),
             data_route,
             ack_route,

@@ -6,6 +6,7 @@ use super::events::Timer;
 use super::pn_ranges::{Arrived, PnRanges};
 use super::segset::SegSet;
 use super::sender::NO_SEGMENT;
+use crate::scenario::host::ReceiverAcks;
 use polycc::signals::Arrival;
 use polycc::units::{Duration, Time};
 use std::collections::VecDeque;
@@ -54,10 +55,11 @@ impl Receiver {
         }
     }
 
-    /// Acknowledges as Linux's TCP does ([`LinuxDelayedAck`]).
-    pub fn with_linux_delayed_acks(self) -> Self {
+    /// Acknowledges as `acks` says: the policy given to [`Receiver::new`], or Linux's delayed
+    /// ACKs ([`LinuxDelayedAck`]).
+    pub fn with_acks(self, acks: ReceiverAcks) -> Self {
         Receiver {
-            linux: Some(LinuxDelayedAck::default()),
+            linux: (acks == ReceiverAcks::Linux).then(LinuxDelayedAck::default),
             ..self
         }
     }
