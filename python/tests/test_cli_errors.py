@@ -199,11 +199,11 @@ def test_a_long_single_run_shows_its_wall_time_only_on_a_terminal(
 
     monkeypatch.setattr(cli_module, "PROGRESS_AFTER_S", 0.0)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
-    assert cli_module._with_progress(lambda: time.sleep(0.6) or 42, "running x") == 42
+    assert cli_module._with_progress(lambda _cancel: time.sleep(0.6) or 42, "running x") == 42
     err = capsys.readouterr().err
     assert ("running x: 0 s" in err) == tty, err
     with pytest.raises(ZeroDivisionError):  # an error in the run reaches the caller
-        cli_module._with_progress(lambda: 1 / 0, "running y")
+        cli_module._with_progress(lambda _cancel: 1 / 0, "running y")
 
 
 @pytest.mark.parametrize("command", ["run", "check"])

@@ -5,7 +5,7 @@
 //! thread's timer slack set to 1 ns (the default 50 µs would be added to every wake-up), and
 //! runs at a real-time priority so that the endpoints' own work, or anything else on the host,
 //! does not delay a packet's exit (a 2-core machine running a sender, a receiver and a
-//! compiler otherwise adds milliseconds). The last [`SPIN`] before a packet is due it spins
+//! compiler otherwise adds milliseconds). The last `SPIN` before a packet is due it spins
 //! instead of sleeping, which takes the exits from ~60 µs late to a few µs.
 
 use crate::classify::classify;

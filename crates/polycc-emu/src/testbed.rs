@@ -1,6 +1,6 @@
 //! The testbed without its traffic: two namespaces joined through the emulated network, with
 //! the emulator running on its own thread from [`Testbed::start`] until [`Testbed::finish`] (or
-//! drop). Runs put endpoints into it ([`crate::run`]); tests put their own probes.
+//! drop). Runs put endpoints into it ([`crate::run()`]); tests put their own probes.
 
 use crate::clock::Clock;
 use crate::error::EmuError;

@@ -21,8 +21,9 @@ pub const ATO_MAX: Duration = Duration::from_millis(200);
 /// `tcp_event_data_recv` re-enters quick-ACK mode after a gap longer than the RTO; the receiver
 /// of a bulk flow has no RTT of its own, so the RTO's floor (`TCP_RTO_MIN`) stands in for it.
 pub const QUICKACK_GAP: Duration = Duration::from_millis(200);
-/// Segments acknowledged by one delayed ACK: more than one full segment sends it.
-const SEGMENTS_PER_ACK: u32 = 2;
+/// `__tcp_ack_snd_check`: "more than one full frame received" sends the ACK, so one ACK covers
+/// two full segments.
+pub const SEGMENTS_PER_ACK: u32 = 2;
 
 /// How an arriving segment relates to what was received before.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

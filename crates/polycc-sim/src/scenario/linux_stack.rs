@@ -36,9 +36,9 @@ use serde_json::json;
 
 /// Linux `TCP_INIT_CWND` (`include/net/tcp.h`): the initial window, 10 segments (RFC 6928).
 pub const TCP_INIT_CWND: u64 = 10;
-/// A Linux receiver acknowledges every second full segment (`__tcp_ack_snd_check`); recorded in
-/// the flow model's `ack_every` for what reads it (the receiver uses its own rules).
-pub const SEGMENTS_PER_ACK: u32 = 2;
+/// A Linux receiver acknowledges every second full segment; recorded in the flow model's
+/// `ack_every` for what reads it (the receiver follows its own rules, `engine::delayed_ack`).
+pub use crate::engine::delayed_ack::SEGMENTS_PER_ACK;
 
 /// The end hosts of a flow on the Linux stack.
 pub fn host() -> HostModel {
