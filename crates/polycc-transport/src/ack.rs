@@ -160,6 +160,7 @@ impl<P: Copy> Sender<P> {
         if n.packets == 0 {
             return Ok(out);
         }
+        self.rto_base = now;
         self.largest_acked = Some(
             self.largest_acked
                 .map_or(info.largest, |l| l.max(info.largest)),

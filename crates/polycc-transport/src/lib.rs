@@ -108,6 +108,8 @@
 mod ack;
 mod ledger;
 mod loss;
+mod loss_rules;
+mod pacer;
 pub mod reordering;
 mod sender;
 
@@ -115,6 +117,8 @@ pub use ack::{AckError, AckInfo, AckOutcome, EcnCounts, PacketEvent};
 pub use loss::{
     LossOutcome, Timeout, LOST_RECORD_PTOS, PERSISTENT_CONGESTION_THRESHOLD, PTO_PROBES,
 };
+pub use loss_rules::{LossRules, Timeouts, TCP_RTO_MAX, TCP_RTO_MIN, TCP_TIMEOUT_MIN};
+pub use pacer::{tso_autosize, Pacer, MIN_TSO_SEGS, UNPACED_FIRST_PACKETS};
 pub use sender::{
     Config, Outgoing, SendError, SendPermit, Sender, PACING_CA_RATIO, PACING_SS_RATIO,
 };

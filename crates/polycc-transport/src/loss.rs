@@ -1,12 +1,14 @@
 //! Loss detection (RFC 9002 §6.1, with RACK's time rule once reordering was seen), persistent
-//! congestion (§7.6) and the loss-detection timer with its probe timeout (§6.2).
+//! congestion (§7.6) and the loss-detection timer with its probe timeout (§6.2); or, with
+//! [`Timeouts::Tcp`], Linux TCP's tail-loss probe and retransmission timeout.
 
 use crate::ack::PacketEvent;
 use crate::ledger::{LostRecord, State};
+use crate::loss_rules::{Timeouts, TCP_RTO_MAX, TCP_TIMEOUT_MIN};
 use crate::sender::Sender;
 use polycc::estimators::rtt::GRANULARITY;
 use polycc::signals::{LossEvent, PacketOutcome};
-use polycc::units::Time;
+use polycc::units::{Duration, Time};
 
 /// RFC 9002 §7.6.1 kPersistentCongestionThreshold.
 pub const PERSISTENT_CONGESTION_THRESHOLD: u64 = 3;
@@ -17,6 +19,8 @@ pub const PTO_PROBES: u32 = 2;
 pub const LOST_RECORD_PTOS: u64 = 3;
 /// The PTO backs off by at most 2^16 (ours: a bound so that the shift cannot overflow).
 const MAX_PTO_BACKOFF_SHIFT: u32 = 16;
+/// Linux `tcp_send_loss_probe`: one probe per tail.
+const TLP_PROBES: u32 = 1;
 
 /// What one loss-detection pass found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -71,10 +75,10 @@ impl<P: Copy> Sender<P> {
             + (self.rtt.var() * 4).max(GRANULARITY)
             + self.config.max_ack_delay)
             * PERSISTENT_CONGESTION_THRESHOLD;
-        let detail = self.cc.wants_packet_detail();
-        let expires = now + self.rtt.pto(self.config.max_ack_delay) * LOST_RECORD_PTOS;
         let mut run_start: Option<Time> = None;
         let mut persistent = false;
+        // Linux TCP has no persistent-congestion rule: its RTO collapses the window instead.
+        let pc_rule = self.rules.timeouts == Timeouts::Pto;
         let base = self.ledger.base();
         let end = largest.saturating_sub(base).min(self.ledger.len() as u64) as usize;
         for i in 0..end {
@@ -93,32 +97,10 @@ impl<P: Copy> Sender<P> {
                         run_start = None;
                         continue;
                     }
-                    self.ledger.set_state(i, State::Lost);
-                    self.in_flight -= m.bytes as u64;
-                    self.ledger.remember_lost(LostRecord {
-                        pn,
-                        payload: m.payload,
-                        expires,
-                    });
-                    sink(PacketEvent::Lost {
-                        pn,
-                        payload: m.payload,
-                    });
-                    if detail {
-                        let o = PacketOutcome {
-                            pn,
-                            bytes: m.bytes as u64,
-                            sent_time: sent,
-                            rtt: None,
-                        };
-                        self.cc.on_packet_lost(now, &o);
-                    }
-                    ev.lost_bytes += m.bytes as u64;
-                    ev.lost_packets += 1;
-                    ev.largest_lost_pn = pn;
-                    ev.largest_lost_sent_time = sent;
+                    self.declare_lost(now, i, &mut ev, sink);
                     let start = *run_start.get_or_insert(sent);
-                    if self.first_rtt_sample.is_some_and(|f| f < start)
+                    if pc_rule
+                        && self.first_rtt_sample.is_some_and(|f| f < start)
                         && sent - start > pc_duration
                     {
                         persistent = true;
@@ -126,6 +108,51 @@ impl<P: Copy> Sender<P> {
                 }
             }
         }
+        self.finish_loss_pass(now, ev, persistent)
+    }
+
+    /// Declares the in-flight packet at ledger offset `i` lost: the sink, the controller's
+    /// per-packet detail and the pass's [`LossEvent`] hear of it.
+    fn declare_lost(
+        &mut self,
+        now: Time,
+        i: usize,
+        ev: &mut LossEvent,
+        sink: &mut impl FnMut(PacketEvent<P>),
+    ) {
+        let pn = self.ledger.base() + i as u64;
+        let m = self.ledger.at(i);
+        let sent = m.delivery.sent_time;
+        let expires = now + self.rtt.pto(self.config.max_ack_delay) * LOST_RECORD_PTOS;
+        self.ledger.set_state(i, State::Lost);
+        self.in_flight -= m.bytes as u64;
+        self.ledger.remember_lost(LostRecord {
+            pn,
+            payload: m.payload,
+            expires,
+        });
+        sink(PacketEvent::Lost {
+            pn,
+            payload: m.payload,
+        });
+        if self.cc.wants_packet_detail() {
+            let o = PacketOutcome {
+                pn,
+                bytes: m.bytes as u64,
+                sent_time: sent,
+                rtt: None,
+            };
+            self.cc.on_packet_lost(now, &o);
+        }
+        ev.lost_bytes += m.bytes as u64;
+        ev.lost_packets += 1;
+        ev.largest_lost_pn = pn;
+        ev.largest_lost_sent_time = sent;
+    }
+
+    /// Ends a loss-detection pass: the reordering state and the controller hear of its losses
+    /// (one [`LossEvent`]), if there were any.
+    fn finish_loss_pass(&mut self, now: Time, mut ev: LossEvent, persistent: bool) -> LossOutcome {
         if ev.lost_packets == 0 {
             return LossOutcome::default();
         }
@@ -133,7 +160,8 @@ impl<P: Copy> Sender<P> {
             .on_loss_event(ev.largest_lost_pn, self.ledger.end());
         ev.persistent_congestion = persistent;
         ev.in_flight = self.in_flight;
-        if persistent {
+        // RFC 9002 §5.2 lets min_rtt be re-established; Linux's RTO keeps its min RTT filter.
+        if persistent && self.rules.timeouts == Timeouts::Pto {
             self.rtt.reset_min();
         }
         self.cc.on_loss(now, &ev);
@@ -141,6 +169,49 @@ impl<P: Copy> Sender<P> {
             lost_packets: ev.lost_packets,
             persistent_congestion: persistent,
         }
+    }
+
+    /// Linux's retransmission timeout (`tcp_enter_loss`): every packet in flight is declared
+    /// lost, as persistent congestion, so that the window collapses and slow start resends.
+    fn retransmission_timeout(
+        &mut self,
+        now: Time,
+        sink: &mut impl FnMut(PacketEvent<P>),
+    ) -> LossOutcome {
+        self.loss_time = None;
+        self.ledger.forget_lost(now);
+        let mut ev = LossEvent {
+            mss: self.config.max_datagram,
+            ..LossEvent::default()
+        };
+        for i in 0..self.ledger.len() {
+            if self.ledger.at(i).state == State::InFlight {
+                self.declare_lost(now, i, &mut ev, sink);
+            }
+        }
+        self.finish_loss_pass(now, ev, true)
+    }
+
+    /// Linux `tcp_set_rto`: srtt + max(4·rttvar, `min_rto`), backed off `backoff` times, at most
+    /// [`TCP_RTO_MAX`].
+    fn tcp_rto(&self, min_rto: Duration, backoff: u32) -> Duration {
+        let rto = self.rtt.smoothed() + (self.rtt.var() * 4).max(min_rto);
+        let shift = backoff.min(MAX_PTO_BACKOFF_SHIFT);
+        (rto * (1u64 << shift)).min(TCP_RTO_MAX)
+    }
+
+    /// The TCP timer's deadline: the tail-loss probe (`tcp_schedule_loss_probe`: 2·srtt plus
+    /// 2 ms, or plus `min_rto` for a lone packet, from the last send or ACK, never after the
+    /// RTO), or once it was sent, the RTO counted from the last ACK of data.
+    fn tcp_deadline(&self, min_rto: Duration) -> Time {
+        if self.pto_count == 0 {
+            let lone = self.in_flight <= self.config.max_datagram;
+            let extra = if lone { min_rto } else { TCP_TIMEOUT_MIN };
+            let tlp = self.rtt.smoothed() * 2 + extra;
+            let tlp_at = self.last_ack_eliciting.max(self.rto_base) + tlp;
+            return tlp_at.min(self.rto_base + self.tcp_rto(min_rto, 0));
+        }
+        self.rto_base + self.tcp_rto(min_rto, self.pto_count - 1)
     }
 
     /// When the loss-detection timer should fire next (RFC 9002 §6.2.1), if at all: the time
@@ -153,6 +224,9 @@ impl<P: Copy> Sender<P> {
         if self.in_flight == 0 {
             return None;
         }
+        if let Timeouts::Tcp { min_rto } = self.rules.timeouts {
+            return Some(self.tcp_deadline(min_rto));
+        }
         let backoff = 1u64 << self.pto_count.min(MAX_PTO_BACKOFF_SHIFT);
         let pto = self.rtt.pto(self.config.max_ack_delay) * backoff;
         Some(self.last_ack_eliciting + pto)
@@ -163,6 +237,18 @@ impl<P: Copy> Sender<P> {
     pub fn on_loss_timeout(&mut self, now: Time, sink: &mut impl FnMut(PacketEvent<P>)) -> Timeout {
         if self.loss_time.is_some_and(|t| t <= now) {
             let lost = self.detect_lost(now, sink);
+            self.ledger.retire();
+            return Timeout::Losses(lost);
+        }
+        if let Timeouts::Tcp { .. } = self.rules.timeouts {
+            let first = self.pto_count == 0;
+            self.pto_count += 1;
+            if first {
+                self.probes = TLP_PROBES;
+                return Timeout::Probe { probes: TLP_PROBES };
+            }
+            self.rto_base = now;
+            let lost = self.retransmission_timeout(now, sink);
             self.ledger.retire();
             return Timeout::Losses(lost);
         }

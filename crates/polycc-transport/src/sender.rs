@@ -3,6 +3,8 @@
 //! timers in [`crate::loss`].
 
 use crate::ledger::{Ledger, Record, State};
+use crate::loss_rules::LossRules;
+use crate::pacer::{tso_autosize, Pacer, PacingClock};
 use crate::reordering::Reordering;
 use polycc::estimators::delivery_rate::{DeliveryRateEstimator, PacketDeliveryState};
 use polycc::estimators::rtt::RttEstimator;
@@ -95,8 +97,13 @@ pub struct Sender<P> {
     pub(crate) largest_acked: Option<u64>,
     pub(crate) in_flight: Bytes,
     pub(crate) reordering: Reordering,
-    /// Earliest time pacing lets the next packet leave.
-    pub(crate) next_send: Time,
+    /// When pacing lets the next packet leave.
+    pacing: PacingClock,
+    /// Loss-detection and timeout rules.
+    pub(crate) rules: LossRules,
+    /// When the retransmission timeout started counting ([`crate::Timeouts::Tcp`]): the last
+    /// ACK that acknowledged data, or the send that found nothing in flight.
+    pub(crate) rto_base: Time,
     /// When the earliest packet not yet lost by time becomes lost (RFC 9002 loss_time).
     pub(crate) loss_time: Option<Time>,
     pub(crate) pto_count: u32,
@@ -120,7 +127,9 @@ impl<P: Copy> Sender<P> {
             largest_acked: None,
             in_flight: 0,
             reordering: Reordering::new(),
-            next_send: Time::ZERO,
+            pacing: PacingClock::default(),
+            rules: LossRules::default(),
+            rto_base: Time::ZERO,
             loss_time: None,
             pto_count: 0,
             probes: 0,
@@ -131,6 +140,18 @@ impl<P: Copy> Sender<P> {
         }
     }
 
+    /// Follows `rules` for loss detection and timeouts from now on (the default is RFC 9002's;
+    /// set before the first packet).
+    pub fn set_loss_rules(&mut self, rules: LossRules) {
+        self.rules = rules;
+        self.reordering = Reordering::for_rules(&rules);
+    }
+
+    /// Paces with `pacer` (the default sends one packet at a time; set before the first packet).
+    pub fn set_pacer(&mut self, pacer: Pacer) {
+        self.pacing = PacingClock::new(pacer);
+    }
+
     /// Replaces the controller and forgets what was learnt about the path (RTT, delivery rate,
     /// reordering), keeping the packets in flight and the packet-number space: what RFC 9000
     /// §9.4 asks of a connection that moves to a new path, and what a new connection over the
@@ -139,7 +160,7 @@ impl<P: Copy> Sender<P> {
         self.cc = cc;
         self.rtt = RttEstimator::new();
         self.rate = DeliveryRateEstimator::new();
-        self.reordering = Reordering::new();
+        self.reordering = Reordering::for_rules(&self.rules);
         self.first_rtt_sample = None;
     }
 
@@ -207,10 +228,16 @@ impl<P: Copy> Sender<P> {
         if self.probes == 0 && self.in_flight + bytes > self.cc.cwnd().min(self.config.rwnd) {
             return SendPermit::Blocked;
         }
-        if now < self.next_send {
-            return SendPermit::At(self.next_send);
+        match self.pacing.wait(now, || self.burst_goal()) {
+            Some(t) => SendPermit::At(t),
+            None => SendPermit::Now,
         }
-        SendPermit::Now
+    }
+
+    /// Packets of a Linux TSO burst at the pacing rate in force ([`Pacer::LinuxTso`]).
+    fn burst_goal(&self) -> u64 {
+        let rate = self.pacing_rate().unwrap_or(Rate::ZERO);
+        tso_autosize(rate, self.rtt.min(), self.config.max_datagram)
     }
 
     /// `poll_send(now, bytes) == SendPermit::Now`.
@@ -263,6 +290,9 @@ impl<P: Copy> Sender<P> {
             return Ok(());
         }
         let delivery = self.rate.on_sent(now, self.in_flight);
+        if self.in_flight == 0 {
+            self.rto_base = now;
+        }
         self.app_limited = false;
         self.probes = self.probes.saturating_sub(1);
         self.ledger.push(Record {
@@ -275,9 +305,10 @@ impl<P: Copy> Sender<P> {
         self.last_ack_eliciting = now;
         // The rate in force before the controller hears of this packet spaces the next one: a
         // frame scheduler answers per packet (PIBES's burst, then paced).
-        if let Some(rate) = self.pacing_rate() {
-            self.next_send = self.next_send.max(now) + rate.time_to_send(p.bytes);
-        }
+        let rate = self.pacing_rate();
+        let (min_rtt, mss) = (self.rtt.min(), self.config.max_datagram);
+        let goal = move || rate.map_or(0, |r| tso_autosize(r, min_rtt, mss));
+        self.pacing.on_sent(now, rate, p.bytes, goal);
         self.cc.on_sent(
             now,
             &SentPacket {

@@ -120,3 +120,87 @@ fn one_timer_serves_loss_detection_and_the_controller() {
     assert!(!s.rtt().has_sample());
     assert_eq!((s.in_flight(), s.next_pn()), (MSS, 2));
 }
+
+fn linux_sender() -> (Sender<u64>, Log) {
+    let (mut s, log) = sender(None);
+    s.set_loss_rules(LossRules::linux());
+    (s, log)
+}
+
+#[test]
+fn tcp_timeouts_probe_the_tail_once_then_the_rto_declares_everything_lost() {
+    let (mut s, log) = linux_sender();
+    send(&mut s, ms(1000), 10);
+    ack(&mut s, ms(1100), &[0..=0], 0, &[]);
+    // srtt 100 ms, rttvar 50 ms: RTO = 100 + max(4 × 50, 200) = 300 ms from this ACK; the
+    // tail-loss probe comes first, 2·srtt + 2 ms after it (9 packets in flight).
+    assert_eq!(s.loss_deadline(), Some(ms(1302)));
+    let t = s.on_loss_timeout(ms(1302), &mut |_| {});
+    assert_eq!(t, Timeout::Probe { probes: 1 });
+    take(&log);
+    assert_eq!(s.poll_send(ms(1302), MSS), SendPermit::Now);
+    send(&mut s, ms(1302), 1);
+    assert_eq!(s.poll_send(ms(1302), MSS), SendPermit::Blocked);
+    // Then the RTO, still counted from the ACK: all 10 packets in flight are lost and the
+    // controller hears persistent congestion (the window's collapse, `tcp_enter_loss`).
+    assert_eq!(s.loss_deadline(), Some(ms(1400)));
+    let mut lost = Vec::new();
+    let t = s.on_loss_timeout(ms(1400), &mut |e| lost.push(e));
+    assert_eq!(
+        t,
+        Timeout::Losses(LossOutcome {
+            lost_packets: 10,
+            persistent_congestion: true
+        })
+    );
+    assert_eq!((lost.len(), s.in_flight()), (10, 0));
+    let losses: Vec<_> = take(&log)
+        .into_iter()
+        .filter(|l| l.starts_with("loss"))
+        .collect();
+    assert_eq!(
+        losses,
+        ["loss 10 packets largest=10 in_flight=0 persistent=true"]
+    );
+    // Linux keeps its min RTT filter through an RTO.
+    assert_eq!(s.rtt().min(), Duration::from_millis(100));
+    // The resent packet starts the timer again, backed off: 2 × 300 ms.
+    send(&mut s, ms(1400), 1);
+    assert_eq!(s.loss_deadline(), Some(ms(2000)));
+}
+
+#[test]
+fn a_lone_packet_waits_the_minimum_rto_longer_for_its_probe() {
+    let (mut s, _log) = linux_sender();
+    send(&mut s, ms(1000), 2);
+    ack(&mut s, ms(1040), &[0..=0], 0, &[]);
+    // One packet in flight, srtt 40 ms: the probe waits for a delayed ACK, 2 × 40 + 200 ms,
+    // but not past the RTO (40 + max(80, 200) = 240 ms after the ACK).
+    assert_eq!(s.loss_deadline(), Some(ms(1280)));
+}
+
+#[test]
+fn rack_from_the_start_waits_the_latest_rtt_plus_a_quarter_min_rtt() {
+    for (linux, deadline_us) in [(false, 1_168_750), (true, 1_175_000)] {
+        let (mut s, _log) = if linux { linux_sender() } else { sender(None) };
+        send(&mut s, ms(1000), 10);
+        ack(&mut s, ms(1100), &[0..=0], 0, &[]);
+        // Packet 5 acknowledged 150 ms after it was sent: 1 and 2 are 3 or more below it (the
+        // packet threshold, in both); 3 and 4 wait for the time threshold: RFC 9002's 9/8 of
+        // max(srtt 106.25, latest 150) ms, or RACK's latest 150 + min 100 / 4 ms.
+        let lost = ack(&mut s, ms(1150), &[5..=5], 5, &[]);
+        let lost: Vec<_> = lost
+            .iter()
+            .filter_map(|e| match e {
+                PacketEvent::Lost { pn, .. } => Some(*pn),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(lost, [1, 2]);
+        assert_eq!(
+            s.loss_deadline(),
+            Some(Time::ZERO + Duration::from_micros(deadline_us)),
+            "linux = {linux}"
+        );
+    }
+}

@@ -192,6 +192,16 @@ pub trait ParamTable: DeserializeOwned + Serialize {
 /// every declared range and choice. Cross-parameter rules a range cannot state stay with the
 /// builder.
 pub fn parse<T: ParamTable>(cca: &str, p: &Params) -> Result<T, CcError> {
+    // Choices first, on the raw value: a field typed as an enum would otherwise be refused by
+    // serde in its own words, without the declared list.
+    for spec in T::PARAMS
+        .iter()
+        .filter(|s| matches!(s.kind, Kind::Choice(_)))
+    {
+        if let Some(v @ Value::String(_)) = p.get(spec.name) {
+            spec.check(cca, p, v)?;
+        }
+    }
     let parsed: T = parse_params(cca, p)?;
     let table = as_table(&parsed);
     for spec in T::PARAMS {

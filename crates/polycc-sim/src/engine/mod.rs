@@ -3,6 +3,7 @@
 
 mod app;
 pub mod delay_histogram;
+pub mod delayed_ack;
 mod events;
 mod fast_link;
 pub mod link;
@@ -18,7 +19,6 @@ pub use sender::DEFAULT_RWND;
 mod video;
 
 use crate::output::{RunOutput, Table};
-use crate::scenario::spec::Stack;
 use crate::scenario::{FlowModel, Model, Traffic};
 use crate::SimError;
 use app::App;
@@ -168,14 +168,15 @@ impl Simulator {
         registry: Arc<Registry>,
         options: Options,
     ) -> Result<Self, SimError> {
-        if let Some(i) = model.flows.iter().position(|f| f.stack == Stack::Linux) {
-            return Err(SimError::Scenario(crate::ScenarioError {
-                origin: model.scenario.name.clone(),
-                path: format!("flows ({}).stack", model.flows[i].id),
-                message: "\"linux\" (the kernel's TCP) runs with --backend emu; the simulator \
-                          has no model of it yet"
-                    .into(),
-            }));
+        // A kernel controller without a polycc model (`linux_stack`) can run only on the kernel.
+        for f in &model.flows {
+            if let Err(e) = &f.sim_cca {
+                return Err(SimError::Scenario(crate::ScenarioError {
+                    origin: model.scenario.name.clone(),
+                    path: format!("flows ({}).cca", f.id),
+                    message: e.clone(),
+                }));
+            }
         }
         let mut links = Vec::with_capacity(model.links.len() * 2);
         for l in &model.links {
@@ -261,14 +262,21 @@ impl Simulator {
             Traffic::Video(v) => v.packet,
             _ => self.model.packet_bytes(),
         };
-        let ctx = CcContext {
+        let mut ctx = CcContext {
             now: self.now,
             seed: z ^ (z >> 31),
             ..CcContext::new(packet)
         };
+        if let Some(n) = fm.host.initial_window_packets {
+            ctx.initial_cwnd = n * packet;
+        }
+        let spec = fm
+            .sim_cca
+            .as_ref()
+            .map_err(|e| SimError::Internal(e.clone()))?;
         let mut cc = self
             .registry
-            .build(&fm.cca, &ctx)
+            .build(spec, &ctx)
             .map_err(|e| SimError::Internal(format!("flow {}: {e}", fm.id)))?;
         if let Some(i) = intent {
             cc.set_intent(self.now, i);
@@ -367,6 +375,7 @@ impl Simulator {
                 fm.pacing,
                 fm.rwnd,
             );
+            s.set_host(&fm.host);
             if let Traffic::Video(v) = &fm.traffic {
                 if !v.retransmit {
                     s.no_retransmission();
@@ -387,7 +396,8 @@ impl Simulator {
             model: fm.clone(),
             sender,
             timers: SenderTimers::default(),
-            receiver: Receiver::new(fm.ack_every, fm.max_ack_delay, keep_log),
+            receiver: Receiver::new(fm.ack_every, fm.max_ack_delay, keep_log)
+                .with_acks(fm.host.acks),
             app: App::new(fm.traffic.clone(), sc.mss),
             data_route,
             ack_route,

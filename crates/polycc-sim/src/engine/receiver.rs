@@ -1,10 +1,12 @@
 //! The receiving end of a reliable flow: which packets and segments arrived, when to ACK, and the
 //! arrival log that carries per-packet receive times back to the sender as feedback.
 
+use super::delayed_ack::{LinuxDelayedAck, Segment};
 use super::events::Timer;
 use super::pn_ranges::{Arrived, PnRanges};
 use super::segset::SegSet;
 use super::sender::NO_SEGMENT;
+use crate::scenario::host::ReceiverAcks;
 use polycc::signals::Arrival;
 use polycc::units::{Duration, Time};
 use std::collections::VecDeque;
@@ -24,6 +26,8 @@ pub struct Receiver {
     pub log: VecDeque<Arrival>,
     pub log_base: u64,
     pub keep_log: bool,
+    /// Linux's delayed ACKs instead of `ack_every` and `max_ack_delay` (the Linux stack).
+    linux: Option<LinuxDelayedAck>,
 }
 
 /// What the receiver decided about an arriving packet.
@@ -47,6 +51,16 @@ impl Receiver {
             log: VecDeque::new(),
             log_base: 0,
             keep_log,
+            linux: None,
+        }
+    }
+
+    /// Acknowledges as `acks` says: the policy given to [`Receiver::new`], or Linux's delayed
+    /// ACKs ([`LinuxDelayedAck`]).
+    pub fn with_acks(self, acks: ReceiverAcks) -> Self {
+        Receiver {
+            linux: (acks == ReceiverAcks::Linux).then(LinuxDelayedAck::default),
+            ..self
         }
     }
 
@@ -61,11 +75,27 @@ impl Receiver {
                 arrival_time: now,
             });
         }
+        let (next_seg, hole) = (self.segs.cumulative(), self.segs.has_hole());
         let new_segment = seg != NO_SEGMENT && self.segs.insert(seg);
         self.unacked += 1;
-        // RFC 9000 §13.2.1 / RFC 5681 §4.2: acknowledge at once when a gap appears and when a
-        // packet arrives below the largest (it fills a hole, or is a duplicate).
-        let ack_now = !in_order || self.unacked >= self.ack_every;
+        let ack_now = match self.linux.as_mut() {
+            // RFC 9000 §13.2.1 / RFC 5681 §4.2: acknowledge at once when a gap appears and when
+            // a packet arrives below the largest (it fills a hole, or is a duplicate).
+            None => !in_order || self.unacked >= self.ack_every,
+            // TCP's receiver goes by sequence (segments), not by packet numbers.
+            Some(d) => {
+                let kind = if !new_segment {
+                    Segment::Duplicate
+                } else if seg != next_seg {
+                    Segment::AboveHole
+                } else if hole {
+                    Segment::FillsHole
+                } else {
+                    Segment::InOrder
+                };
+                d.on_segment(now, kind, self.unacked)
+            }
+        };
         Received {
             new_segment,
             ack_now,
@@ -74,7 +104,10 @@ impl Receiver {
 
     /// When the delayed-ACK timer should fire after a packet that was not acknowledged at once.
     pub fn ack_deadline(&self, now: Time) -> Time {
-        now + self.max_ack_delay
+        match &self.linux {
+            None => now + self.max_ack_delay,
+            Some(d) => d.deadline(now),
+        }
     }
 
     /// Builds the fields of an ACK sent at `now`: (last arrival-run index, largest pn, ACK
@@ -82,6 +115,9 @@ impl Receiver {
     pub fn make_ack(&mut self, now: Time) -> Option<(u64, u64, Duration, u64)> {
         let (idx, largest) = (self.pns.runs().last_index()?, self.pns.largest()?);
         self.unacked = 0;
+        if let Some(d) = self.linux.as_mut() {
+            d.on_ack_sent();
+        }
         self.ack_timer.cancel();
         Some((
             idx as u64,

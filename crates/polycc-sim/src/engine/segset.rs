@@ -23,6 +23,11 @@ impl SegSet {
         self.cum
     }
 
+    /// Members above `cumulative()` exist: there is a hole below them.
+    pub fn has_hole(&self) -> bool {
+        !self.words.is_empty()
+    }
+
     pub fn contains(&self, i: u64) -> bool {
         if i < self.cum {
             return true;

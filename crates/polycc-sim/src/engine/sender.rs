@@ -8,6 +8,7 @@ use super::pn_ranges::Runs;
 use super::recorder::FlowStats;
 use super::segset::SegSet;
 use super::send_jitter::SendJitter;
+use crate::scenario::host::HostModel;
 use polycc::signals::Arrival;
 use polycc::units::{Bytes, Duration, Rate, Time};
 use polycc::CongestionControl;
@@ -158,6 +159,12 @@ impl Sender {
     /// The pacing rate in force (the controller's, else the transport's fallback).
     pub fn pacing_rate(&self) -> Option<Rate> {
         self.transport.pacing_rate()
+    }
+
+    /// Follows the host model's loss rules and pacer (`HostModel`).
+    pub fn set_host(&mut self, host: &HostModel) {
+        self.transport.set_loss_rules(host.loss_rules);
+        self.transport.set_pacer(host.pacer);
     }
 
     /// Lost segments are not resent (real-time media without retransmission).

@@ -1,6 +1,8 @@
 //! Scenario files: parsing (TOML or JSON), validation with errors that name the file and the key,
 //! and resolution into the model the engine runs.
 
+pub mod host;
+pub mod linux_stack;
 pub mod quantity;
 mod resolve;
 pub mod spec;
@@ -219,7 +221,11 @@ impl Traffic {
 #[derive(Clone, Debug)]
 pub struct FlowModel {
     pub id: String,
+    /// The controller as the scenario names it (on the Linux stack, a kernel controller).
     pub cca: polycc::CcSpec,
+    /// The polycc controller the simulator runs: `cca` on the quic stack; on the Linux stack its
+    /// model ([`linux_stack::controller`]), or why the simulator has none.
+    pub sim_cca: Result<polycc::CcSpec, String>,
     pub rtt: Duration,
     pub start: Duration,
     pub stop: Option<Duration>,
@@ -239,6 +245,8 @@ pub struct FlowModel {
     /// Host send-time noise; `None` when `send_jitter` is zero.
     pub send_jitter: Option<SendJitterModel>,
     pub stack: spec::Stack,
+    /// What the end hosts do where stacks differ (from `stack`).
+    pub host: host::HostModel,
 }
 
 /// A validated scenario.

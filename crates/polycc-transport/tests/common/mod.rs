@@ -6,8 +6,8 @@
 pub use polycc::signals::{AckEvent, Arrival, Feedback, LossEvent, PacketOutcome, SentPacket};
 pub use polycc::{Bytes, Calibration, CongestionControl, Duration, Time};
 pub use polycc_transport::{
-    AckError, AckInfo, Config, EcnCounts, Outgoing, PacketEvent, SendError, SendPermit, Sender,
-    Timeout, PTO_PROBES,
+    AckError, AckInfo, Config, EcnCounts, LossOutcome, LossRules, Outgoing, PacketEvent, SendError,
+    SendPermit, Sender, Timeout, PTO_PROBES,
 };
 pub use std::sync::{Arc, Mutex};
 

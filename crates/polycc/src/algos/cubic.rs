@@ -1,10 +1,18 @@
 //! CUBIC as RFC 9438, with HyStart++ (RFC 9406) for the initial slow start.
 //!
+//! Linux's CUBIC (`net/ipv4/tcp_cubic.c`) is the same controller with four parameters set
+//! otherwise (`stack = "linux"` sets them; see [`CubicConfig`]): `beta` = 717/1024,
+//! `alpha_to_one = false` (the kernel's Reno-friendly estimate grows at α_cubic throughout),
+//! `target_rtt = "min"` (the curve is read `delay_min` ahead, not srtt), `hystart_variant =
+//! "linux"` (HyStart's ACK train and delay signals, `hystart.rs`, instead of HyStart++) and
+//! `min_growth_before_loss = 0.05` (until the first loss the window grows at least 5 % per RTT).
+//!
 //! The window is kept in bytes; the cubic curve and the Reno-friendly estimate are computed in
 //! segments of the ACK's MSS, as the RFC defines them, and converted back. Growth smaller than a
 //! byte is carried over (`reno::ByteCarry`) so that slow per-ACK increments are not lost to
 //! rounding. Recovery, the window's bounds and calibration are the Reno family's (`reno/`).
 
+use crate::algos::hystart::LinuxHyStart;
 use crate::algos::reno;
 use crate::algos::reno::{reno_family_methods, reno_window_in, ByteCarry, RenoFamily, RenoWindow};
 use crate::algos::round::RoundTracker;
@@ -29,6 +37,11 @@ pub const FAST_CONVERGENCE: bool = true;
 pub const RENO_FRIENDLY: bool = true;
 /// RFC 9438 §4.2: the target may exceed cwnd by at most half a window per RTT.
 const MAX_TARGET_GROWTH: f64 = 1.5;
+/// tcp_cubic.c `beta` = 717/1024 (`BICTCP_BETA_SCALE`): Linux's β_cubic.
+pub const LINUX_BETA: f64 = 717.0 / 1024.0;
+/// tcp_cubic.c `bictcp_update`: while `last_max_cwnd == 0` (no loss yet, or since an RTO) the
+/// per-ACK divisor `cnt` is at most 20, "increase cwnd 5% per RTT".
+pub const LINUX_MIN_GROWTH_BEFORE_LOSS: f64 = 0.05;
 
 /// RFC 9406 §4.3: lower bound of the RTT increase that ends slow start.
 pub const HYSTART_MIN_RTT_THRESH: Duration = Duration::from_millis(4);
@@ -80,6 +93,42 @@ pub struct CubicConfig {
     pub hystart: bool,
     /// Whether the window may follow the Reno-friendly estimate W_est when it is above the curve.
     pub reno_friendly: bool,
+    /// The slow-start exit `hystart` enables: HyStart++ (RFC 9406) or Linux's HyStart.
+    pub hystart_variant: HyStartVariant,
+    /// Whether W_est's growth rate switches from α_cubic to 1 once W_est reaches cwnd_prior
+    /// (RFC 9438 §4.3); Linux's `tcp_friendliness` keeps α_cubic (about 0.53 segment per RTT).
+    pub alpha_to_one: bool,
+    /// The RTT ahead of t at which the cubic curve is read for the target (RFC 9438 §4.2).
+    pub target_rtt: TargetRtt,
+    /// Least growth per RTT, as a fraction of the window, in congestion avoidance before the
+    /// first congestion event (and after persistent congestion): Linux's 5 % (`cnt` ≤ 20 while
+    /// `last_max_cwnd == 0`), which matters after HyStart ends slow start on a flat curve.
+    /// 0: none (RFC 9438).
+    pub min_growth_before_loss: f64,
+}
+
+/// Which slow-start exit CUBIC uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HyStartVariant {
+    /// HyStart++ (RFC 9406): a delay rise starts Conservative Slow Start, which ends slow start
+    /// after 5 rounds unless the delay falls back.
+    #[default]
+    Rfc9406,
+    /// Linux's HyStart (`tcp_cubic.c`): an ACK train or a delay rise ends slow start at once.
+    Linux,
+}
+
+/// The RTT by which the target looks ahead of t on the cubic curve.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetRtt {
+    /// The smoothed RTT (RFC 9438 §4.2).
+    #[default]
+    Smoothed,
+    /// The minimum RTT (Linux `bictcp_update`: `t += delay_min`), which keeps a deep queue from
+    /// speeding up the curve.
+    Min,
 }
 
 impl Default for CubicConfig {
@@ -90,6 +139,10 @@ impl Default for CubicConfig {
             fast_convergence: FAST_CONVERGENCE,
             hystart: true,
             reno_friendly: RENO_FRIENDLY,
+            hystart_variant: HyStartVariant::Rfc9406,
+            alpha_to_one: true,
+            target_rtt: TargetRtt::Smoothed,
+            min_growth_before_loss: 0.0,
         }
     }
 }
@@ -130,6 +183,32 @@ impl ParamTable for CubicConfig {
             "the window follows the Reno-friendly estimate when above the curve (false: the curve alone, as ns-3 3.37 TcpCubic)",
             "RFC 9438 §4.3; Linux tcp_friendliness = 1",
         ),
+        ParamSpec::new(
+            "hystart_variant",
+            Kind::Choice(&["rfc9406", "linux"]),
+            "the slow-start exit `hystart` enables: HyStart++, or Linux's HyStart (ACK train or delay rise)",
+            "RFC 9406; Linux tcp_cubic.c hystart_update",
+        ),
+        ParamSpec::new(
+            "alpha_to_one",
+            Kind::Bool,
+            "W_est grows at 1 segment per RTT once it reaches cwnd_prior (false: α_cubic throughout, as Linux)",
+            "RFC 9438 §4.3; Linux tcp_cubic.c bictcp_update",
+        ),
+        ParamSpec::new(
+            "target_rtt",
+            Kind::Choice(&["smoothed", "min"]),
+            "the RTT ahead of t at which the curve is read for the target",
+            "RFC 9438 §4.2; Linux tcp_cubic.c bictcp_update (delay_min)",
+        ),
+        // Up to doubling per RTT, slow start's own pace.
+        ParamSpec::new(
+            "min_growth_before_loss",
+            Kind::Number,
+            "least growth per RTT, as a fraction of the window, before the first congestion event",
+            "Linux tcp_cubic.c bictcp_update: cnt <= 20 while last_max_cwnd == 0",
+        )
+        .range(0.0, 1.0),
     ];
 }
 
@@ -176,11 +255,16 @@ pub struct Cubic {
     app_limited_since: Option<Time>,
     /// `Some` during the initial slow start when HyStart++ is enabled.
     hystart: Option<HyStart>,
+    /// `Some` in slow start (initial, or after persistent congestion) when Linux's HyStart is.
+    linux_hystart: Option<LinuxHyStart>,
+    /// A congestion event set W_max since the start or the last persistent congestion (Linux
+    /// `last_max_cwnd != 0`).
+    congestion_seen: bool,
 }
 
 impl Cubic {
-    /// CUBIC in slow start from the context's initial window, with HyStart++ armed when
-    /// `cfg.hystart` is set.
+    /// CUBIC in slow start from the context's initial window, with HyStart++ or Linux's HyStart
+    /// armed when `cfg.hystart` is set.
     pub fn new(ctx: &CcContext, cfg: CubicConfig) -> Self {
         Cubic {
             cfg,
@@ -191,8 +275,15 @@ impl Cubic {
             epoch: None,
             after_timeout: false,
             app_limited_since: None,
-            hystart: cfg.hystart.then(HyStart::default),
+            hystart: (cfg.hystart && cfg.hystart_variant == HyStartVariant::Rfc9406)
+                .then(HyStart::default),
+            linux_hystart: Self::linux_hystart(&cfg),
+            congestion_seen: false,
         }
+    }
+
+    fn linux_hystart(cfg: &CubicConfig) -> Option<LinuxHyStart> {
+        (cfg.hystart && cfg.hystart_variant == HyStartVariant::Linux).then(LinuxHyStart::default)
     }
 
     /// α_cubic = 3(1 − β)/(1 + β) (RFC 9438 §4.3): makes the Reno-friendly estimate grow as fast
@@ -262,6 +353,14 @@ impl Cubic {
         self.grow(ack.acked_bytes as f64 / divisor as f64);
     }
 
+    /// Linux's HyStart, when armed, on an ACK in slow start: whether slow start ends here.
+    fn linux_hystart_exits(&mut self, now: Time, ack: &AckEvent) -> bool {
+        let (cwnd, mss) = (self.reno.cwnd, self.reno.mss);
+        self.linux_hystart
+            .as_mut()
+            .is_some_and(|hs| hs.on_ack(now, ack, cwnd, mss).is_some())
+    }
+
     fn start_epoch(&mut self, now: Time, seg: f64) {
         let cwnd = self.reno.cwnd as f64;
         if self.after_timeout || self.w_max <= cwnd {
@@ -290,10 +389,20 @@ impl Cubic {
         };
         let cwnd_seg = self.reno.cwnd as f64 / seg;
         let t = (now - epoch.start).as_secs_f64();
-        let rtt = ack.rtt.smoothed.as_secs_f64();
+        let rtt = match self.cfg.target_rtt {
+            TargetRtt::Smoothed => ack.rtt.smoothed,
+            TargetRtt::Min => ack.rtt.min,
+        }
+        .as_secs_f64();
+        // Linux's floor on growth before the first loss (zero unless configured).
+        let floor = if self.congestion_seen {
+            0.0
+        } else {
+            self.cfg.min_growth_before_loss * ack.acked_bytes as f64
+        };
 
         // Reno-friendly region (RFC 9438 §4.3), in bytes: W_est += α·segments_acked/cwnd·seg.
-        let alpha = if epoch.w_est >= self.cwnd_prior {
+        let alpha = if self.cfg.alpha_to_one && epoch.w_est >= self.cwnd_prior {
             1.0
         } else {
             self.alpha_cubic()
@@ -308,12 +417,20 @@ impl Cubic {
                 self.reno.cwnd = w_est;
                 self.carry.reset();
             }
+            if floor > 0.0 {
+                self.grow(floor);
+            }
         } else {
             // Concave and convex regions (RFC 9438 §4.4, §4.5): aim at W_cubic one RTT ahead.
             let target = self
                 .w_cubic(t + rtt, epoch.k, seg)
                 .clamp(cwnd_seg, MAX_TARGET_GROWTH * cwnd_seg);
-            self.grow((target - cwnd_seg) / cwnd_seg * ack.acked_bytes as f64);
+            let growth = (target - cwnd_seg) / cwnd_seg * ack.acked_bytes as f64;
+            self.grow(if floor > 0.0 {
+                growth.max(floor)
+            } else {
+                growth
+            });
         }
     }
 }
@@ -339,6 +456,8 @@ impl RenoFamily for Cubic {
         self.epoch = None;
         self.after_timeout = false;
         self.hystart = None;
+        self.linux_hystart = None;
+        self.congestion_seen = true;
     }
 
     /// Persistent congestion, QUIC's equivalent of an RTO (RFC 9438 §4.8, RFC 9002 §7.6.2). The
@@ -348,6 +467,10 @@ impl RenoFamily for Cubic {
         self.after_timeout = true;
         self.hystart = None;
         self.app_limited_since = None;
+        // Linux's RTO resets CUBIC (`bictcp_reset`, `bictcp_hystart_reset` on TCP_CA_Loss): W_max
+        // forgotten and HyStart armed again for the slow start back to ssthresh.
+        self.linux_hystart = Self::linux_hystart(&self.cfg);
+        self.congestion_seen = false;
     }
 
     /// A written window restarts the curve from it; W_max is kept, so CUBIC still aims back at
@@ -360,6 +483,7 @@ impl RenoFamily for Cubic {
     /// threshold has taken that decision over.
     fn on_ssthresh_written(&mut self) {
         self.hystart = None;
+        self.linux_hystart = None;
     }
 }
 
@@ -373,6 +497,9 @@ impl CongestionControl for Cubic {
     fn on_sent(&mut self, _now: Time, sent: &SentPacket) {
         if let Some(hs) = self.hystart.as_mut() {
             hs.rounds.on_sent(sent.pn);
+        }
+        if let Some(hs) = self.linux_hystart.as_mut() {
+            hs.on_sent(sent.pn);
         }
     }
 
@@ -393,6 +520,12 @@ impl CongestionControl for Cubic {
             }
         }
         let seg = if ack.mss > 0 { ack.mss } else { self.reno.mss } as f64;
+        if self.reno.in_slow_start() && self.linux_hystart_exits(now, ack) {
+            // The kernel runs HyStart (`pkts_acked`) before `cong_avoid`: this ACK already grows
+            // the window in congestion avoidance.
+            self.exit_slow_start();
+            self.linux_hystart = None;
+        }
         if self.reno.in_slow_start() {
             self.slow_start(ack);
         } else {
@@ -431,7 +564,9 @@ impl CongestionControl for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algos::test_support::{ack, assert_params, loss, persistent_congestion, Flow};
+    use crate::algos::test_support::{
+        ack, assert_params, loss, persistent_congestion, start_in_ca, Flow,
+    };
     use crate::cc::Calibration;
     use crate::cc::ClampChange;
     use crate::estimators::rtt::RttSnapshot;
@@ -606,6 +741,139 @@ mod tests {
             (grown - curve).abs() < 0.5,
             "grew {grown} segments, curve {curve}"
         );
+    }
+
+    /// Linux's parameters (`stack = "linux"`), HyStart off so tests choose how slow start ends.
+    fn linux_no_hystart() -> CubicConfig {
+        CubicConfig {
+            beta: LINUX_BETA,
+            alpha_to_one: false,
+            target_rtt: TargetRtt::Min,
+            min_growth_before_loss: LINUX_MIN_GROWTH_BEFORE_LOSS,
+            ..no_hystart()
+        }
+    }
+
+    #[test]
+    fn without_the_alpha_switch_the_reno_friendly_estimate_keeps_alpha_cubic() {
+        // As `reno_friendly_region_grows_by_alpha_cubic_per_rtt`, past W_est = cwnd_prior: the
+        // RFC's α = 1 would add 20 segments in 20 RTTs; Linux's α_cubic adds about 10.6.
+        let mut flow = Flow::new(MSS, Duration::from_millis(1));
+        let cfg = CubicConfig {
+            alpha_to_one: false,
+            ..no_hystart()
+        };
+        let mut cc = after_loss_at(&mut flow, cfg, 100 * MSS);
+        flow.run_rtts(&mut cc, 82);
+        assert!(cc.cwnd() >= 100 * MSS);
+        let before = cc.cwnd() as f64 / MSS as f64;
+        flow.run_rtts(&mut cc, 20);
+        let grown = cc.cwnd() as f64 / MSS as f64 - before;
+        let alpha = 3.0 * (1.0 - BETA) / (1.0 + BETA);
+        assert!(
+            (grown - 20.0 * alpha).abs() < 1.0,
+            "grew {grown} segments in 20 RTTs"
+        );
+    }
+
+    /// The window one ACK adds 1 s into a CA epoch that started at 70 segments after a loss at
+    /// 100, with an RTT estimate of srtt 300 ms over a min RTT of 40 ms (a deep queue).
+    fn growth_one_second_in(target_rtt: TargetRtt) -> Bytes {
+        let cfg = CubicConfig {
+            target_rtt,
+            ..no_hystart()
+        };
+        let mut cc = cubic(cfg);
+        let t0 = Time::ZERO + Duration::from_secs(1);
+        start_in_ca(&mut cc, t0, 100 * MSS);
+        cc.on_loss(t0, &loss(0, t0, MSS, MSS));
+        assert_eq!(cc.cwnd(), 70 * MSS);
+        let rtt = RttSnapshot {
+            smoothed: Duration::from_millis(300),
+            min: Duration::from_millis(40),
+            has_sample: true,
+            ..RttSnapshot::default()
+        };
+        let sample = Duration::from_millis(300);
+        // The first ACK of a packet sent after the loss starts the epoch.
+        let t1 = t0 + Duration::from_millis(300);
+        cc.on_ack(t1, &ack(1, t0 + Duration(1), MSS, MSS, sample, rtt));
+        let w = cc.cwnd();
+        let t2 = t1 + Duration::from_secs(1);
+        cc.on_ack(t2, &ack(2, t1, MSS, MSS, sample, rtt));
+        cc.cwnd() - w
+    }
+
+    #[test]
+    fn the_target_reads_the_curve_srtt_or_min_rtt_ahead() {
+        // K = cbrt(30 / 0.4) s; W(t) = 0.4 (t − K)³ + 100 segments; growth per ACK of one
+        // segment is (W(t + rtt) − 70) / 70 segments.
+        let k = (30.0f64 / C).cbrt();
+        let expect = |rtt: f64| {
+            let w = C * (1.0 + rtt - k).powi(3) + 100.0;
+            (w - 70.0) / 70.0 * MSS as f64
+        };
+        let smoothed = growth_one_second_in(TargetRtt::Smoothed) as f64;
+        let min = growth_one_second_in(TargetRtt::Min) as f64;
+        assert!((smoothed - expect(0.3)).abs() <= 1.0, "{smoothed}");
+        assert!((min - expect(0.04)).abs() <= 1.0, "{min}");
+        assert!(smoothed > min + 30.0);
+    }
+
+    #[test]
+    fn linux_grows_at_least_five_percent_per_rtt_until_the_first_loss() {
+        // Congestion avoidance on a flat curve (W_max = cwnd = 100 segments, as after HyStart)
+        // with 1-ms RTTs: in 10 RTTs the curve adds nothing and the Reno-friendly estimate one
+        // segment per RTT (α = 1 at once: cwnd_prior is still 0) under RFC 9438. Linux's floor
+        // compounds 5 % per RTT: 100 · 1.05¹⁰ ≈ 163.
+        let run = |cfg: CubicConfig| {
+            let mut flow = Flow::new(MSS, Duration::from_millis(1));
+            let mut cc = cubic(cfg);
+            start_in_ca(&mut cc, flow.now, 100 * MSS);
+            flow.run_rtts(&mut cc, 10);
+            (cc.cwnd() / MSS, flow, cc)
+        };
+        let (rfc, ..) = run(no_hystart());
+        assert!((108..=111).contains(&rfc), "{rfc}");
+        let (linux, mut flow, mut cc) = run(linux_no_hystart());
+        assert!((158..=165).contains(&linux), "{linux}");
+        // After a loss the floor is gone: over 20 RTTs the window grows by α_cubic per RTT
+        // (about 10.6 segments), where 5 % per RTT would have been 1.05²⁰ ≈ 2.65 times.
+        flow.lose_fresh(&mut cc);
+        flow.run_rtts(&mut cc, 2);
+        let w = cc.cwnd() / MSS;
+        flow.run_rtts(&mut cc, 20);
+        let grown = cc.cwnd() / MSS - w;
+        assert!((8..=13).contains(&grown), "grew {grown} segments from {w}");
+    }
+
+    #[test]
+    fn linux_hystart_ends_slow_start_at_once_on_a_delay_rise() {
+        let mut flow = Flow::new(MSS, Duration::from_millis(100));
+        let cfg = CubicConfig {
+            hystart: true,
+            hystart_variant: HyStartVariant::Linux,
+            ..linux_no_hystart()
+        };
+        let mut cc = cubic(cfg);
+        // 10 → 20 → 40 packets at 100 ms; the Flow's ACKs arrive together, so no ACK train.
+        run_round(&mut flow, &mut cc);
+        run_round(&mut flow, &mut cc);
+        assert_eq!(cc.telemetry().state, "slow_start");
+        // 12.5 ms more (threshold clamp(100/8, 4, 16) = 12.5 ms) is not above the threshold.
+        flow.rtt = Duration::from_micros(112_500);
+        run_round(&mut flow, &mut cc);
+        run_round(&mut flow, &mut cc);
+        assert_eq!(cc.telemetry().state, "slow_start");
+        // 113 ms: the round's 9th sample ends slow start, with no conservative phase.
+        flow.rtt = Duration::from_millis(113);
+        let w = cc.cwnd();
+        run_round(&mut flow, &mut cc);
+        run_round(&mut flow, &mut cc);
+        // The round at 112.5 ms doubled the window to 2w; the 9th ACK of the next ends slow start
+        // after 8 ACKs' growth, and ssthresh is the window then.
+        assert_eq!(cc.telemetry().state, "congestion_avoidance");
+        assert_eq!(cc.ssthresh(), Some(2 * w + 8 * MSS));
     }
 
     #[test]
@@ -824,6 +1092,9 @@ mod tests {
         assert_params(
             json!({"name": "cubic", "beta": 0.8, "c": 0.5, "fast_convergence": false, "hystart": false}),
             &[
+                json!({"name": "cubic", "min_growth_before_loss": 1.5}),
+                json!({"name": "cubic", "hystart_variant": "hystart3"}),
+                json!({"name": "cubic", "target_rtt": "max"}),
                 json!({"name": "cubic", "beta": 1.5}),
                 json!({"name": "cubic", "c": -1.0}),
                 json!({"name": "cubic", "betta": 0.7}),

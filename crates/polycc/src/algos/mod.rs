@@ -6,6 +6,7 @@ pub mod cubic;
 pub mod gcc;
 pub mod htcp;
 pub mod hybla;
+pub mod hystart;
 pub mod illinois;
 pub mod ledbat;
 pub mod ledbat_pp;

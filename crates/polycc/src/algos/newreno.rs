@@ -163,6 +163,25 @@ mod tests {
     }
 
     #[test]
+    fn acks_of_two_packets_add_one_mss_per_window_as_linux_reno() {
+        // Linux `tcp_reno_cong_avoid` counts packets acknowledged (`tcp_cong_avoid_ai`), not
+        // ACKs: a receiver that acknowledges every second segment (the Linux stack's) still
+        // gets one MSS per window. Window 10 MSS: five ACKs of two packets add one.
+        use crate::algos::test_support::{ack, start_in_ca};
+        let mut cc = newreno();
+        let t = Time::ZERO + Duration::from_secs(1);
+        start_in_ca(&mut cc, t, 10 * MSS);
+        let rtt = Duration::from_millis(40);
+        let snap = crate::estimators::rtt::RttSnapshot::default();
+        for k in 0..5 {
+            let mut a = ack(2 * k + 1, t, 2 * MSS, MSS, rtt, snap);
+            a.acked_packets = 2;
+            cc.on_ack(t + rtt, &a);
+        }
+        assert_eq!(cc.cwnd(), 11 * MSS);
+    }
+
+    #[test]
     fn persistent_congestion_collapses_to_the_minimum() {
         let mut cc = newreno();
         cc.on_loss(Time::ZERO, &persistent_congestion(0, Time::ZERO, MSS));

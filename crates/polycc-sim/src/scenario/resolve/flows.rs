@@ -2,10 +2,12 @@
 //! flows of the same settings.
 
 use super::{intents, traffic};
+use crate::scenario::host::HostModel;
 use crate::scenario::quantity::Size;
 use crate::scenario::spec::{AckPolicy, DelayedAck, FlowSpec, JitterDistribution, Scenario, Stack};
 use crate::scenario::{
-    bytes_of, FlowModel, Origin, ScenarioError, SendJitterModel, Traffic, MAX_SEND_JITTER,
+    bytes_of, linux_stack, FlowModel, Origin, ScenarioError, SendJitterModel, Traffic,
+    MAX_SEND_JITTER,
 };
 use polycc::registry::Registry;
 use polycc::units::Duration;
@@ -88,32 +90,48 @@ fn resolve_flow(cx: &Context, i: usize, f: &FlowSpec) -> Result<FlowModel, Scena
     let (intent, intent_schedule) = intents::resolve_intents(origin, i, f, &traffic)?;
     let send_jitter =
         resolve_send_jitter(f, &traffic).map_err(|m| origin.err(at("send_jitter"), m))?;
-    if f.stack == Stack::Linux {
+    let linux = f.stack == Stack::Linux;
+    let sim_cca = if linux {
         check_kernel_flow(origin, &at, f, &traffic)?;
-    } else if !traffic.is_unresponsive() {
+        linux_stack::controller(f.cca.name())
+    } else {
+        Ok(f.cca.clone())
+    };
+    if let (Ok(cca), false) = (&sim_cca, traffic.is_unresponsive()) {
         let cc = cx
             .registry
-            .build(&f.cca, &CcContext::new(cx.full_packet))
+            .build(cca, &CcContext::new(cx.full_packet))
             .map_err(|e| origin.err(at("cca"), e.to_string()))?;
         check_frames(cc.as_ref(), f, &traffic).map_err(|m| origin.err(at("cca"), m))?;
     }
     Ok(FlowModel {
         id: f.id.clone(),
         cca: f.cca.clone(),
+        sim_cca,
         rtt: f.rtt.value,
         start: f.start.value,
         stop: f.stop.as_ref().map(|s| s.value),
         traffic,
         path,
         reverse: f.reverse,
-        ack_every,
-        max_ack_delay,
-        pacing: f.pacing,
+        // The kernel's TCP carries no ACK delay and paces only when the controller asks.
+        ack_every: if linux {
+            linux_stack::SEGMENTS_PER_ACK
+        } else {
+            ack_every
+        },
+        max_ack_delay: if linux { Duration::ZERO } else { max_ack_delay },
+        pacing: f.pacing && !linux,
         rwnd,
         intent,
         intent_schedule,
         send_jitter,
         stack: f.stack,
+        host: if linux {
+            linux_stack::host()
+        } else {
+            HostModel::default()
+        },
     })
 }
 

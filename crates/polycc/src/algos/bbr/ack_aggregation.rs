@@ -1,8 +1,9 @@
-//! The ACK-aggregation allowance (`extra_acked`, BBR v2+).
+//! The ACK-aggregation allowance (`extra_acked`: BBR v3, and v1 with its `extra_acked` parameter,
+//! as Linux has had it since 4.19).
 
 use crate::units::{Bytes, Rate, Time};
 
-/// ACK-aggregation estimator (Linux `bbr_update_ack_aggregation`, BBR v2+): the data acked beyond
+/// ACK-aggregation estimator (Linux `bbr_update_ack_aggregation`): the data acked beyond
 /// what the bandwidth estimate explains since an epoch began, max-filtered over two windows of
 /// `win_rounds` round trips; it lets cwnd cover the silences between aggregated ACKs.
 #[derive(Clone, Debug)]

@@ -9,8 +9,9 @@
 //! bounds), [`pacing`], [`quantum`] (the TSO send quantum), `rounds` (round counting),
 //! [`min_rtt`] (the filter and the PROBE_RTT clock), [`probe_rtt`] (the hold), `recovery`
 //! (loss recovery's save / restore), `handover` (calibrate, hand over, adopt),
-//! `ack_aggregation` and `tx_records` (v3's), `prng`. This machinery is crate-private; the public
-//! modules among them only carry the Linux constants they are built on.
+//! `ack_aggregation` (v3's, and v1's with `extra_acked`), `tx_records` (v3's), `prng`. This
+//! machinery is crate-private; the public modules among them only carry the Linux constants they
+//! are built on.
 
 pub(crate) mod ack_aggregation;
 pub(crate) mod bdp;

@@ -161,6 +161,7 @@ pub fn build(
             cwnd_gain: CWND_GAIN,
             startup_gain: HIGH_GAIN,
             send_quantum_packets: None,
+            extra_acked: false,
             scavenger: Some(ScavengerRule {
                 threshold: Duration::from_secs_f64(params.rtt_dev_threshold_ms / 1e3),
                 hold: Duration::from_secs_f64(params.probe_rtt_ms / 1e3),

@@ -29,6 +29,7 @@ fn v1_with_quantum(seed: u64, send_quantum_packets: Option<u64>) -> BbrV1 {
             cwnd_gain: v1::CWND_GAIN,
             startup_gain: v1::HIGH_GAIN,
             send_quantum_packets,
+            extra_acked: false,
             scavenger: None,
         },
     )
@@ -329,6 +330,47 @@ fn v1_quantization_budget_is_three_tso_goals_or_three_fixed_quanta() {
     );
     // A larger fixed quantum (4 packets: 30 + 12).
     assert_eq!(v1_unity_phase_cwnd_packets(Some(4)), 42);
+}
+
+#[test]
+fn v1_extra_acked_adds_the_aggregated_excess_to_the_window_when_on() {
+    // In a unity phase the target is 2·BDP + budget = 36 packets (above). With `extra_acked`,
+    // smooth ACKs (one packet a millisecond, 1.5 due) show one packet of excess per epoch: 30 +
+    // 1 + 6, rounded up to even, is 38. Then 20 ACKs arrive at once after 10 ms of silence: the
+    // allowance becomes the 20 packets of the burst (the epoch restarts on its first ACK, as 15
+    // packets were due by then) and the target 30 + 20 + 6 = 56; without it, the window stays
+    // at 36.
+    for (extra_acked, smooth, want) in [(false, 36, 36), (true, 38, 56)] {
+        let mut cc = BbrV1::new(
+            &CcContext::new(MSS),
+            BbrV1Config {
+                seed: 3,
+                cwnd_gain: v1::CWND_GAIN,
+                startup_gain: v1::HIGH_GAIN,
+                send_quantum_packets: None,
+                extra_acked,
+                scavenger: None,
+            },
+        );
+        let mut p = Path::new();
+        p.adopt(&mut cc);
+        p.in_flight = 40 * MSS;
+        while cc.cycle_idx() < 2 {
+            p.step(&mut cc);
+        }
+        p.run(&mut cc, 3);
+        assert_eq!(cc.cwnd() / MSS, smooth, "extra_acked = {extra_acked}");
+        p.now += Duration::from_millis(10);
+        for _ in 0..20 {
+            let ev = p.ack_event();
+            cc.on_ack(p.now, &ev);
+        }
+        p.run(&mut cc, 20);
+        assert!(cc.cycle_idx() >= 2, "still in a unity phase");
+        assert_eq!(cc.cwnd() / MSS, want, "extra_acked = {extra_acked}");
+        let t = cc.telemetry().get("extra_acked_bytes");
+        assert_eq!(t, extra_acked.then_some(20.0 * MSS as f64));
+    }
 }
 
 #[test]
@@ -745,6 +787,7 @@ fn bbr_s() -> BbrV1 {
             cwnd_gain: v1::CWND_GAIN,
             startup_gain: v1::HIGH_GAIN,
             send_quantum_packets: None,
+            extra_acked: false,
             scavenger: Some(ScavengerRule::default()),
         },
     )

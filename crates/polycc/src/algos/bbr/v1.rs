@@ -8,12 +8,14 @@
 //! refreshed for 10 s). Loss: packet conservation for the first round of recovery, then the window
 //! saved at the start of recovery is restored.
 //!
-//! Deliberately absent, as in the original v1: the ACK-aggregation allowance (`extra_acked`,
-//! added to Linux's v1 in 4.19 and part of BBR v2/v3): with ACK aggregation BBR v1's cwnd of
-//! 2·BDP limits it, which is its known behaviour. Not modelled either: long-term policer detection
-//! (`lt_bw`), and the earliest-departure-time correction of in-flight (`bbr_packets_in_net_at_edt`,
-//! which concerns the kernel's pacing layer).
+//! The ACK-aggregation allowance (`extra_acked`, added to Linux's v1 in 4.19: `tcp_bbr.c`
+//! `bbr_update_ack_aggregation`, `bbr_ack_aggregation_cwnd`) is a parameter, off by default as
+//! in the original v1, where with ACK aggregation the cwnd of 2·BDP limits BBR (its known
+//! behaviour); `stack = "linux"` turns it on, as the kernel has it. Not modelled: long-term
+//! policer detection (`lt_bw`), and the earliest-departure-time correction of in-flight
+//! (`bbr_packets_in_net_at_edt`, which concerns the kernel's pacing layer).
 
+use super::ack_aggregation::AckAggregation;
 use super::bdp::bdp;
 use super::cwnd;
 use super::handover::{self, LastAck};
@@ -57,6 +59,11 @@ pub const FULL_BW_THRESH: f64 = 1.25;
 pub const FULL_BW_COUNT: u32 = 3;
 /// Linux `TCP_INIT_CWND`: cwnd keeps growing until this many packets were delivered.
 const INIT_CWND_PACKETS: u64 = 10;
+/// Linux `bbr_extra_acked_win_rtts`: the extra_acked max filter spans 5–10 round trips.
+pub const EXTRA_ACKED_WIN_ROUNDS: u32 = 5;
+/// Linux `bbr_extra_acked_max_us`: the allowance is at most 100 ms at the estimated bandwidth
+/// (`bbr_extra_acked_gain` is 1).
+pub const EXTRA_ACKED_MAX: Duration = Duration::from_millis(100);
 /// ns-3 3.37 `TcpBbr::SetSendQuantum`: the send quantum is one segment whatever the pacing rate
 /// (ns-3 does not model TSO), so ns-3's quantization budget is 3 segments where Linux's is 3 TSO
 /// goals. `send_quantum_packets = 1` gives polycc's BBR that budget (VALIDATION.md, D8).
@@ -79,6 +86,8 @@ struct BbrParams {
     /// Packets per send quantum in the quantization budget; absent: Linux's TSO goal.
     #[serde(default)]
     send_quantum_packets: Option<u64>,
+    #[serde(default)]
+    extra_acked: bool,
 }
 
 fn default_cwnd_gain() -> f64 {
@@ -116,11 +125,17 @@ impl ParamTable for BbrParams {
         )
         .range(1.0, TSO_MAX_SEGS as f64)
         .when_absent("Linux's TSO goal, about 1 ms of the pacing rate"),
+        ParamSpec::new(
+            "extra_acked",
+            Kind::Bool,
+            "ACK-aggregation allowance: the cwnd target adds what ACK epochs delivered beyond the bandwidth estimate",
+            "Linux tcp_bbr.c bbr_update_ack_aggregation",
+        ),
     ];
 }
 
 /// Builds BBR v1 from scenario parameters (`seed`, `cwnd_gain`, `startup_gain`,
-/// `send_quantum_packets`), checking them against the declared schema.
+/// `send_quantum_packets`, `extra_acked`), checking them against the declared schema.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
@@ -134,6 +149,7 @@ pub fn build(
             cwnd_gain: params.cwnd_gain,
             startup_gain: params.startup_gain,
             send_quantum_packets: params.send_quantum_packets,
+            extra_acked: params.extra_acked,
             scavenger: None,
         },
     )))
@@ -152,6 +168,11 @@ pub struct BbrV1Config {
     /// Fixed send quantum (packets) of the quantization budget; `None`: Linux's TSO goal, about
     /// 1 ms of the pacing rate (`tso_goal_v1`). `Some(NS3_SEND_QUANTUM_PACKETS)` is ns-3's.
     pub send_quantum_packets: Option<u64>,
+    /// Linux's ACK-aggregation allowance: once the pipe is full, the cwnd target adds the most
+    /// data an ACK epoch delivered beyond what the bandwidth estimate explains (max over 5–10
+    /// rounds, at most the window and 100 ms at that bandwidth), so that aggregated ACKs (Wi-Fi,
+    /// delayed and stretched ACKs) do not leave the window short between bursts.
+    pub extra_acked: bool,
     /// BBR-S: yield by forcing PROBE_RTT on RTT deviation (see [`super::scavenger`]).
     pub scavenger: Option<ScavengerRule>,
 }
@@ -215,6 +236,8 @@ pub struct BbrV1 {
     rng: Prng,
     clamp: Option<Bytes>,
     last: LastAck,
+    /// `extra_acked`'s estimator (updated only when the parameter is on).
+    ack_agg: AckAggregation,
 }
 
 impl BbrV1 {
@@ -248,6 +271,7 @@ impl BbrV1 {
             rng: Prng::new(cfg.seed),
             clamp: None,
             last: LastAck::default(),
+            ack_agg: AckAggregation::new(ctx.now),
         }
     }
 
@@ -408,6 +432,16 @@ impl BbrV1 {
         }
     }
 
+    /// Linux `bbr_ack_aggregation_cwnd`: the allowance added to the cwnd target once the pipe
+    /// is full, when `extra_acked` is on.
+    fn aggregation_cwnd(&self) -> Bytes {
+        if !self.cfg.extra_acked || !self.full_bw_reached {
+            return 0;
+        }
+        let cap = self.max_bw().bytes_in(EXTRA_ACKED_MAX);
+        self.ack_agg.extra_acked().min(cap)
+    }
+
     /// Linux `bbr_set_cwnd` with `bbr_set_cwnd_to_recover_or_restore`.
     fn set_cwnd(&mut self, ack: &AckEvent, gain: f64) {
         let acked = ack.acked_bytes;
@@ -420,7 +454,19 @@ impl BbrV1 {
             if self.packet_conservation {
                 self.cwnd = self.cwnd.max(ack.in_flight.saturating_add(acked));
             } else {
-                let target = self.inflight(self.max_bw(), gain);
+                let target = match self.aggregation_cwnd() {
+                    0 => self.inflight(self.max_bw(), gain),
+                    extra => self.quantization_budget(
+                        bdp(
+                            self.max_bw(),
+                            self.min_rtt.min_rtt,
+                            gain,
+                            self.mss,
+                            self.init_cwnd,
+                        )
+                        .saturating_add(extra),
+                    ),
+                };
                 let early = ack.delivered < INIT_CWND_PACKETS * self.mss;
                 let (full, floor) = (self.full_bw_reached, self.min_cwnd_target());
                 self.cwnd = cwnd::grow(self.cwnd, acked, target, full, early, floor);
@@ -469,6 +515,7 @@ impl CongestionControl for BbrV1 {
         self.probe_rtt.on_sent(sent.pn);
         if self.last.restarts_from_idle(sent, &self.pacing) {
             self.idle_restart = true;
+            self.ack_agg.restart(now);
             match self.mode {
                 Mode::ProbeBw if self.max_bw() > Rate::ZERO => {
                     self.pacing.set(self.max_bw(), 1.0);
@@ -502,6 +549,17 @@ impl CongestionControl for BbrV1 {
             // never overestimate.
             if !r.is_app_limited || r.delivery_rate >= self.max_bw() {
                 self.bw.update(Time(self.rounds.count), r.delivery_rate);
+            }
+            if self.cfg.extra_acked && ack.acked_bytes > 0 {
+                let (bw, cwnd, start) = (self.max_bw(), self.cwnd, self.rounds.start);
+                self.ack_agg.update(
+                    now,
+                    ack.acked_bytes,
+                    bw,
+                    cwnd,
+                    start,
+                    EXTRA_ACKED_WIN_ROUNDS,
+                );
             }
         }
         if self.mode == Mode::ProbeBw && self.is_next_cycle_phase(now, ack, losses) {
@@ -585,6 +643,9 @@ impl CongestionControl for BbrV1 {
                 "rtt_mdev_ms",
                 self.rtt_dev.mdev().map_or(f64::NAN, |d| d.as_millis_f64()),
             );
+        }
+        if self.cfg.extra_acked {
+            t.push("extra_acked_bytes", self.ack_agg.extra_acked() as f64);
         }
         t.push("prior_cwnd_bytes", self.recovery.prior_cwnd as f64);
         t.push(

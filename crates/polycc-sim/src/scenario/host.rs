@@ -1,0 +1,31 @@
+//! What a flow's end hosts do where TCP/IP stacks differ, beyond the controller: chosen by the
+//! flow's `stack` (the default is polycc's own, RFC 9002-like sender; [`super::linux_stack`]
+//! gives the Linux stack's) and read by the engine's sender and receiver.
+
+use polycc_transport::{LossRules, Pacer};
+
+/// The end hosts' behaviour of one flow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HostModel {
+    /// The initial window in packets; `None`: the controller's own (RFC 9002 §7.2:
+    /// min(10 packets, max(14 720 B, 2 packets))).
+    pub initial_window_packets: Option<u64>,
+    /// How the receiver acknowledges.
+    pub acks: ReceiverAcks,
+    /// The sender's loss detection and timeouts.
+    pub loss_rules: LossRules,
+    /// How paced packets leave.
+    pub pacer: Pacer,
+}
+
+/// How a flow's receiver acknowledges.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReceiverAcks {
+    /// The flow's `ack` policy: every `ack_every` packets, at once on a gap, else after
+    /// `max_ack_delay` (RFC 9000 §13.2).
+    #[default]
+    Policy,
+    /// Linux's delayed ACKs: quick ACKs at the start, every second full segment, at once out of
+    /// order, else after `ato` (40–200 ms); see `engine::delayed_ack`.
+    Linux,
+}

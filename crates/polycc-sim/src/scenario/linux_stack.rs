@@ -1,0 +1,168 @@
+//! `stack = "linux"` in the simulator: the kernel's TCP as polycc models it.
+//!
+//! A flow on the Linux stack names a kernel controller in `cca` (what `TCP_CONGESTION` takes).
+//! The simulator runs the polycc controller that is its model, with the parameters that make it
+//! behave as the kernel's does; those parameters belong to the controller (no copy of it lives
+//! here), this table only chooses them:
+//!
+//! | kernel | polycc | parameters (the kernel's behaviour they select) |
+//! |---|---|---|
+//! | `cubic` | `cubic` | β = 717/1024; α_cubic kept (no switch to 1); the curve read min RTT ahead; HyStart's ACK train and delay signals (`tcp_cubic.c`) instead of HyStart++; ≥ 5 % growth per RTT before the first loss |
+//! | `bbr` | `bbr` (v1) | `extra_acked`: the ACK-aggregation allowance (`tcp_bbr.c` since 4.19) |
+//! | `reno` | `newreno` | none: `tcp_reno_cong_avoid` is one MSS per window of acknowledged packets, halving on loss |
+//!
+//! A kernel controller missing from the table is refused by the simulator with the list of
+//! those modelled (the emulator, which runs the kernel itself, takes any the host offers).
+//!
+//! The hosts around the controller ([`host`]) behave as the kernel's TCP does where it matters
+//! to the numbers, each behaviour an option of the sender or receiver model:
+//! - initial window of [`TCP_INIT_CWND`] packets (RFC 9002's is 14 720 bytes);
+//! - the receiver's delayed ACKs (`engine::delayed_ack`);
+//! - no pacing unless the controller sets a rate (no `fq` qdisc: the kernel paces BBR itself,
+//!   CUBIC and Reno send what the window allows at once);
+//! - paced packets in TSO bursts of `tcp_tso_autosize` (`Pacer::LinuxTso`);
+//! - RACK from the start, the tail-loss probe and the 200-ms minimum RTO
+//!   ([`LossRules::linux`]);
+//! - no ACK delay in RTT samples (TCP has no ACK-delay field: `max_ack_delay` is 0).
+//!
+//! Not modelled: PRR (the window drops to ssthresh at once in recovery), F-RTO and undo on
+//! spurious retransmissions, TSQ and the host's queues, SACK compression.
+
+use super::host::{HostModel, ReceiverAcks};
+use polycc::algos::cubic::{LINUX_BETA, LINUX_MIN_GROWTH_BEFORE_LOSS};
+use polycc::registry::{CcSpec, Params};
+use polycc_transport::{LossRules, Pacer};
+use serde_json::json;
+
+/// Linux `TCP_INIT_CWND` (`include/net/tcp.h`): the initial window, 10 segments (RFC 6928).
+pub const TCP_INIT_CWND: u64 = 10;
+/// A Linux receiver acknowledges every second full segment; recorded in the flow model's
+/// `ack_every` for what reads it (the receiver follows its own rules, `engine::delayed_ack`).
+pub use crate::engine::delayed_ack::SEGMENTS_PER_ACK;
+
+/// The end hosts of a flow on the Linux stack.
+pub fn host() -> HostModel {
+    HostModel {
+        initial_window_packets: Some(TCP_INIT_CWND),
+        acks: ReceiverAcks::Linux,
+        loss_rules: LossRules::linux(),
+        pacer: Pacer::LinuxTso,
+    }
+}
+
+/// One kernel controller and its polycc model.
+pub struct KernelController {
+    /// The kernel's name (`/proc/sys/net/ipv4/tcp_available_congestion_control`).
+    pub kernel: &'static str,
+    /// The polycc controller that models it.
+    pub polycc: &'static str,
+    /// The parameters that make the polycc controller behave as the kernel's.
+    params: fn() -> Params,
+}
+
+impl KernelController {
+    /// The polycc controller with the kernel's parameters.
+    pub fn spec(&self) -> CcSpec {
+        let params = (self.params)();
+        if params.is_empty() {
+            CcSpec::named(self.polycc)
+        } else {
+            CcSpec::Table {
+                name: self.polycc.to_string(),
+                params,
+            }
+        }
+    }
+}
+
+fn object(v: serde_json::Value) -> Params {
+    match v {
+        serde_json::Value::Object(m) => m,
+        _ => Params::new(),
+    }
+}
+
+fn cubic_params() -> Params {
+    object(json!({
+        "beta": LINUX_BETA,
+        "alpha_to_one": false,
+        "target_rtt": "min",
+        "hystart_variant": "linux",
+        "min_growth_before_loss": LINUX_MIN_GROWTH_BEFORE_LOSS,
+    }))
+}
+
+fn bbr_params() -> Params {
+    object(json!({ "extra_acked": true }))
+}
+
+/// The kernel controllers the simulator models.
+pub const KERNEL_CONTROLLERS: [KernelController; 3] = [
+    KernelController {
+        kernel: "cubic",
+        polycc: "cubic",
+        params: cubic_params,
+    },
+    KernelController {
+        kernel: "bbr",
+        polycc: "bbr",
+        params: bbr_params,
+    },
+    KernelController {
+        kernel: "reno",
+        polycc: "newreno",
+        params: Params::new,
+    },
+];
+
+/// The polycc model of kernel controller `kernel`, or why there is none (naming those there are).
+pub fn controller(kernel: &str) -> Result<CcSpec, String> {
+    KERNEL_CONTROLLERS
+        .iter()
+        .find(|k| k.kernel == kernel)
+        .map(KernelController::spec)
+        .ok_or_else(|| {
+            let known: Vec<_> = KERNEL_CONTROLLERS
+                .iter()
+                .map(|k| format!("{} (as polycc {})", k.kernel, k.polycc))
+                .collect();
+            format!(
+                "the simulator has no model of the kernel controller {kernel:?}; it models {} \
+                 (the emulator, --backend emu, runs any controller the kernel offers)",
+                known.join(", ")
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use polycc::{CcContext, Registry};
+
+    #[test]
+    fn every_model_builds_with_its_parameters() {
+        let r = Registry::standard();
+        for k in &KERNEL_CONTROLLERS {
+            let spec = controller(k.kernel).expect("modelled");
+            assert_eq!(spec.name(), k.polycc);
+            r.build(&spec, &CcContext::new(1500))
+                .unwrap_or_else(|e| panic!("{}: {e}", k.kernel));
+        }
+        assert_eq!(controller("cubic").expect("cubic").params().len(), 5);
+        assert_eq!(controller("reno").expect("reno"), CcSpec::named("newreno"));
+    }
+
+    #[test]
+    fn an_unmodelled_kernel_controller_is_refused_naming_the_models() {
+        let e = controller("vegas").unwrap_err();
+        for want in [
+            "\"vegas\"",
+            "cubic",
+            "bbr",
+            "reno (as polycc newreno)",
+            "--backend emu",
+        ] {
+            assert!(e.contains(want), "{e}");
+        }
+    }
+}

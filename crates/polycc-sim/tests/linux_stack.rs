@@ -1,0 +1,178 @@
+//! `stack = "linux"` in the simulator: kernel controllers run as their polycc models
+//! (`scenario::linux_stack`), between hosts that behave as the kernel's TCP does. Each behaviour
+//! is checked by a number against the default stack ("quic"), which stays as it was.
+
+mod common;
+use common::{origin, run};
+use polycc::Registry;
+use polycc_sim::scenario::host::{HostModel, ReceiverAcks};
+use polycc_sim::scenario::linux_stack;
+use polycc_sim::{Column, RunOutput, SimError};
+use polycc_transport::{LossRules, Pacer};
+
+/// One flow of `cca` on `stack` over `rate` and `rtt` for `secs`, with `extra` link keys and
+/// flow keys after the flow's.
+fn one_flow(
+    stack: &str,
+    cca: &str,
+    rate: &str,
+    rtt: &str,
+    secs: u32,
+    link: &str,
+    flow: &str,
+) -> String {
+    format!(
+        r#"
+        name = "linux-stack"
+        duration = "{secs}s"
+        [[links]]
+        id = "b"
+        rate = "{rate}"
+        {link}
+        [[flows]]
+        id = "a"
+        cca = "{cca}"
+        stack = "{stack}"
+        rtt = "{rtt}"
+        {flow}
+    "#
+    )
+}
+
+fn column<'a>(out: &'a RunOutput, name: &str) -> &'a [f64] {
+    match out.flows.column(name) {
+        Some(Column::F64(v)) => v,
+        _ => panic!("no column {name}"),
+    }
+}
+
+#[test]
+fn kernel_names_run_as_their_polycc_models_in_linux_hosts() {
+    let toml = one_flow("linux", "cubic", "20Mbps", "40ms", 1, "", "");
+    let m = polycc_sim::load_toml(&toml, &origin(), &Registry::standard()).expect("valid");
+    let f = &m.flows[0];
+    assert_eq!(f.cca.name(), "cubic");
+    assert_eq!(f.sim_cca, linux_stack::controller("cubic"));
+    assert_eq!(f.host, linux_stack::host());
+    assert_eq!(
+        f.host,
+        HostModel {
+            initial_window_packets: Some(10),
+            acks: ReceiverAcks::Linux,
+            loss_rules: LossRules::linux(),
+            pacer: Pacer::LinuxTso,
+        }
+    );
+    // No fallback pacing and no ACK delay taken out of RTT samples.
+    assert!(!f.pacing);
+    assert!(f.max_ack_delay.is_zero());
+    // The default stack keeps the default hosts and the controller as named.
+    let toml = one_flow("quic", "cubic", "20Mbps", "40ms", 1, "", "");
+    let m = polycc_sim::load_toml(&toml, &origin(), &Registry::standard()).expect("valid");
+    assert_eq!(m.flows[0].host, HostModel::default());
+    assert_eq!(m.flows[0].sim_cca.as_ref().map(|c| c.name()), Ok("cubic"));
+    assert!(m.flows[0].pacing);
+    // The summary names the kernel controller.
+    let out = run(&one_flow("linux", "reno", "20Mbps", "40ms", 1, "", ""));
+    assert_eq!(out.summary.flows[0].cca, "reno");
+}
+
+#[test]
+fn a_kernel_controller_without_a_model_is_refused_naming_the_models() {
+    let toml = one_flow("linux", "vegas", "20Mbps", "40ms", 1, "", "");
+    let registry = Registry::standard();
+    // Valid as a scenario (the emulator runs whatever the kernel has) ...
+    let m = polycc_sim::load_toml(&toml, &origin(), &registry).expect("valid");
+    // ... but the simulator has no model of it.
+    match polycc_sim::run(&m, &registry) {
+        Err(SimError::Scenario(e)) => {
+            let msg = e.to_string();
+            for want in [
+                "flows (a).cca",
+                "\"vegas\"",
+                "cubic",
+                "bbr",
+                "reno",
+                "--backend emu",
+            ] {
+                assert!(msg.contains(want), "{msg}");
+            }
+        }
+        other => panic!(
+            "expected a scenario error, got {:?}",
+            other.map(|o| o.summary.flows)
+        ),
+    }
+}
+
+#[test]
+fn the_initial_window_is_ten_packets() {
+    // Ten full segments on a 100-ms path: Linux's initial window of 10 packets carries them in
+    // the first round (the last arrives 50 ms + serialisation after the start); RFC 9002's
+    // 14 720 bytes hold 9 of 1500, the tenth waits for the first ACK (a round trip later).
+    let sized = r#"traffic = { kind = "sized", size = "14480B" }"#;
+    let fct = |stack| {
+        let out = run(&one_flow(stack, "cubic", "100Mbps", "100ms", 2, "", sized));
+        out.summary.flows[0].fct_s.expect("completed")
+    };
+    let (linux, quic) = (fct("linux"), fct("quic"));
+    assert!((0.051..0.052).contains(&linux), "linux {linux}");
+    assert!((0.150..0.151).contains(&quic), "quic {quic}");
+}
+
+#[test]
+fn the_receiver_acks_sixteen_segments_at_once_then_every_second() {
+    // 40 segments in three rounds (10, 20, 10 at 100 Mbit/s and 100 ms): 16 quick ACKs, then
+    // the remaining 24 segments in pairs, 12 more; the default stack's receiver ACKs each.
+    let sized = r#"traffic = { kind = "sized", size = "57920B" }"#;
+    let acks = |stack| {
+        let out = run(&one_flow(stack, "cubic", "100Mbps", "100ms", 2, "", sized));
+        let f = &out.summary.flows[0];
+        (f.acks_sent, f.packets_sent)
+    };
+    assert_eq!(acks("linux"), (28, 40));
+    assert_eq!(acks("quic"), (40, 40));
+    // In bulk transfer without loss (the buffer holds all slow start sends): one ACK per two
+    // segments.
+    let deep = r#"queue = { size = "1000pkt" }"#;
+    let out = run(&one_flow("linux", "cubic", "20Mbps", "40ms", 3, deep, ""));
+    let f = &out.summary.flows[0];
+    assert_eq!(f.retransmits, 0);
+    // Per segment that arrived (the sender's count includes the window still in flight).
+    let arrived = f.bytes_delivered as f64 / 1448.0;
+    let per_segment = f.acks_sent as f64 / arrived;
+    assert!((0.5..0.51).contains(&per_segment), "{per_segment}");
+}
+
+/// cwnd in packets when slow start ended (the first ssthresh recorded), for CUBIC alone on
+/// 20 Mbit/s, 40 ms, 400-packet buffer.
+fn slow_start_exit_packets(stack: &str) -> f64 {
+    let out = run(&one_flow(
+        stack,
+        "cubic",
+        "20Mbps",
+        "40ms",
+        3,
+        r#"queue = { size = "400pkt" }"#,
+        "",
+    ));
+    let ssthresh = column(&out, "cc_ssthresh_bytes");
+    let first = ssthresh
+        .iter()
+        .find(|v| v.is_finite())
+        .expect("slow start ended");
+    first / 1500.0
+}
+
+#[test]
+fn cubic_leaves_slow_start_where_linux_hystart_does() {
+    // BDP 67 packets. Linux's HyStart ends slow start when a round's ACK train spans half the
+    // min RTT, which an unpaced window's does once it holds about half a BDP of back-to-back
+    // packets: at 76 packets, where this machine's kernel ends it too (`polycc-emu`'s
+    // `sim_vs_kernel`). HyStart++ waits for a delay rise and 5 rounds of conservative slow
+    // start, deep into the buffer.
+    let linux = slow_start_exit_packets("linux");
+    let quic = slow_start_exit_packets("quic");
+    assert!((70.0..85.0).contains(&linux), "linux {linux}");
+    assert!((380.0..440.0).contains(&quic), "quic {quic}");
+}
