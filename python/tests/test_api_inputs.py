@@ -106,7 +106,17 @@ def test_cca_summary_of_an_unknown_name_lists_the_known_ones() -> None:
 
 def test_cca_parameters_are_the_declared_schema() -> None:
     params = {p.name: p for p in polycc.cca_parameters("cubic")}
-    assert list(params) == ["beta", "c", "fast_convergence", "hystart", "reno_friendly"]
+    assert list(params) == [
+        "beta",
+        "c",
+        "fast_convergence",
+        "hystart",
+        "reno_friendly",
+        "hystart_variant",
+        "alpha_to_one",
+        "target_rtt",
+        "min_growth_before_loss",
+    ]
     beta = params["beta"]
     assert (beta.type, beta.default, beta.range) == ("number", 0.7, (0.05, 0.95))
     assert beta.source == "RFC 9438 §4.6"

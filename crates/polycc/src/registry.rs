@@ -264,7 +264,17 @@ mod tests {
         let names: Vec<&str> = cubic.iter().map(|p| p.spec.name).collect();
         assert_eq!(
             names,
-            ["beta", "c", "fast_convergence", "hystart", "reno_friendly"]
+            [
+                "beta",
+                "c",
+                "fast_convergence",
+                "hystart",
+                "reno_friendly",
+                "hystart_variant",
+                "alpha_to_one",
+                "target_rtt",
+                "min_growth_before_loss"
+            ]
         );
         let beta = &cubic[0];
         assert_eq!(beta.spec.kind, Kind::Number);
