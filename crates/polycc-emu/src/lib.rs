@@ -19,6 +19,7 @@
 
 pub mod classify;
 pub mod clock;
+pub mod cpu_latency;
 pub mod error;
 pub mod flow_state;
 pub mod frame;

@@ -3,6 +3,7 @@
 //! drop). Runs put endpoints into it ([`crate::run()`]); tests put their own probes.
 
 use crate::clock::Clock;
+use crate::cpu_latency::CpuLatencyGuard;
 use crate::error::EmuError;
 use crate::netns::{self, Netns};
 use crate::network::Network;
@@ -33,6 +34,8 @@ pub struct Testbed {
     pub clock: Clock,
     pub left: Netns,
     pub right: Netns,
+    /// Fast wake-ups for the run's length (see [`CpuLatencyGuard`]).
+    pub cpu_latency: CpuLatencyGuard,
 }
 
 impl Testbed {
@@ -44,6 +47,7 @@ impl Testbed {
         let left = Netns::create("left")?;
         let right = Netns::create("right")?;
         let tunnel = Tunnel::open(&left, &right)?;
+        let cpu_latency = CpuLatencyGuard::acquire();
         let stop = Arc::new(AtomicBool::new(false));
         let shared = Arc::new(Mutex::new(Shared::default()));
         let clock = Clock::start();
@@ -67,6 +71,7 @@ impl Testbed {
             clock,
             left,
             right,
+            cpu_latency,
         })
     }
 
