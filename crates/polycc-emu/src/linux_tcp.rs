@@ -75,6 +75,8 @@ pub fn run_client(
             Ok(n) => written += n as u64,
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            // The run ending closes the server's side, which can reset a write under way.
+            Err(_) if stop.load(Ordering::Relaxed) || clock.now() >= c.stop_at => break,
             Err(e) => {
                 flow.fail(format!("write: {e}"));
                 break;

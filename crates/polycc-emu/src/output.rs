@@ -225,7 +225,17 @@ pub fn build(
         .iter()
         .zip(flows)
         .enumerate()
-        .map(|(f, (fm, shared))| flow_summary(fm, shared, &net.flows[f], end))
+        .map(|(f, (fm, shared))| {
+            // What arrived within the run: its bins (bytes still in flight at the end, or
+            // the wire bytes of the clean-up, are not the run's).
+            let received = series[f].rows.iter().map(|r| r.goodput_bytes).sum();
+            let wire = finished
+                .shared
+                .flow_wire
+                .get(f)
+                .map_or(0, |w| w.iter().take(bins).sum());
+            flow_summary(fm, shared, &net.flows[f], received, wire, end)
+        })
         .collect();
     let ran: Vec<f64> = flow_summaries
         .iter()
@@ -283,21 +293,28 @@ fn flow_summary(
     fm: &polycc_sim::scenario::FlowModel,
     f: &FlowShared,
     net: &crate::network::FlowCounters,
+    received: u64,
+    wire: u64,
     end: Time,
 ) -> FlowSummary {
-    let started = *lock(&f.started);
-    let ended = lock(&f.ended).unwrap_or(end);
+    // Active from the scenario's start, as in the simulator: a kernel flow's handshake is
+    // part of its time.
+    let start = Time::ZERO + fm.start;
+    let ran = lock(&f.started).is_some();
+    let ended = lock(&f.ended).unwrap_or(end).min(end);
     let completed = *lock(&f.completed);
-    let active = started.map_or(Duration::ZERO, |t| ended.max(t) - t);
+    let active = if ran {
+        ended.max(start) - start
+    } else {
+        Duration::ZERO
+    };
     let c = lock(&f.counters).clone();
     let rtt = lock(&f.rtt);
-    let received = f.received();
-    let start = Time::ZERO + fm.start;
     FlowSummary {
         id: fm.id.clone(),
         cca: fm.cca.name().to_string(),
         goodput_mbps: mbps(received, active),
-        throughput_mbps: mbps(net.delivered_wire, active),
+        throughput_mbps: mbps(wire, active),
         loss_rate: if c.packets_sent == 0 {
             0.0
         } else {

@@ -4,7 +4,7 @@
 use crate::classify::MAX_FLOWS;
 use crate::error::EmuError;
 use crate::tunnel::MTU;
-use polycc_sim::scenario::spec::Stack;
+use polycc_sim::scenario::spec::{Stack, DEFAULT_ACK_BYTES};
 use polycc_sim::scenario::Traffic;
 use polycc_sim::Model;
 
@@ -34,6 +34,13 @@ pub fn check(model: &Model, kernel_ccas: &[String]) -> Result<(), EmuError> {
                  packets, so leave both at their defaults",
                 model.packet_bytes()
             ),
+        ));
+    }
+    if model.scenario.ack_bytes != DEFAULT_ACK_BYTES {
+        return Err(refuse(
+            "ack_bytes".into(),
+            "the stacks' own ACKs cross the emulator at their real sizes; leave it at its default"
+                .into(),
         ));
     }
     for f in &model.flows {
