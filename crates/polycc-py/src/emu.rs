@@ -34,15 +34,7 @@ pub fn emulate<'py>(
     cancelled: PyObject,
     seed: Option<u64>,
 ) -> PyResult<Option<Bound<'py, PyDict>>> {
-    let format = match fmt {
-        "toml" => Format::Toml,
-        "json" => Format::Json,
-        other => {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "fmt: {other:?}; allowed: toml, json"
-            )))
-        }
-    };
+    let format = Format::from_name("fmt", fmt)?;
     let origin = Origin {
         name: origin,
         base_dir,

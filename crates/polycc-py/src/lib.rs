@@ -61,6 +61,19 @@ pub(crate) enum Format {
     Json,
 }
 
+impl Format {
+    /// The format named `name` ("toml" or "json"); `key` names the argument in the error.
+    pub(crate) fn from_name(key: &str, name: &str) -> PyResult<Format> {
+        match name {
+            "toml" => Ok(Format::Toml),
+            "json" => Ok(Format::Json),
+            other => Err(PyValueError::new_err(format!(
+                "{key}: {other:?} is not a scenario format; allowed: \"toml\", \"json\""
+            ))),
+        }
+    }
+}
+
 /// Runs `f`, turning a panic into an internal error so that it never unwinds into Python.
 pub(crate) fn guarded<T>(f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {

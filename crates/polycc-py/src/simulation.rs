@@ -71,15 +71,7 @@ impl Simulation {
         fusions: Option<&Bound<'_, PyDict>>,
         format: &str,
     ) -> PyResult<Self> {
-        let format = match format {
-            "toml" => Format::Toml,
-            "json" => Format::Json,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "format: {other:?} is not a scenario format; allowed: \"toml\", \"json\""
-                )))
-            }
-        };
+        let format = Format::from_name("format", format)?;
         let origin = Origin {
             name: origin,
             base_dir,
