@@ -85,7 +85,7 @@ def test_keys_the_emulator_cannot_honour_are_refused_by_name(tmp_path: Path) -> 
     # Refused before anything is made: no privileges needed.
     scen = tmp_path / "q.toml"
     text = KERNEL_CUBIC.format(duration="1s").replace('stack = "linux"\n', "")
-    scen.write_text(text + 'traffic = { kind = "cbr", rate = "1Mbps" }\n')
+    scen.write_text(text + 'traffic = { kind = "video" }\n')
     r = polycc_process("run", scen, "--backend", "emu", "--out", tmp_path / "o")
     assert r.returncode == 2, r.stderr
     assert "flows (cubic).traffic.kind" in r.stderr and "Traceback" not in r.stderr

@@ -82,10 +82,43 @@ pub struct Counters {
     pub persistent_congestions: u64,
 }
 
+impl Counters {
+    /// Adds a finished connection's counters (web flows open one per transfer).
+    pub fn add(&mut self, c: &Counters) {
+        self.packets_sent += c.packets_sent;
+        self.retransmits += c.retransmits;
+        self.lost_packets += c.lost_packets;
+        self.spurious_losses += c.spurious_losses;
+        self.probe_timeouts += c.probe_timeouts;
+        self.persistent_congestions += c.persistent_congestions;
+    }
+}
+
+/// When each transfer of a sized or web flow was requested (on the sending host, as in the
+/// simulator) and when the receiving application had all of it, in order.
+#[derive(Clone, Debug, Default)]
+pub struct TransferLog {
+    pub requested: Vec<Time>,
+    pub completed: Vec<Time>,
+}
+
+impl TransferLog {
+    /// Completion times less request times, in seconds, of the transfers completed.
+    pub fn completion_times_s(&self) -> Vec<f64> {
+        self.completed
+            .iter()
+            .zip(&self.requested)
+            .map(|(c, r)| (*c - *r).as_secs_f64())
+            .collect()
+    }
+}
+
 #[derive(Default)]
 pub struct FlowShared {
     /// Payload bytes the receiving application has (unique, in order or not).
     pub received: AtomicU64,
+    /// Data packets that arrived (unresponsive sources: the rest were lost).
+    pub packets_received: AtomicU64,
     /// ACKs (or ACK segments) the receiver sent.
     pub acks_sent: AtomicU64,
     pub sample: Mutex<Option<Sample>>,
@@ -93,8 +126,7 @@ pub struct FlowShared {
     pub started: Mutex<Option<Time>>,
     /// When the sender stopped (stop time, end of run, or a sized flow's completion).
     pub ended: Mutex<Option<Time>>,
-    /// A sized flow: when its last byte arrived.
-    pub completed: Mutex<Option<Time>>,
+    pub transfers: Mutex<TransferLog>,
     pub counters: Mutex<Counters>,
     /// The first thing that went wrong, if anything.
     pub error: Mutex<Option<String>>,
@@ -127,11 +159,18 @@ impl FlowShared {
         lock(&self.ended).get_or_insert(t);
     }
 
-    pub fn set_completed(&self, t: Time) {
-        lock(&self.completed).get_or_insert(t);
+    /// The application asked for a transfer at `t`.
+    pub fn request(&self, t: Time) {
+        lock(&self.transfers).requested.push(t);
     }
 
-    pub fn is_completed(&self) -> bool {
-        lock(&self.completed).is_some()
+    /// The receiver has the next transfer in full at `t`.
+    pub fn complete(&self, t: Time) {
+        lock(&self.transfers).completed.push(t);
+    }
+
+    /// Transfers the receiver has in full.
+    pub fn transfers_completed(&self) -> usize {
+        lock(&self.transfers).completed.len()
     }
 }

@@ -17,6 +17,7 @@
 //!
 //! Needs root (or `CAP_NET_ADMIN` + `CAP_SYS_ADMIN`), `/dev/net/tun` and iproute2.
 
+pub mod app;
 pub mod classify;
 pub mod clock;
 pub mod cpu_latency;

@@ -5,6 +5,7 @@
 //! Each runs on its own thread, joined to its namespace; they share a [`FlowShared`] with the
 //! run's sampler, which reads the client's `TCP_INFO` every few milliseconds.
 
+use crate::app::{connection_per_transfer, transfer_bytes, Schedule};
 use crate::clock::Clock;
 use crate::error::EmuError;
 use crate::flow_state::{lock, Counters, FlowShared};
@@ -14,7 +15,7 @@ use polycc::units::{Duration, Time};
 use polycc_sim::scenario::Traffic;
 use std::ffi::OsString;
 use std::io::{ErrorKind, Read, Write};
-use std::net::{Shutdown, SocketAddrV4, TcpListener, TcpStream};
+use std::net::{SocketAddrV4, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
@@ -26,6 +27,10 @@ const WRITE_CHUNK: usize = 128 * 1024;
 /// The client's socket, for the sampler's `TCP_INFO` reads while it is open.
 pub type SocketSlot = Mutex<Option<TcpStream>>;
 
+/// The byte a server writes back when a transfer is in full: the client's cue, as a
+/// response's last byte is a browser's, that it may start the next one.
+const TRANSFER_DONE: u8 = 0xd0;
+
 /// The client side of one flow.
 pub struct Client<'a> {
     pub cca: &'a str,
@@ -34,12 +39,19 @@ pub struct Client<'a> {
     pub start: Time,
     /// When it must stop sending (its `stop`, or the end of the run).
     pub stop_at: Time,
+    /// When the application asks for transfers (sized and web flows).
+    pub schedule: Schedule,
 }
 
-/// Runs the client (on a thread already in the sending namespace): waits for the start time,
-/// connects, writes its traffic until it is done or `stop_at`, then closes.
+/// Runs the client (on a thread already in the sending namespace) from its start time until its
+/// traffic is done or `stop_at`.
+///
+/// Bulk writes without end. Sized and web flows write one transfer at a time, as the simulator
+/// serves them: a transfer requested while another is under way waits until the server
+/// has signalled that one complete; a web flow without a persistent connection opens a new
+/// one, with its own handshake and slow start, for every transfer.
 pub fn run_client(
-    c: &Client,
+    c: Client,
     flow: &FlowShared,
     socket: &SocketSlot,
     clock: &Clock,
@@ -48,70 +60,179 @@ pub fn run_client(
     if !sleep_until(clock, c.start, stop) {
         return;
     }
-    let stream = match connect(c.server, c.cca) {
-        Ok(s) => s,
-        Err(e) => return flow.fail(format!("connect to {}: {e}", c.server)),
+    let mut counters = Counters::default();
+    let result = match transfer_bytes(c.traffic) {
+        None => bulk(&c, flow, socket, clock, stop, &mut counters),
+        Some(bytes) => transfers(c, bytes, flow, socket, clock, stop, &mut counters),
     };
-    flow.set_started(clock.now());
-    if let Err(e) = stream.set_write_timeout(Some(POLL)) {
-        return flow.fail(format!("socket timeout: {e}"));
+    if let Err(e) = result {
+        flow.fail(e);
     }
-    *lock(socket) = stream.try_clone().ok();
-    let mut stream = stream;
-    let total = match c.traffic {
-        Traffic::Sized { bytes } => Some(*bytes),
-        _ => None,
-    };
+    *lock(&flow.counters) = counters;
+}
+
+/// The run is over for this flow.
+fn done(c: &Client, clock: &Clock, stop: &AtomicBool) -> bool {
+    stop.load(Ordering::Relaxed) || clock.now() >= c.stop_at
+}
+
+fn bulk(
+    c: &Client,
+    flow: &FlowShared,
+    socket: &SocketSlot,
+    clock: &Clock,
+    stop: &AtomicBool,
+    counters: &mut Counters,
+) -> Result<(), String> {
+    let mut stream = open(c, flow, socket, clock)?;
     let chunk = vec![0x5au8; WRITE_CHUNK];
-    let mut written = 0u64;
-    while clock.now() < c.stop_at && !stop.load(Ordering::Relaxed) {
-        let want = total.map_or(WRITE_CHUNK as u64, |t| {
-            (t - written).min(WRITE_CHUNK as u64)
-        });
-        if want == 0 {
+    let mut result = Ok(());
+    while !done(c, clock, stop) {
+        if let Err(e) = write_some(&mut stream, &chunk) {
+            // The run ending closes the server's side, which can reset a write under way.
+            if !done(c, clock, stop) {
+                result = Err(format!("write: {e}"));
+            }
             break;
         }
-        match stream.write(&chunk[..want as usize]) {
-            Ok(n) => written += n as u64,
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            // The run ending closes the server's side, which can reset a write under way.
-            Err(_) if stop.load(Ordering::Relaxed) || clock.now() >= c.stop_at => break,
-            Err(e) => {
-                flow.fail(format!("write: {e}"));
-                break;
+    }
+    flow.set_ended(clock.now().min(c.stop_at));
+    close(stream, socket, counters, true);
+    result
+}
+
+fn transfers(
+    mut c: Client,
+    bytes: u64,
+    flow: &FlowShared,
+    socket: &SocketSlot,
+    clock: &Clock,
+    stop: &AtomicBool,
+    counters: &mut Counters,
+) -> Result<(), String> {
+    let per_transfer = connection_per_transfer(c.traffic);
+    let sized = matches!(c.traffic, Traffic::Sized { .. });
+    let chunk = vec![0x5au8; WRITE_CHUNK];
+    let mut stream: Option<TcpStream> = None;
+    let mut queued = 0u64;
+    // Bytes of the current transfer still to write; Some(0) once written, until the server's
+    // cue.
+    let mut left: Option<u64> = None;
+    let mut result = Ok(());
+    while !done(&c, clock, stop) {
+        while let Some(t) = c.schedule.pop_due(clock.now()) {
+            flow.request(t);
+            queued += 1;
+        }
+        if left.is_none() && queued > 0 {
+            if stream.is_none() {
+                stream = Some(open(&c, flow, socket, clock)?);
+            }
+            queued -= 1;
+            left = Some(bytes);
+        }
+        let (Some(s), Some(n)) = (stream.as_mut(), left) else {
+            let next = c.schedule.next().map_or(c.stop_at, |t| t.min(c.stop_at));
+            sleep_until(clock, next, stop);
+            continue;
+        };
+        let step = if n > 0 {
+            write_some(s, &chunk[..n.min(WRITE_CHUNK as u64) as usize]).map(|w| {
+                left = Some(n - w as u64);
+            })
+        } else {
+            await_cue(s).map(|cued| {
+                if cued {
+                    left = None;
+                }
+            })
+        };
+        if left.is_none() && per_transfer {
+            if let Some(s) = stream.take() {
+                close(s, socket, counters, false);
             }
         }
-    }
-    if total.is_some() {
-        // Keep the connection (and its TCP_INFO) until the server has it all.
-        let _ = stream.shutdown(Shutdown::Write);
-        while !flow.is_completed() && clock.now() < c.stop_at && !stop.load(Ordering::Relaxed) {
-            std::thread::sleep(POLL / 4);
+        if let Err(e) = step {
+            if !done(&c, clock, stop) {
+                result = Err(e);
+            }
+            break;
+        }
+        if sized && left.is_none() {
+            break; // its one transfer is in full
         }
     }
-    let end = clock.now().min(c.stop_at.max(c.start));
+    flow.set_ended(clock.now().min(c.stop_at));
+    if let Some(s) = stream {
+        close(s, socket, counters, true);
+    }
+    result
+}
+
+/// Connects to the flow's server and publishes the socket to the sampler.
+fn open(
+    c: &Client,
+    flow: &FlowShared,
+    socket: &SocketSlot,
+    clock: &Clock,
+) -> Result<TcpStream, String> {
+    let stream = connect(c.server, c.cca).map_err(|e| format!("connect to {}: {e}", c.server))?;
+    lock(&flow.started).get_or_insert(clock.now());
+    stream
+        .set_write_timeout(Some(POLL))
+        .and_then(|_| stream.set_read_timeout(Some(POLL)))
+        .map_err(|e| format!("socket timeout: {e}"))?;
+    *lock(socket) = stream.try_clone().ok();
+    Ok(stream)
+}
+
+/// Ends a connection: its counters added to the flow's, the sampler's copy dropped. At the end
+/// of the run it is reset rather than left to linger with whatever is still queued.
+fn close(stream: TcpStream, socket: &SocketSlot, counters: &mut Counters, reset: bool) {
     if let Ok(i) = TcpInfo::read(&stream) {
-        *lock(&flow.counters) = Counters {
+        counters.add(&Counters {
             packets_sent: i.segs_out as u64,
             retransmits: i.total_retrans as u64,
             lost_packets: i.total_retrans as u64,
             spurious_losses: i.dsack_dups as u64,
             probe_timeouts: i.total_rto as u64,
             persistent_congestions: 0,
-        };
+        });
     }
     *lock(socket) = None;
-    flow.set_ended(end);
-    // Reset rather than linger: the run is over for this flow, whatever is still queued.
-    let _ = socket::setsockopt(
-        &stream,
-        sockopt::Linger,
-        &libc::linger {
-            l_onoff: 1,
-            l_linger: 0,
-        },
-    );
+    if reset {
+        let _ = socket::setsockopt(
+            &stream,
+            sockopt::Linger,
+            &libc::linger {
+                l_onoff: 1,
+                l_linger: 0,
+            },
+        );
+    }
+}
+
+/// Writes what the socket takes within [`POLL`] (0 bytes when its buffer stays full).
+fn write_some(s: &mut TcpStream, data: &[u8]) -> Result<usize, String> {
+    match s.write(data) {
+        Ok(n) => Ok(n),
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => Ok(0),
+        Err(e) if e.kind() == ErrorKind::Interrupted => Ok(0),
+        Err(e) => Err(format!("write: {e}")),
+    }
+}
+
+/// Waits up to [`POLL`] for the server's cue that the transfer is in full.
+fn await_cue(s: &mut TcpStream) -> Result<bool, String> {
+    let mut b = [0u8; 1];
+    match s.read(&mut b) {
+        Ok(1) if b[0] == TRANSFER_DONE => Ok(true),
+        Ok(0) => Err("the server closed the connection before the transfer was in".into()),
+        Ok(_) => Err(format!("unexpected byte {:#x} from the server", b[0])),
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => Ok(false),
+        Err(e) if e.kind() == ErrorKind::Interrupted => Ok(false),
+        Err(e) => Err(format!("read: {e}")),
+    }
 }
 
 /// A TCP socket using the kernel controller `cca`, connected to `server`. The controller is set
@@ -134,11 +255,13 @@ fn connect(server: SocketAddrV4, cca: &str) -> Result<TcpStream, String> {
     Ok(TcpStream::from(fd))
 }
 
-/// Runs the server (on a thread already in the receiving namespace): accepts the flow's one
-/// connection and reads until the client closes or the run stops.
+/// Runs the server (on a thread already in the receiving namespace) until the run stops: accepts
+/// the flow's connections one after another (one, unless a web flow opens one per transfer),
+/// reads what arrives, and, for sized and web flows, records each transfer complete when its
+/// last byte is read and cues the client.
 pub fn run_server(
     listener: &TcpListener,
-    sized: Option<u64>,
+    transfer: Option<u64>,
     flow: &FlowShared,
     clock: &Clock,
     stop: &AtomicBool,
@@ -146,48 +269,75 @@ pub fn run_server(
     if let Err(e) = listener.set_nonblocking(true) {
         return flow.fail(format!("listener: {e}"));
     }
-    let mut stream = loop {
-        match listener.accept() {
-            Ok((s, _)) => break s,
-            Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                if stop.load(Ordering::Relaxed) {
-                    return;
-                }
-                std::thread::sleep(POLL / 4);
-            }
-            Err(e) => return flow.fail(format!("accept: {e}")),
-        }
-    };
-    if stream.set_nonblocking(false).is_err() || stream.set_read_timeout(Some(POLL)).is_err() {
-        return flow.fail("server socket options".into());
-    }
     let mut buf = vec![0u8; WRITE_CHUNK];
-    loop {
-        match stream.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                let total = flow.add_received(n as u64);
-                if sized.is_some_and(|s| total >= s) {
-                    flow.set_completed(clock.now());
+    while let Some(mut stream) = accept(listener, flow, stop) {
+        let options = stream
+            .set_nonblocking(false)
+            .and_then(|_| stream.set_read_timeout(Some(POLL)))
+            .and_then(|_| stream.set_write_timeout(Some(POLL)));
+        if let Err(e) = options {
+            return flow.fail(format!("server socket options: {e}"));
+        }
+        loop {
+            match stream.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    let total = flow.add_received(n as u64);
+                    let Some(bytes) = transfer else { continue };
+                    let mut completed = flow.transfers_completed() as u64;
+                    while total >= (completed + 1) * bytes {
+                        flow.complete(clock.now());
+                        completed += 1;
+                        if stream.write_all(&[TRANSFER_DONE]).is_err() {
+                            break;
+                        }
+                    }
                 }
-            }
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                if stop.load(Ordering::Relaxed) {
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::ConnectionReset => break,
+                Err(e) => {
+                    flow.fail(format!("read: {e}"));
                     break;
                 }
             }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == ErrorKind::ConnectionReset => break,
+        }
+        if let Ok(info) = TcpInfo::read(&stream) {
+            flow.acks_sent
+                .fetch_add(info.segs_out as u64, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The flow's next connection; None once the run stops.
+fn accept(listener: &TcpListener, flow: &FlowShared, stop: &AtomicBool) -> Option<TcpStream> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use std::os::fd::AsFd;
+    let timeout = PollTimeout::try_from(POLL).unwrap_or(PollTimeout::MAX);
+    while !stop.load(Ordering::Relaxed) {
+        let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, timeout) {
+            Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+            Ok(_) => {}
             Err(e) => {
-                flow.fail(format!("read: {e}"));
-                break;
+                flow.fail(format!("poll: {e}"));
+                return None;
+            }
+        }
+        match listener.accept() {
+            Ok((s, _)) => return Some(s),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {}
+            Err(e) => {
+                flow.fail(format!("accept: {e}"));
+                return None;
             }
         }
     }
-    if let Ok(info) = TcpInfo::read(&stream) {
-        flow.acks_sent
-            .store(info.segs_out as u64, Ordering::Relaxed);
-    }
+    None
 }
 
 /// Sleeps until `t`, waking to look at `stop`; false when stopped first.

@@ -12,6 +12,7 @@ use crate::testbed::Finished;
 use polycc::units::{Duration, Time};
 use polycc_sim::engine::{mean_p95, percentiles, Accounting};
 use polycc_sim::output::{jain_index, FlowSummary, LinkSummary};
+use polycc_sim::scenario::Traffic;
 use polycc_sim::{Column, Model, RunOutput, StrColumn, Summary, Table};
 use std::sync::atomic::Ordering;
 
@@ -301,18 +302,36 @@ fn flow_summary(
     // part of its time.
     let start = Time::ZERO + fm.start;
     let ran = lock(&f.started).is_some();
-    let ended = lock(&f.ended).unwrap_or(end).min(end);
-    let completed = *lock(&f.completed);
+    let transfers = lock(&f.transfers).clone();
+    let fct = transfers.completion_times_s();
+    // A sized flow ends when its transfer is in, as in the simulator.
+    let ended = match fm.traffic {
+        Traffic::Sized { .. } => transfers.completed.first().copied(),
+        _ => None,
+    }
+    .or(*lock(&f.ended))
+    .unwrap_or(end)
+    .min(end);
     let active = if ran {
         ended.max(start) - start
     } else {
         Duration::ZERO
     };
-    let c = lock(&f.counters).clone();
+    let mut c = lock(&f.counters).clone();
+    let unresponsive = fm.traffic.is_unresponsive();
+    if unresponsive {
+        // It learns of no loss: what did not arrive was lost.
+        let arrived = f.packets_received.load(Ordering::Relaxed);
+        c.lost_packets = c.packets_sent.saturating_sub(arrived);
+    }
     let rtt = lock(&f.rtt);
     FlowSummary {
         id: fm.id.clone(),
-        cca: fm.cca.name().to_string(),
+        cca: if unresponsive {
+            "none".into()
+        } else {
+            fm.cca.name().to_string()
+        },
         goodput_mbps: mbps(received, active),
         throughput_mbps: mbps(wire, active),
         loss_rate: if c.packets_sent == 0 {
@@ -329,8 +348,8 @@ fn flow_summary(
         bytes_delivered: received,
         rtt_ms: percentiles(&rtt.hist, rtt.sum_ns, rtt.count),
         queue_delay_ms: mean_p95(&net.queue_delay, net.queue_ns_sum, net.queue_count),
-        fct_s: completed.map(|t| (t - start).as_secs_f64()),
-        transfers_completed: u64::from(completed.is_some()),
+        fct_s: (!fct.is_empty()).then(|| fct.iter().sum::<f64>() / fct.len() as f64),
+        transfers_completed: fct.len() as u64,
         active_s: active.as_secs_f64(),
         target_rate_mbps: None,
         satisfaction: None,

@@ -3,6 +3,7 @@
 //! `stack = "quic"`), the flows sampled every [`SAMPLE`], and everything removed again,
 //! whatever way the run ends.
 
+use crate::app::{connection_per_transfer, transfer_bytes, Schedule};
 use crate::classify::server_port;
 use crate::clock::Clock;
 use crate::error::EmuError;
@@ -13,13 +14,14 @@ use crate::output::{self, FlowSeries};
 use crate::tcp_info::TcpInfo;
 use crate::testbed::Testbed;
 use crate::tunnel::{LEFT_ADDR, RIGHT_ADDR};
-use crate::udp::client::{ClientConfig, SEGMENT_BYTES, WIRE_BYTES};
+use crate::udp::client::{segments_of, ClientConfig, NewController, WIRE_BYTES};
 use crate::udp::server::ServerConfig;
 use polycc::units::{Duration, Time};
-use polycc::{CcContext, Registry};
+use polycc::Registry;
+use polycc_sim::engine::connection::new_controller;
 use polycc_sim::engine::DEFAULT_RWND;
 use polycc_sim::scenario::spec::Stack;
-use polycc_sim::scenario::{FlowModel, Traffic};
+use polycc_sim::scenario::FlowModel;
 use polycc_sim::{Model, RunOutput};
 use std::net::{SocketAddrV4, TcpListener, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,6 +50,25 @@ enum Listener {
     Udp(UdpSocket),
 }
 
+/// What carries a flow's packets.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Carrier {
+    /// The kernel's TCP (`stack = "linux"`).
+    KernelTcp,
+    /// polycc's sender over UDP (`stack = "quic"`).
+    PolyccUdp,
+    /// A CBR or Poisson source over UDP, on either stack.
+    Unresponsive,
+}
+
+fn carrier(f: &FlowModel) -> Carrier {
+    match f.stack {
+        _ if f.traffic.is_unresponsive() => Carrier::Unresponsive,
+        Stack::Linux => Carrier::KernelTcp,
+        Stack::Quic => Carrier::PolyccUdp,
+    }
+}
+
 /// Runs a validated scenario in the emulator (needs root: see
 /// [`crate::netns::check_privileges`]).
 pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunOutput, EmuError> {
@@ -63,6 +84,17 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
         .collect::<Result<Vec<_>, _>>()?;
     let flows: Vec<FlowShared> = model.flows.iter().map(|_| FlowShared::default()).collect();
     let sockets: Vec<SocketSlot> = model.flows.iter().map(|_| SocketSlot::default()).collect();
+    // The flows' controllers, built as the simulator builds them (seeded per connection).
+    let new_ccs: Vec<Box<NewController>> = model
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| -> Box<NewController> {
+            Box::new(move |connection, now, intent| {
+                new_controller(model, registry, f, i, connection, now, intent)
+            })
+        })
+        .collect();
     let stop = AtomicBool::new(false);
     let end = Time::ZERO + model.duration;
     let wall = std::time::Instant::now();
@@ -78,11 +110,13 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
             let (flow, slot, stop) = (&flows[i], &sockets[i], &stop);
             let start = Time::ZERO + f.start;
             let stop_at = f.stop.map_or(end, |t| (Time::ZERO + t).min(end));
-            match &listeners[i] {
-                Listener::Tcp(listener) => {
-                    let sized = sized_bytes(f);
+            let client_addr = if f.reverse { RIGHT_ADDR } else { LEFT_ADDR };
+            let schedule = Schedule::new(&f.traffic, start, model.scenario.seed, i, WIRE_BYTES);
+            match (&listeners[i], carrier(f)) {
+                (Listener::Tcp(listener), _) => {
+                    let transfer = transfer_bytes(&f.traffic);
                     endpoints.push(in_ns(s, server_ns, flow, move || {
-                        linux_tcp::run_server(listener, sized, flow, &clock, stop)
+                        linux_tcp::run_server(listener, transfer, flow, &clock, stop)
                     }));
                     let client = Client {
                         cca: f.cca.name(),
@@ -90,31 +124,55 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                         server,
                         start,
                         stop_at,
+                        schedule,
                     };
                     endpoints.push(in_ns(s, client_ns, flow, move || {
-                        linux_tcp::run_client(&client, flow, slot, &clock, stop)
+                        linux_tcp::run_client(client, flow, slot, &clock, stop)
                     }));
                 }
-                Listener::Udp(sock) => {
-                    let cc = registry
-                        .build(&f.cca, &CcContext::new(WIRE_BYTES))
-                        .map_err(|e| EmuError::Internal(format!("flow {}: {e}", f.id)))?;
+                (Listener::Udp(sock), Carrier::Unresponsive) => {
                     let cfg = ServerConfig {
+                        unresponsive_return: Some(return_delay(model, f)),
+                        ack_every: f.ack_every,
+                        max_ack_delay: f.max_ack_delay,
+                        report_arrivals: false,
+                        transfer_segments: None,
+                    };
+                    endpoints.push(in_ns(s, server_ns, flow, move || {
+                        crate::udp::server::run_server(sock, &cfg, flow, &clock, stop)
+                    }));
+                    endpoints.push(in_ns(s, client_ns, flow, move || {
+                        if let Some(sock) = udp_socket(client_addr, flow) {
+                            crate::udp::unresponsive::run_source(
+                                schedule, server, &sock, stop_at, flow, &clock, stop,
+                            )
+                        }
+                    }));
+                }
+                (Listener::Udp(sock), _) => {
+                    let new_cc = &new_ccs[i];
+                    let cc =
+                        new_cc(0, Time::ZERO, f.intent.as_ref()).map_err(EmuError::Internal)?;
+                    let transfer = transfer_bytes(&f.traffic);
+                    let cfg = ServerConfig {
+                        unresponsive_return: None,
                         ack_every: f.ack_every,
                         max_ack_delay: f.max_ack_delay,
                         report_arrivals: cc.wants_feedback(),
-                        segment_bytes: SEGMENT_BYTES,
-                        segments: sized_bytes(f).map(|b| b.div_ceil(SEGMENT_BYTES)),
+                        transfer_segments: transfer.map(segments_of),
                     };
                     endpoints.push(in_ns(s, server_ns, flow, move || {
                         crate::udp::server::run_server(sock, &cfg, flow, &clock, stop)
                     }));
                     let client = ClientConfig {
                         cc,
+                        new_cc,
                         server,
                         start,
                         stop_at,
-                        segments: sized_bytes(f).map(|b| b.div_ceil(SEGMENT_BYTES)),
+                        schedule,
+                        transfer_bytes: transfer,
+                        per_transfer: connection_per_transfer(&f.traffic),
                         max_ack_delay: f.max_ack_delay,
                         pacing: f.pacing,
                         rwnd: f.rwnd.unwrap_or(DEFAULT_RWND),
@@ -126,14 +184,9 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                         initial_intent: f.intent,
                     };
                     endpoints.push(in_ns(s, client_ns, flow, move || {
-                        let sock = match UdpSocket::bind(SocketAddrV4::new(
-                            if f.reverse { RIGHT_ADDR } else { LEFT_ADDR },
-                            0,
-                        )) {
-                            Ok(sock) => sock,
-                            Err(e) => return flow.fail(format!("UDP client socket: {e}")),
-                        };
-                        crate::udp::client::run_client(client, &sock, flow, &clock, stop)
+                        if let Some(sock) = udp_socket(client_addr, flow) {
+                            crate::udp::client::run_client(client, &sock, flow, &clock, stop)
+                        }
                     }));
                 }
             }
@@ -161,12 +214,23 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
     output::build(model, &finished, &flows, series, end, wall_s)
 }
 
-/// A sized flow's bytes.
-fn sized_bytes(f: &FlowModel) -> Option<u64> {
-    match f.traffic {
-        Traffic::Sized { bytes } => Some(bytes),
-        _ => None,
-    }
+/// A client's UDP socket on `addr` (in its namespace); None, with the flow failed, if it cannot
+/// be made.
+fn udp_socket(addr: std::net::Ipv4Addr, flow: &FlowShared) -> Option<UdpSocket> {
+    UdpSocket::bind(SocketAddrV4::new(addr, 0))
+        .map_err(|e| flow.fail(format!("UDP client socket: {e}")))
+        .ok()
+}
+
+/// The base delay of a flow's return path (its half of `rtt` and the links' delays), which the
+/// simulator adds to an unresponsive packet's one-way delay for its RTT.
+fn return_delay(model: &Model, f: &FlowModel) -> Duration {
+    let links: Duration = f
+        .path
+        .iter()
+        .map(|&l| model.links[l].delay)
+        .fold(Duration::ZERO, |a, b| a + b);
+    f.rtt - Duration(f.rtt.0 / 2) + links
 }
 
 /// Flow `i`'s server socket, bound in its receiving namespace.
@@ -178,9 +242,11 @@ fn listen(bed: &Testbed, i: usize, f: &FlowModel) -> Result<Listener, EmuError> 
     };
     let at = SocketAddrV4::new(addr, server_port(i));
     let failed = |e: std::io::Error| EmuError::system(format!("listen on {at}"), e);
-    ns.run_in(|| match f.stack {
-        Stack::Linux => TcpListener::bind(at).map(Listener::Tcp).map_err(failed),
-        Stack::Quic => UdpSocket::bind(at).map(Listener::Udp).map_err(failed),
+    ns.run_in(|| match carrier(f) {
+        Carrier::KernelTcp => TcpListener::bind(at).map(Listener::Tcp).map_err(failed),
+        Carrier::PolyccUdp | Carrier::Unresponsive => {
+            UdpSocket::bind(at).map(Listener::Udp).map_err(failed)
+        }
     })
 }
 

@@ -45,39 +45,38 @@ pub fn check(model: &Model, kernel_ccas: &[String]) -> Result<(), EmuError> {
     }
     for f in &model.flows {
         let at = |k: &str| format!("flows ({}).{k}", f.id);
-        match f.stack {
-            Stack::Linux => {
-                let name = f.cca.name();
-                if !kernel_ccas.iter().any(|k| k == name) {
-                    return Err(refuse(
-                        at("cca"),
-                        format!(
-                            "the kernel has no {name:?}; it offers {}",
-                            kernel_ccas.join(", ")
-                        ),
-                    ));
-                }
-                if f.rwnd.is_some() {
-                    return Err(refuse(
-                        at("rwnd"),
-                        "the kernel's TCP sizes its own receive window; remove it".into(),
-                    ));
-                }
+        if let Traffic::Video(_) = f.traffic {
+            return Err(refuse(
+                at("traffic.kind"),
+                "video (frames, FEC, frame delay) is not emulated yet; use --backend sim".into(),
+            ));
+        }
+        if f.send_jitter.is_some() {
+            return Err(refuse(
+                at("send_jitter"),
+                "models host noise in the simulator; a real host brings its own".into(),
+            ));
+        }
+        if f.traffic.is_unresponsive() {
+            // A CBR or Poisson source runs over UDP without a controller on either stack.
+            continue;
+        }
+        if f.stack == Stack::Linux {
+            let name = f.cca.name();
+            if !kernel_ccas.iter().any(|k| k == name) {
+                return Err(refuse(
+                    at("cca"),
+                    format!(
+                        "the kernel has no {name:?}; it offers {}",
+                        kernel_ccas.join(", ")
+                    ),
+                ));
             }
-            Stack::Quic => {
-                if !matches!(f.traffic, Traffic::Bulk | Traffic::Sized { .. }) {
-                    return Err(refuse(
-                        at("traffic.kind"),
-                        "the emulator carries bulk and sized traffic so far (use --backend sim)"
-                            .into(),
-                    ));
-                }
-                if f.send_jitter.is_some() {
-                    return Err(refuse(
-                        at("send_jitter"),
-                        "models host noise in the simulator; a real host brings its own".into(),
-                    ));
-                }
+            if f.rwnd.is_some() {
+                return Err(refuse(
+                    at("rwnd"),
+                    "the kernel's TCP sizes its own receive window; remove it".into(),
+                ));
             }
         }
     }

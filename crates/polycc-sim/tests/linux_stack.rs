@@ -53,7 +53,10 @@ fn kernel_names_run_as_their_polycc_models_in_linux_hosts() {
     let f = &m.flows[0];
     assert_eq!(f.cca.name(), "cubic");
     assert_eq!(f.sim_cca, linux_stack::controller("cubic"));
-    assert_eq!(f.host, linux_stack::host());
+    assert_eq!(f.host, linux_stack::host("cubic"));
+    assert_eq!(linux_stack::host("cubic").loss_rules.idle_restart, Some(10));
+    // BBR sets its own window (`cong_control`): the kernel does not restart it after idle.
+    assert_eq!(linux_stack::host("bbr").loss_rules.idle_restart, None);
     assert_eq!(
         f.host,
         HostModel {

@@ -106,6 +106,7 @@
 #![warn(missing_docs)]
 
 mod ack;
+mod idle_restart;
 mod ledger;
 mod loss;
 mod loss_rules;
@@ -117,7 +118,9 @@ pub use ack::{AckError, AckInfo, AckOutcome, EcnCounts, PacketEvent};
 pub use loss::{
     LossOutcome, Timeout, LOST_RECORD_PTOS, PERSISTENT_CONGESTION_THRESHOLD, PTO_PROBES,
 };
-pub use loss_rules::{LossRules, Timeouts, TCP_RTO_MAX, TCP_RTO_MIN, TCP_TIMEOUT_MIN};
+pub use loss_rules::{
+    LossRules, Timeouts, TCP_INIT_CWND, TCP_RTO_MAX, TCP_RTO_MIN, TCP_TIMEOUT_MIN,
+};
 pub use pacer::{tso_autosize, Pacer, MIN_TSO_SEGS, UNPACED_FIRST_PACKETS};
 pub use sender::{
     Config, Outgoing, SendError, SendPermit, Sender, PACING_CA_RATIO, PACING_SS_RATIO,

@@ -194,7 +194,7 @@ impl<P: Copy> Sender<P> {
 
     /// Linux `tcp_set_rto`: srtt + max(4·rttvar, `min_rto`), backed off `backoff` times, at most
     /// [`TCP_RTO_MAX`].
-    fn tcp_rto(&self, min_rto: Duration, backoff: u32) -> Duration {
+    pub(crate) fn tcp_rto(&self, min_rto: Duration, backoff: u32) -> Duration {
         let rto = self.rtt.smoothed() + (self.rtt.var() * 4).max(min_rto);
         let shift = backoff.min(MAX_PTO_BACKOFF_SHIFT);
         (rto * (1u64 << shift)).min(TCP_RTO_MAX)

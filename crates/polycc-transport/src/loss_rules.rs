@@ -8,6 +8,9 @@ use polycc::units::Duration;
 pub const TCP_RTO_MIN: Duration = Duration::from_millis(200);
 /// Linux `TCP_RTO_MAX` (120 s): the backed-off RTO never exceeds it.
 pub const TCP_RTO_MAX: Duration = Duration::from_secs(120);
+/// Linux `TCP_INIT_CWND` (`include/net/tcp.h`): the initial window, 10 segments (RFC 6928), and
+/// the restart window after idle (`tcp_init_cwnd`).
+pub const TCP_INIT_CWND: u64 = 10;
 /// Linux `TCP_TIMEOUT_MIN_US` (2 ms): what `tcp_schedule_loss_probe` adds to 2·srtt when more
 /// than one packet is in flight.
 pub const TCP_TIMEOUT_MIN: Duration = Duration::from_millis(2);
@@ -23,6 +26,14 @@ pub struct LossRules {
     pub rack_from_start: bool,
     /// What happens when no ACK comes.
     pub timeouts: Timeouts,
+    /// Restart after idle (RFC 5681 §4.1, RFC 2861; Linux `tcp_slow_start_after_idle = 1`): a
+    /// sender that sends again after more than a TCP retransmission timeout with nothing in
+    /// flight first halves its window once per RTO of the idle time, down to this restart
+    /// window in packets (at most the window it had), and keeps at least 3/4 of the old window
+    /// as its slow-start threshold (`tcp_cwnd_restart`, `tcp_current_ssthresh`). Only with
+    /// [`Timeouts::Tcp`]; `None`: the window survives idle periods (RFC 9002 §7.8 lets QUIC
+    /// keep it; Linux exempts controllers with their own `cong_control`, BBR).
+    pub idle_restart: Option<u64>,
 }
 
 /// What the sender does when ACKs stop coming.
@@ -46,13 +57,15 @@ pub enum Timeouts {
 }
 
 impl LossRules {
-    /// Linux TCP's rules: RACK from the start, tail-loss probe and a 200-ms minimum RTO.
+    /// Linux TCP's rules: RACK from the start, tail-loss probe, a 200-ms minimum RTO and the
+    /// restart after idle to [`TCP_INIT_CWND`].
     pub fn linux() -> Self {
         LossRules {
             rack_from_start: true,
             timeouts: Timeouts::Tcp {
                 min_rto: TCP_RTO_MIN,
             },
+            idle_restart: Some(TCP_INIT_CWND),
         }
     }
 }

@@ -289,10 +289,11 @@ impl<P: Copy> Sender<P> {
             });
             return Ok(());
         }
-        let delivery = self.rate.on_sent(now, self.in_flight);
         if self.in_flight == 0 {
+            self.restart_after_idle(now);
             self.rto_base = now;
         }
+        let delivery = self.rate.on_sent(now, self.in_flight);
         self.app_limited = false;
         self.probes = self.probes.saturating_sub(1);
         self.ledger.push(Record {

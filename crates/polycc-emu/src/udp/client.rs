@@ -4,6 +4,7 @@
 //! and on a probe timeout with nothing new to send, the oldest segment in flight again.
 
 use super::wire::{self, Data, Datagram, DATA_HEADER, IP_UDP_HEADERS, NO_SEGMENT};
+use crate::app::Schedule;
 use crate::clock::Clock;
 use crate::flow_state::{lock, Counters, FlowShared, Sample};
 use polycc::units::{Duration, Time};
@@ -23,13 +24,23 @@ const MAX_SLEEP: Duration = Duration::from_millis(5);
 /// How often the sender publishes its state for the sampler.
 const PUBLISH: Duration = Duration::from_millis(5);
 
-pub struct ClientConfig {
+/// Builds the controller of a flow's `n`th connection (web flows without a persistent connection
+/// start a fresh one, with what it has learnt of the path forgotten, for every transfer).
+pub type NewController<'a> =
+    dyn Fn(u64, Time, Option<&Intent>) -> Result<Box<dyn CongestionControl>, String> + Sync + 'a;
+
+pub struct ClientConfig<'a> {
     pub cc: Box<dyn CongestionControl>,
+    pub new_cc: &'a NewController<'a>,
     pub server: SocketAddrV4,
     pub start: Time,
     pub stop_at: Time,
-    /// A sized flow: segments to send.
-    pub segments: Option<u64>,
+    /// When the application asks for transfers (sized and web flows).
+    pub schedule: Schedule,
+    /// Sized and web flows: bytes of each transfer.
+    pub transfer_bytes: Option<u64>,
+    /// A web flow that opens a connection per transfer.
+    pub per_transfer: bool,
     pub max_ack_delay: Duration,
     pub pacing: bool,
     pub rwnd: u64,
@@ -41,34 +52,64 @@ pub struct ClientConfig {
 /// The application's segments: what to send next and what to send again.
 struct Segments {
     next: u64,
+    /// End of the transfers started so far (None: bulk, without end).
     end: Option<u64>,
+    /// Every segment below this one is acknowledged; `acked` holds those above it.
+    acked_below: u64,
     acked: HashSet<u64>,
     retx: VecDeque<u64>,
 }
 
 impl Segments {
+    fn new(transfers: bool) -> Segments {
+        Segments {
+            next: 0,
+            end: transfers.then_some(0),
+            acked_below: 0,
+            acked: HashSet::new(),
+            retx: VecDeque::new(),
+        }
+    }
+
     fn on_event(&mut self, ev: PacketEvent<u64>, counters: &mut Counters) {
         match ev {
-            PacketEvent::Acked { payload, .. } => {
-                self.acked.insert(payload);
-            }
+            PacketEvent::Acked { payload, .. } => self.mark_acked(payload),
             PacketEvent::SpuriousLoss { payload, .. } => {
                 counters.spurious_losses += 1;
-                self.acked.insert(payload);
+                self.mark_acked(payload);
             }
             PacketEvent::Lost { payload, .. } => {
                 counters.lost_packets += 1;
-                if payload != NO_SEGMENT && !self.acked.contains(&payload) {
+                if payload != NO_SEGMENT && !self.is_acked(payload) {
                     self.retx.push_back(payload);
                 }
             }
         }
     }
 
+    fn mark_acked(&mut self, s: u64) {
+        if s == NO_SEGMENT || s < self.acked_below {
+            return;
+        }
+        self.acked.insert(s);
+        while self.acked.remove(&self.acked_below) {
+            self.acked_below += 1;
+        }
+    }
+
+    fn is_acked(&self, s: u64) -> bool {
+        s < self.acked_below || self.acked.contains(&s)
+    }
+
+    /// Every segment of the transfers started so far is acknowledged.
+    fn transfers_done(&self) -> bool {
+        self.end.is_some_and(|e| self.acked_below >= e)
+    }
+
     /// The segment to send next and whether it is a retransmission.
     fn pick(&mut self) -> Option<(u64, bool)> {
         while let Some(s) = self.retx.pop_front() {
-            if !self.acked.contains(&s) {
+            if !self.is_acked(s) {
                 return Some((s, true));
             }
         }
@@ -90,10 +131,13 @@ pub fn run_client(
 ) {
     let ClientConfig {
         mut cc,
+        new_cc,
         server,
         start,
         stop_at,
-        segments,
+        mut schedule,
+        transfer_bytes,
+        per_transfer,
         max_ack_delay,
         pacing,
         rwnd,
@@ -112,7 +156,8 @@ pub fn run_client(
         return flow.fail(format!("UDP socket to {server}: {e}"));
     }
     let now = clock.now();
-    if let Some(i) = &initial_intent {
+    let mut intent = initial_intent;
+    if let Some(i) = &intent {
         cc.set_intent(now, i);
     }
     intents.reverse(); // popped from the back in time order
@@ -124,24 +169,42 @@ pub fn run_client(
         rwnd,
     };
     let mut tx = polycc_transport::Sender::<u64>::new(cc, config);
-    let mut segs = Segments {
-        next: 0,
-        end: segments,
-        acked: HashSet::new(),
-        retx: VecDeque::new(),
-    };
+    let transfer_segments = transfer_bytes.map(segments_of);
+    let mut segs = Segments::new(transfer_segments.is_some());
+    let mut queued = 0u64;
+    let mut started = 0u64;
     let mut counters = Counters::default();
     let mut buf = vec![0u8; 2048];
     let mut packet = vec![0u8; (WIRE_BYTES - IP_UDP_HEADERS) as usize];
     let mut next_publish = now;
     loop {
         let now = clock.now();
-        if now >= stop_at || stop.load(Ordering::Relaxed) || flow.is_completed() {
+        if now >= stop_at || stop.load(Ordering::Relaxed) {
             break;
         }
         while intents.last().is_some_and(|(t, _)| *t <= now) {
             let (_, i) = intents.pop().expect("just looked");
             tx.controller_mut().set_intent(now, &i);
+            intent = Some(i);
+        }
+        while let Some(t) = schedule.pop_due(now) {
+            flow.request(t);
+            queued += 1;
+        }
+        if let (Some(n), true) = (transfer_segments, queued > 0 && segs.transfers_done()) {
+            if per_transfer && started > 0 {
+                match new_cc(started, now, intent.as_ref()) {
+                    Ok(cc) => tx.new_path(cc),
+                    Err(e) => return flow.fail(e),
+                }
+            }
+            segs.end = segs.end.map(|e| e + n);
+            queued -= 1;
+            started += 1;
+        }
+        // A sized flow's one transfer is acknowledged: the application is done.
+        if started > 0 && queued == 0 && schedule.next().is_none() && segs.transfers_done() {
+            break;
         }
         // ACKs first: they open the window and may declare losses.
         loop {
@@ -195,7 +258,7 @@ pub fn run_client(
             }
         }
         // Send what the window and pacing allow.
-        let mut wake = now + MAX_SLEEP;
+        let mut wake = (now + MAX_SLEEP).min(schedule.next().unwrap_or(Time(u64::MAX)));
         loop {
             let now = clock.now();
             match tx.poll_send(now, WIRE_BYTES) {
@@ -217,7 +280,9 @@ pub fn run_client(
                 sent: now,
             }
             .write(&mut packet);
-            match sock.send(&packet) {
+            let payload = payload_of(segment, transfer_bytes);
+            let datagram = &packet[..DATA_HEADER + payload as usize];
+            match sock.send(datagram) {
                 Ok(_) => {}
                 Err(e)
                     if matches!(
@@ -233,7 +298,7 @@ pub fn run_client(
             }
             let sent = Outgoing {
                 pn,
-                bytes: WIRE_BYTES,
+                bytes: datagram.len() as u64 + IP_UDP_HEADERS,
                 ack_eliciting: true,
                 retransmission,
                 payload: segment,
@@ -257,6 +322,22 @@ pub fn run_client(
     *lock(&flow.sample) = None;
     *lock(&flow.counters) = counters;
     flow.set_ended(clock.now().min(stop_at));
+}
+
+/// Segments of a transfer of `bytes`.
+pub fn segments_of(bytes: u64) -> u64 {
+    bytes.div_ceil(SEGMENT_BYTES).max(1)
+}
+
+/// Application bytes segment `s` carries: a full segment, but for the last of a transfer, what
+/// is left of it (as in the simulator, whose last segment is as short as the transfer asks).
+fn payload_of(s: u64, transfer_bytes: Option<u64>) -> u64 {
+    match transfer_bytes {
+        Some(b) if s != NO_SEGMENT && (s + 1) % segments_of(b) == 0 => {
+            b - (segments_of(b) - 1) * SEGMENT_BYTES
+        }
+        _ => SEGMENT_BYTES,
+    }
 }
 
 /// The sender's state in the flows table's terms.

@@ -12,4 +12,5 @@
 
 pub mod client;
 pub mod server;
+pub mod unresponsive;
 pub mod wire;

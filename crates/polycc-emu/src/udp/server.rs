@@ -3,11 +3,12 @@
 //! (RFC 9000 §13.2.1: at once when a packet arrives out of order, else every `ack_every`
 //! packets or after `max_ack_delay`).
 
-use super::wire::{self, Ack, Datagram, MAX_RANGES, NO_SEGMENT};
+use super::wire::{self, Ack, Datagram, DATA_HEADER, MAX_RANGES, NO_SEGMENT};
 use crate::clock::Clock;
-use crate::flow_state::FlowShared;
+use crate::flow_state::{lock, FlowShared};
 use polycc::signals::Arrival;
 use polycc::units::{Duration, Time};
+use polycc_sim::engine::segset::SegSet;
 use std::io::ErrorKind;
 use std::net::{SocketAddr, UdpSocket};
 use std::ops::RangeInclusive;
@@ -57,14 +58,16 @@ impl Ranges {
 }
 
 pub struct ServerConfig {
+    /// An unresponsive source: nothing is acknowledged, and each packet's RTT is its one-way
+    /// delay plus this, the return path's base delay (what a probe would see, as in the
+    /// simulator).
+    pub unresponsive_return: Option<Duration>,
     pub ack_every: u32,
     pub max_ack_delay: Duration,
     /// Report each packet's arrival time (the controller wants receiver feedback).
     pub report_arrivals: bool,
-    /// Payload bytes of a segment (what one data packet carries for the application).
-    pub segment_bytes: u64,
-    /// A sized flow: segments it has.
-    pub segments: Option<u64>,
+    /// Sized and web flows: segments of each transfer.
+    pub transfer_segments: Option<u64>,
 }
 
 /// Serves one flow (on a thread in the receiving namespace) until `stop`.
@@ -76,8 +79,7 @@ pub fn run_server(
     stop: &AtomicBool,
 ) {
     let mut pns = Ranges::default();
-    let mut segs = Ranges::default();
-    let mut unique_segments = 0u64;
+    let mut segs = SegSet::new();
     let mut arrivals: Vec<Arrival> = Vec::new();
     let mut unacked = 0u32;
     let mut deadline: Option<Time> = None;
@@ -100,15 +102,25 @@ pub fn run_server(
                 if !new {
                     continue;
                 }
+                flow.packets_received.fetch_add(1, Ordering::Relaxed);
+                if let Some(back) = cfg.unresponsive_return {
+                    lock(&flow.rtt).record((now - d.sent + back).0 / 1000);
+                }
                 if pns.largest() == Some(d.pn) {
                     largest_at = now;
                 }
-                if d.segment != NO_SEGMENT && segs.insert(d.segment).0 {
-                    unique_segments += 1;
-                    flow.add_received(cfg.segment_bytes);
-                    if cfg.segments == Some(unique_segments) {
-                        flow.set_completed(now);
+                if d.segment != NO_SEGMENT && segs.insert(d.segment) {
+                    flow.add_received((n - DATA_HEADER) as u64);
+                    if let Some(n) = cfg.transfer_segments {
+                        let mut completed = flow.transfers_completed() as u64;
+                        while segs.cumulative() >= (completed + 1) * n {
+                            flow.complete(now);
+                            completed += 1;
+                        }
                     }
+                }
+                if cfg.unresponsive_return.is_some() {
+                    continue;
                 }
                 if cfg.report_arrivals {
                     arrivals.push(Arrival {

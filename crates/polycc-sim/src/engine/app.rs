@@ -3,7 +3,8 @@
 
 use crate::scenario::Traffic;
 use polycc::units::{Duration, Time};
-use rand::Rng;
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
 use std::collections::VecDeque;
 
 /// One transfer of a sized or web flow.
@@ -28,11 +29,17 @@ pub struct App {
     pub receiving: usize,
     next_seg: u64,
     mss: u64,
+    /// The application's own random stream (request and packet gaps), so that a seed gives the
+    /// same arrivals whatever else in the run draws random numbers, and whichever backend
+    /// runs it.
+    rng: Pcg64Mcg,
 }
 
 impl App {
-    pub fn new(traffic: Traffic, mss: u64) -> Self {
+    /// `seed`: the application's stream ([`super::connection::application_seed`]).
+    pub fn new(traffic: Traffic, mss: u64, seed: u64) -> Self {
         App {
+            rng: Pcg64Mcg::seed_from_u64(seed),
             traffic,
             transfers: Vec::new(),
             queued: VecDeque::new(),
@@ -69,7 +76,8 @@ impl App {
     }
 
     /// Time until the next web request, or the next unresponsive packet of `wire` bytes.
-    pub fn next_gap(&self, wire: u64, rng: &mut impl Rng) -> Option<Duration> {
+    pub fn next_gap(&mut self, wire: u64) -> Option<Duration> {
+        let rng = &mut self.rng;
         match self.traffic {
             Traffic::Web {
                 interval, poisson, ..

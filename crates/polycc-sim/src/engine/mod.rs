@@ -1,7 +1,8 @@
 //! The simulation engine: routes packets through links and delay lines, runs senders, receivers
 //! and applications, and records time series and summaries.
 
-mod app;
+pub mod app;
+pub mod connection;
 pub mod delay_histogram;
 pub mod delayed_ack;
 mod events;
@@ -12,7 +13,7 @@ pub mod pipe;
 mod pn_ranges;
 mod receiver;
 mod recorder;
-mod segset;
+pub mod segset;
 mod send_jitter;
 mod sender;
 pub use sender::DEFAULT_RWND;
@@ -27,7 +28,7 @@ use link::LinkDir;
 use packet::{Kind, Packet};
 use pipe::Pipe;
 use polycc::units::{Duration, Rate, Time};
-use polycc::{CcContext, CongestionControl, Intent, Registry};
+use polycc::{CongestionControl, Intent, Registry};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use receiver::Receiver;
@@ -252,36 +253,16 @@ impl Simulator {
         connection: u64,
         intent: Option<&Intent>,
     ) -> Result<Box<dyn CongestionControl>, SimError> {
-        // SplitMix64-style mixing so neighbouring flows get unrelated seeds.
-        let mut z = self.model.scenario.seed
-            ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            ^ connection.rotate_left(32);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        let packet = match &fm.traffic {
-            Traffic::Video(v) => v.packet,
-            _ => self.model.packet_bytes(),
-        };
-        let mut ctx = CcContext {
-            now: self.now,
-            seed: z ^ (z >> 31),
-            ..CcContext::new(packet)
-        };
-        if let Some(n) = fm.host.initial_window_packets {
-            ctx.initial_cwnd = n * packet;
-        }
-        let spec = fm
-            .sim_cca
-            .as_ref()
-            .map_err(|e| SimError::Internal(e.clone()))?;
-        let mut cc = self
-            .registry
-            .build(spec, &ctx)
-            .map_err(|e| SimError::Internal(format!("flow {}: {e}", fm.id)))?;
-        if let Some(i) = intent {
-            cc.set_intent(self.now, i);
-        }
-        Ok(cc)
+        connection::new_controller(
+            &self.model,
+            &self.registry,
+            fm,
+            index,
+            connection,
+            self.now,
+            intent,
+        )
+        .map_err(SimError::Internal)
     }
 
     fn build_flow(&mut self, fm: &FlowModel) -> Result<Flow, SimError> {
@@ -398,7 +379,11 @@ impl Simulator {
             timers: SenderTimers::default(),
             receiver: Receiver::new(fm.ack_every, fm.max_ack_delay, keep_log)
                 .with_acks(fm.host.acks),
-            app: App::new(fm.traffic.clone(), sc.mss),
+            app: App::new(
+                fm.traffic.clone(),
+                sc.mss,
+                connection::application_seed(sc.seed, self.flows.len()),
+            ),
             data_route,
             ack_route,
             reverse_owd: rev_owd + link_delay,
@@ -614,7 +599,7 @@ impl Simulator {
             }
             Traffic::Sized { bytes } | Traffic::Web { bytes, .. } => {
                 fl.app.request(now, bytes);
-                if let Some(gap) = fl.app.next_gap(wire_full, &mut self.rng) {
+                if let Some(gap) = fl.app.next_gap(wire_full) {
                     self.q.push(now + gap, Ev::App(f));
                 }
                 self.begin_next_transfer(f, true)?;
@@ -660,7 +645,7 @@ impl Simulator {
         if fl.stopped {
             return Ok(());
         }
-        if let Some(gap) = fl.app.next_gap(wire, &mut self.rng) {
+        if let Some(gap) = fl.app.next_gap(wire) {
             self.q.push(now + gap, Ev::App(f));
         }
         match fl.app.traffic {

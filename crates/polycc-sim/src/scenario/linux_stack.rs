@@ -23,6 +23,8 @@
 //! - paced packets in TSO bursts of `tcp_tso_autosize` (`Pacer::LinuxTso`);
 //! - RACK from the start, the tail-loss probe and the 200-ms minimum RTO
 //!   ([`LossRules::linux`]);
+//! - the window restarted after an idle period longer than the RTO (`tcp_cwnd_restart`), but
+//!   for BBR;
 //! - no ACK delay in RTT samples (TCP has no ACK-delay field: `max_ack_delay` is 0).
 //!
 //! Not modelled: PRR (the window drops to ssthresh at once in recovery), F-RTO and undo on
@@ -34,18 +36,25 @@ use polycc::registry::{CcSpec, Params};
 use polycc_transport::{LossRules, Pacer};
 use serde_json::json;
 
-/// Linux `TCP_INIT_CWND` (`include/net/tcp.h`): the initial window, 10 segments (RFC 6928).
-pub const TCP_INIT_CWND: u64 = 10;
 /// A Linux receiver acknowledges every second full segment; recorded in the flow model's
 /// `ack_every` for what reads it (the receiver follows its own rules, `engine::delayed_ack`).
 pub use crate::engine::delayed_ack::SEGMENTS_PER_ACK;
+pub use polycc_transport::TCP_INIT_CWND;
 
-/// The end hosts of a flow on the Linux stack.
-pub fn host() -> HostModel {
+/// Kernel controllers with their own `cong_control`, which the kernel exempts from the restart
+/// after idle (`tcp_slow_start_after_idle_check`).
+const OWN_CONG_CONTROL: [&str; 1] = ["bbr"];
+
+/// The end hosts of a flow on the Linux stack running kernel controller `cca`.
+pub fn host(cca: &str) -> HostModel {
+    let mut loss_rules = LossRules::linux();
+    if OWN_CONG_CONTROL.contains(&cca) {
+        loss_rules.idle_restart = None;
+    }
     HostModel {
         initial_window_packets: Some(TCP_INIT_CWND),
         acks: ReceiverAcks::Linux,
-        loss_rules: LossRules::linux(),
+        loss_rules,
         pacer: Pacer::LinuxTso,
     }
 }

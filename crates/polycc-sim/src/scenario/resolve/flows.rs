@@ -128,7 +128,7 @@ fn resolve_flow(cx: &Context, i: usize, f: &FlowSpec) -> Result<FlowModel, Scena
         send_jitter,
         stack: f.stack,
         host: if linux {
-            linux_stack::host()
+            linux_stack::host(f.cca.name())
         } else {
             HostModel::default()
         },
@@ -156,10 +156,11 @@ fn check_kernel_flow(
             format!("{name:?} is not a kernel controller name"),
         ));
     }
-    if !matches!(traffic, Traffic::Bulk | Traffic::Sized { .. }) {
+    if traffic.has_frames() {
         return Err(origin.err(
             at("traffic.kind"),
-            "stack = \"linux\" carries bulk and sized traffic so far",
+            "a kernel TCP flow has no video encoder to drive (its controller sets no bitrate); \
+             use stack = \"quic\" for video",
         ));
     }
     let unsupported = [
