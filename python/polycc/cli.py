@@ -140,9 +140,16 @@ def run(file: Path, out: Path | None, seed: int | None, plots: bool, backend: st
             from polycc.api import run_scenario
             from polycc.results import write_run
 
-            result = _cancellable(
-                lambda cancel: run_scenario(scenario, seed=seed, backend="emu", cancelled=cancel.is_set)
-            )
+            # Emulated time is the wall clock's: the line shows how much of the run has passed.
+            total_s = scenario.simulation(seed).duration_s
+            progress = ProgressLine(f"running {name}", kind="emulated")
+            try:
+                result = _cancellable(
+                    lambda cancel: run_scenario(scenario, seed=seed, backend="emu", cancelled=cancel.is_set),
+                    tick=lambda: progress.update(min(progress.clock() - progress.t0, total_s), total_s),
+                )
+            finally:
+                progress.close()
             write_run(result, target, plots=plots)
         else:
             # The run steps in this thread, a quarter of a second of wall time at a time, so
@@ -158,10 +165,11 @@ def run(file: Path, out: Path | None, seed: int | None, plots: bool, backend: st
     click.echo(f"report: {(target / 'report.html').resolve()}")
 
 
-def _cancellable(fn: Callable[[threading.Event], T]) -> T:
+def _cancellable(fn: Callable[[threading.Event], T], tick: Callable[[], None] | None = None) -> T:
     """Runs `fn(cancel)` in a worker thread while this one waits, so that Ctrl-C and SIGTERM are
     handled at once; on either, sets `cancel` and waits (up to CANCEL_WAIT_S) for `fn` to return:
-    an emulated run must remove its namespaces before the process exits."""
+    an emulated run must remove its namespaces before the process exits. `tick()` is called
+    every quarter second of the wait (a progress line)."""
     box: dict[str, Any] = {}
     cancel = threading.Event()
     # Waited on instead of `Thread.join`: a join interrupted by Ctrl-C can later report the
@@ -179,7 +187,8 @@ def _cancellable(fn: Callable[[threading.Event], T]) -> T:
     threading.Thread(target=target, name="polycc-run", daemon=True).start()
     try:
         while not done.wait(0.25):
-            pass
+            if tick is not None:
+                tick()
     except BaseException:
         cancel.set()
         done.wait(CANCEL_WAIT_S)

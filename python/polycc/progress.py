@@ -15,10 +15,11 @@ from typing import IO
 PROGRESS_AFTER_S = 3.0
 
 
-def progress_text(what: str, sim_s: float, total_s: float, wall_s: float) -> str:
-    """E.g. "running x: 12.5 / 600 s simulated (2 %), 4 s wall"."""
+def progress_text(what: str, sim_s: float, total_s: float, wall_s: float, kind: str = "simulated") -> str:
+    """E.g. "running x: 12.5 / 600 s simulated (2 %), 4 s wall"; `kind` "emulated" for a run in
+    the emulated testbed, whose time is the wall clock's."""
     share = 100.0 * sim_s / total_s if total_s > 0 else 100.0
-    return f"{what}: {sim_s:.1f} / {total_s:g} s simulated ({share:.0f} %), {wall_s:.0f} s wall"
+    return f"{what}: {sim_s:.1f} / {total_s:g} s {kind} ({share:.0f} %), {wall_s:.0f} s wall"
 
 
 class ProgressLine:
@@ -31,8 +32,10 @@ class ProgressLine:
         stream: IO[str] | None = None,
         after_s: float = PROGRESS_AFTER_S,
         clock: Callable[[], float] = time.monotonic,
+        kind: str = "simulated",
     ) -> None:
         self.what = what
+        self.kind = kind
         self.stream = stream if stream is not None else sys.stderr
         self.after_s = after_s
         self.clock = clock
@@ -48,7 +51,7 @@ class ProgressLine:
         wall = self.clock() - self.t0
         if wall < self.after_s:
             return
-        text = progress_text(self.what, sim_s, total_s, wall)
+        text = progress_text(self.what, sim_s, total_s, wall, self.kind)
         # Pad over a longer line drawn before.
         self.stream.write("\r" + text.ljust(self._width))
         self.stream.flush()

@@ -31,6 +31,9 @@ def test_the_text_gives_simulated_time_of_the_total_and_wall_time() -> None:
     assert progress_text("running x", 12.34, 600, 4.4) == "running x: 12.3 / 600 s simulated (2 %), 4 s wall"
     assert progress_text("running x", 30, 30, 61.6) == "running x: 30.0 / 30 s simulated (100 %), 62 s wall"
     assert progress_text("running x", 0, 0, 0) == "running x: 0.0 / 0 s simulated (100 %), 0 s wall"
+    # An emulated run's time is the wall clock's.
+    emulated = progress_text("running x", 5, 20, 5.2, "emulated")
+    assert emulated == "running x: 5.0 / 20 s emulated (25 %), 5 s wall"
 
 
 @pytest.mark.parametrize("tty", [True, False])
