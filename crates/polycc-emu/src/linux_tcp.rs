@@ -91,7 +91,7 @@ fn bulk(
         if let Err(e) = write_some(&mut stream, &chunk) {
             // The run ending closes the server's side, which can reset a write under way.
             if !done(c, clock, stop) {
-                result = Err(format!("write: {e}"));
+                result = Err(e);
             }
             break;
         }

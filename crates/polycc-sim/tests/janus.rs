@@ -156,3 +156,41 @@ fn a_bulk_flow_relinquishes_bandwidth_and_takes_it_back() {
         "bulk {after:.2} Mbit/s after the others left"
     );
 }
+
+/// A bulk flow alone on a deep drop-tail buffer: Vegas' start overshoots by up to a window, and
+/// the buffer clearing at the end of the start (§4.2 then §4.4) removes that queue at once;
+/// eq. 1 then reads RTT_min after the clearing, not through the start's queue. Before, the flow
+/// kept 120 ms of queue for 25 s on this path and read D_p = 169 ms.
+#[test]
+fn a_bulk_flow_keeps_only_its_own_small_queue_on_any_buffer_depth() {
+    for buffer in ["100pkt", "1000pkt"] {
+        let out = common::run(&format!(
+            r#"
+name = "janus-deep-{buffer}"
+duration = "12s"
+[[links]]
+id = "b"
+rate = "20Mbps"
+queue = {{ kind = "droptail", size = "{buffer}" }}
+[[flows]]
+id = "j"
+cca = "janus"
+rtt = "50ms"
+intent = {{ class = "bulk" }}
+"#
+        ));
+        // Path: 50 ms plus 0.6 ms of serialisation; Vegas keeps 2 to 4 packets queued (1.2 to
+        // 2.4 ms at 20 Mbit/s).
+        let rtt = mean_of(&out, "j", "rtt_ms", 2.0, 12.0);
+        assert!(rtt < 50.6 + 3.0, "{buffer}: mean RTT {rtt} ms");
+        // Eq. 1: RTT_min (the path and Vegas' own 2-4 packets) less Q_avg / P_avg (4 packets,
+        // 2.5 ms at 19.3 Mbit/s): within 2.5 ms below the path's 50.6 ms.
+        let dp = at(&out, "j", "cc_dp_ms", 11.0);
+        assert!(dp > 50.6 - 2.6 && dp < 50.6 + 0.5, "{buffer}: D_p {dp} ms");
+        let goodput = mean_of(&out, "j", "goodput_mbps", 2.0, 12.0);
+        assert!(
+            goodput > 0.95 * 20.0 * 1448.0 / 1500.0,
+            "{buffer}: {goodput}"
+        );
+    }
+}

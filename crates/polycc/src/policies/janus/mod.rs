@@ -372,6 +372,33 @@ impl Janus {
         self.dp.start_measuring(now, w.rtt);
     }
 
+    /// The end of the start (§4.2): the conservative CCA's slow start ends only once packets
+    /// queue, and on a deep buffer its last doubling leaves up to a window queued, which Vegas
+    /// then drains by one packet per RTT (on 20 Mbit/s, 50 ms and 1000 packets of buffer, 120 ms
+    /// of queue for 25 s). Janus' buffer clearing (§4.4: every flow minimises its
+    /// self-inflicted queue) cuts the window to the flow's share without it, P_smp·D_p with D_p
+    /// still the lifetime minimum RTT, here as before every later conservative stage; the eq. 1
+    /// measurement that follows then reads RTT_min once the queue is gone (through the start's
+    /// queue it read 169 ms of D_p on that 50 ms path, and every later clearing kept that much
+    /// queue).
+    fn clear_start_overshoot(&mut self, now: Time, p_smp_bps: f64) {
+        let (Some(dp), Stage::Conservative) = (self.dp.get(), self.stage) else {
+            return;
+        };
+        let cwnd = self.active().cwnd();
+        let cleared = rate_control::clearing_cwnd(cwnd, p_smp_bps, dp, self.min_window());
+        if cleared < cwnd {
+            self.active_mut().calibrate(
+                now,
+                &Calibration {
+                    cwnd: Some(cleared),
+                    ssthresh: Some(cleared),
+                    ..Calibration::default()
+                },
+            );
+        }
+    }
+
     fn enter_aggressive(&mut self, now: Time, rtt: Duration) {
         self.clamp.clear();
         let ssthresh = self.dp.get().map(|dp| {
@@ -401,6 +428,7 @@ impl Janus {
                 self.metrics.reset_average(w.p_smp_bps);
                 self.switching.been_conservative = true;
                 self.phase = Phase::Running;
+                self.clear_start_overshoot(now, w.p_smp_bps);
                 self.dp.start_measuring(now, w.rtt);
             } else {
                 self.phase = Phase::Initialising {
