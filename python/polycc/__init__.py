@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from polycc.api import RunResult, run
     from polycc.executors import Executor, LocalExecutor
     from polycc.grid import GridError
+    from polycc.ray_executor import RayExecutor
     from polycc.scenario import Scenario
     from polycc.sweeps import sweep
 
@@ -31,6 +32,7 @@ _LAZY = {
     "Executor": "polycc.executors",
     "LocalExecutor": "polycc.executors",
     "GridError": "polycc.grid",
+    "RayExecutor": "polycc.ray_executor",
     "Scenario": "polycc.scenario",
     "sweep": "polycc.sweeps",
 }
@@ -40,6 +42,7 @@ __all__ = [
     "FusionError",
     "GridError",
     "LocalExecutor",
+    "RayExecutor",
     "RunResult",
     "Scenario",
     "ScenarioError",

@@ -97,6 +97,48 @@ SCENARIO = click.argument("file", type=click.Path(dir_okay=False, path_type=Path
 PLOTS = click.option("--plots/--no-plots", default=True, show_default=True, help="Write PNG plots.")
 
 
+def _executor_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """`--executor` and `--ray-address`, for the commands that run many scenarios."""
+    f = click.option(
+        "--ray-address",
+        metavar="ADDR",
+        help="With --executor ray: a running Ray cluster to join (host:port of `ray start --head`) "
+        "[default: start Ray on this machine].",
+    )(f)
+    return click.option(
+        "--executor",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help=f"Where the runs execute: threads on this machine, or a Ray cluster ({RAY_INSTALL_HINT}).",
+    )(f)
+
+
+#: Said where the Ray executor is offered.
+RAY_INSTALL_HINT = 'needs `pip install "polycc[ray]"`'
+
+
+@contextmanager
+def _chosen_executor(kind: str, address: str | None, jobs: int | None) -> Iterator[Any]:
+    """The executor `--executor` names (None: the commands' own local one), shut down after."""
+    if kind == "local":
+        if address is not None:
+            raise UserError("--ray-address: only with --executor ray")
+        yield None
+        return
+    from polycc.ray_executor import RayExecutor, RayUnavailable
+
+    try:
+        executor = RayExecutor(address, num_cpus=jobs)
+    except RayUnavailable as e:
+        raise UserError(str(e)) from None
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        where = f" at {address}" if address else ""
+        raise UserError(f"--executor ray: cannot start or join Ray{where}: {e}") from None
+    with executor:
+        yield executor
+
+
 BACKEND = click.option(
     "--backend",
     type=click.Choice(["sim", "emu"]),
@@ -235,6 +277,7 @@ def _print_run(summary: dict[str, Any]) -> None:
 @_out_option(None, "Sweep directory [default: results/sweep-<scenario name>].")
 @PLOTS
 @BACKEND
+@_executor_options
 def sweep(
     file: Path,
     grid: tuple[str, ...],
@@ -243,6 +286,8 @@ def sweep(
     out: Path | None,
     plots: bool,
     backend: str,
+    executor: str,
+    ray_address: str | None,
 ) -> None:
     """Run FILE over a grid of parameter values × seeds, in parallel.
 
@@ -265,16 +310,20 @@ def sweep(
         click.echo(f"{len(tasks)} runs", err=True)
         from polycc.sweeps import sweep as run_sweep
 
-        df = run_sweep(
-            scenario,
-            parsed,
-            seeds=seeds,
-            jobs=jobs,
-            out_dir=target,
-            plots=plots,
-            progress=True,
-            backend=backend,
-        )
+        if backend == "emu" and executor != "local":
+            raise UserError("--executor ray: emulated runs need this machine's namespaces; use --backend sim")
+        with _chosen_executor(executor, ray_address, jobs) as chosen:
+            df = run_sweep(
+                scenario,
+                parsed,
+                seeds=seeds,
+                jobs=jobs,
+                out_dir=target,
+                plots=plots,
+                progress=True,
+                backend=backend,
+                executor=chosen,
+            )
     failed = df[df["status"] != "ok"]
     for rec in failed.to_dict("records"):
         click.echo(f"polycc: run {rec['run_id']} failed: {rec['error']}", err=True)
@@ -325,8 +374,17 @@ def demo(out: Path, jobs: int | None, plots: bool) -> None:
 @click.option("--no-doc", is_flag=True, help="Do not touch any document.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel runs [default: all cores].")
 @PLOTS
+@_executor_options
 def reproduce(
-    paper: str, quick: bool, out: Path | None, doc: Path | None, no_doc: bool, jobs: int | None, plots: bool
+    paper: str,
+    quick: bool,
+    out: Path | None,
+    doc: Path | None,
+    no_doc: bool,
+    jobs: int | None,
+    plots: bool,
+    executor: str,
+    ray_address: str | None,
 ) -> None:
     """Reproduce PAPER's published results in the simulator (papers: pcc, janus, polycc, pibes).
 
@@ -341,10 +399,10 @@ def reproduce(
         doc = repo_root() / "REPRODUCTION.md"
     if no_doc:
         doc = None
-    with user_errors():
+    with user_errors(), _chosen_executor(executor, ray_address, jobs) as chosen:
         try:
             result = run_reproduce(
-                paper, quick=quick, out=out, doc=doc, jobs=jobs, plots=plots, progress=True
+                paper, quick=quick, out=out, doc=doc, jobs=jobs, plots=plots, progress=True, executor=chosen
             )
         except ReproduceError as e:
             raise UserError(str(e)) from None

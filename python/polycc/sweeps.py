@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from polycc.grid import load_base, normalise_grid, normalise_points, parse_grid,
 from polycc.outdir import atomic_dir, relative_link
 from polycc.report import render_sweep_index
 from polycc.scenario import Scenario, ScenarioSource, format_value
-from polycc.tasks import BACKENDS, RunOutcome, RunTask, execute
+from polycc.tasks import BACKENDS, RunOutcome, RunTask, execute, execute_packed, lost, unpack
 
 __all__ = ["results_frame", "summary_metrics", "sweep"]
 
@@ -195,18 +195,47 @@ def _execute_all(
     from tqdm import tqdm
 
     outcomes: list[RunOutcome] = []
-    results = executor.map_unordered(execute, tasks)
+    results = _outcomes(executor, tasks)
+    parallelism = getattr(executor, "parallelism", None)
+    at_once = parallelism() if callable(parallelism) else getattr(executor, "jobs", 1)
+    failed = 0
     try:
-        # tqdm's disable=None: shown only when stderr is a terminal.
+        # tqdm's disable=None: shown only when stderr is a terminal; it estimates the time left.
         with tqdm(total=len(tasks), unit="run", desc=desc, disable=None if progress else True) as bar:
+            bar.set_postfix(failed=0, running=min(at_once, len(tasks)))
             for outcome in results:
                 outcomes.append(outcome)
+                failed += outcome.error is not None
+                bar.set_postfix(
+                    failed=failed, running=min(at_once, len(tasks) - len(outcomes)), refresh=False
+                )
                 bar.update(1)
     finally:
         # On Ctrl-C or SIGTERM, stop the executor (it waits for the runs under way) before the
         # caller removes the directory they write into; a suspended generator would otherwise
         # live on in the traceback, and its runs recreate the directory after its removal.
+        results.close()
+    return outcomes
+
+
+def _outcomes(executor: Executor, tasks: Sequence[RunTask]) -> Generator[RunOutcome, None, None]:
+    """The tasks' outcomes as they finish. A remote executor's workers return their results
+    directories as data, which are written here, on the driver; a run whose worker was lost is
+    an error outcome, and the others go on."""
+    if getattr(executor, "remote", False):
+        packed = executor.map_unordered(execute_packed, tasks, on_lost=lost)  # type: ignore[call-arg]
+        try:
+            for p in packed:
+                yield unpack(p)
+        finally:
+            close = getattr(packed, "close", None)
+            if close is not None:
+                close()
+        return
+    results = executor.map_unordered(execute, tasks)
+    try:
+        yield from results
+    finally:
         close = getattr(results, "close", None)
         if close is not None:
             close()
-    return outcomes

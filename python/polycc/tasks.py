@@ -6,8 +6,9 @@ later) can ship them. Heavy modules are imported inside `execute`.
 
 from __future__ import annotations
 
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -64,3 +65,43 @@ def execute(task: RunTask) -> RunOutcome:
         return RunOutcome(task, result.summary, None, time.perf_counter() - t0)
     except Exception as e:
         return RunOutcome(task, None, f"{type(e).__name__}: {e}", time.perf_counter() - t0)
+
+
+@dataclass
+class PackedOutcome:
+    """A run done where the driver's disk may not be: its outcome, and its results directory as
+    data (path relative to the directory -> bytes)."""
+
+    outcome: RunOutcome
+    files: dict[str, bytes]
+
+
+def execute_packed(task: RunTask) -> PackedOutcome:
+    """`execute` on a worker of a cluster: the results directory is written into a temporary one
+    on the worker and shipped back as data; `unpack` writes it where the task says."""
+    if task.out_dir is None:
+        return PackedOutcome(execute(task), {})
+    with tempfile.TemporaryDirectory(prefix="polycc-run-") as tmp:
+        run = Path(tmp) / "run"
+        outcome = execute(replace(task, out_dir=str(run)))
+        files = {str(p.relative_to(run)): p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    return PackedOutcome(replace(outcome, task=task), files)
+
+
+def unpack(packed: PackedOutcome) -> RunOutcome:
+    """Writes a packed run's files into its task's `out_dir` (on the driver) and returns its
+    outcome."""
+    task = packed.outcome.task
+    if task.out_dir is not None:
+        out = Path(task.out_dir)
+        out.mkdir(parents=True, exist_ok=False)
+        for rel, data in packed.files.items():
+            path = out / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+    return packed.outcome
+
+
+def lost(task: RunTask, error: BaseException) -> PackedOutcome:
+    """The outcome of a run whose worker (or its machine) went away before it finished."""
+    return PackedOutcome(RunOutcome(task, None, f"worker lost: {type(error).__name__}: {error}", 0.0), {})
