@@ -195,6 +195,53 @@ def test_without_ray_the_executor_exits_2_with_the_install_command(
     assert not (Path("results") / "sweep-ray-sweep").exists()
 
 
+def raylets() -> set[int]:
+    """PIDs of the Ray node managers running on this machine."""
+    found = set()
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and b"raylet" in (proc / "comm").read_bytes():
+                found.add(int(proc.name))
+        except OSError:
+            pass
+    return found
+
+
+def test_ctrl_c_cancels_the_runs_and_leaves_nothing_behind(tmp_path: Path, local_ray: RayExecutor) -> None:
+    import signal
+    import time
+
+    scen = tmp_path / "s.toml"
+    scen.write_text(SCENARIO.replace('duration = "2s"', 'duration = "30s"'))
+    out = tmp_path / "results" / "sw"
+    before = raylets()
+    args = ["sweep", str(scen), "--grid", "seed=1,2,3,4,5,6,7,8", "--executor", "ray", "--jobs", "1"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "polycc.cli", *args, "--out", str(out), "--no-plots"],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        # Interrupt once the driver has written the first run's directory.
+        while not any(out.parent.glob(".sw.tmp-*/runs/*/summary.json")) and proc.poll() is None:
+            assert time.monotonic() < deadline, "no run finished"
+            time.sleep(0.1)
+        assert proc.poll() is None, "the sweep ended before the signal; make its runs longer"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err, err
+    assert not out.exists() and not [p for p in out.parent.iterdir() if p.name.startswith(".")]
+    # The Ray instance the sweep started is gone with it.
+    assert raylets() <= before
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
