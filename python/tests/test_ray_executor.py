@@ -195,6 +195,18 @@ def test_without_ray_the_executor_exits_2_with_the_install_command(
     assert not (Path("results") / "sweep-ray-sweep").exists()
 
 
+def test_a_reproduction_on_ray_checks_the_same_claims_with_the_same_numbers(
+    tmp_path: Path, local_ray: RayExecutor
+) -> None:
+    from polycc.reproduce import reproduce
+
+    on_ray = reproduce("janus", quick=True, out=tmp_path / "ray", plots=False, executor=local_ray)
+    here = reproduce("janus", quick=True, out=tmp_path / "local", plots=False, jobs=2)
+    assert on_ray.runs == here.runs > 0
+    got = [(r.id, r.ours, r.holds) for r in on_ray.reproductions]
+    assert got == [(r.id, r.ours, r.holds) for r in here.reproductions]
+
+
 def raylets() -> set[int]:
     """PIDs of the Ray node managers running on this machine."""
     found = set()
