@@ -17,13 +17,15 @@ pub struct Schedule {
 
 impl Schedule {
     /// Flow `index`'s schedule from its `start`: a sized flow's one request, a web flow's
-    /// requests, an unresponsive source's packets; nothing for bulk (always has data) and video
-    /// (paced by its frames, not emulated).
+    /// requests, an on/off source's periods (the first, on, begins at the start), an
+    /// unresponsive source's packets; nothing for bulk (always has data) and video (paced by its
+    /// frames, not emulated).
     pub fn new(traffic: &Traffic, start: Time, seed: u64, index: usize, wire: u64) -> Schedule {
         let first = matches!(
             traffic,
             Traffic::Sized { .. }
                 | Traffic::Web { .. }
+                | Traffic::OnOff { .. }
                 | Traffic::Cbr { .. }
                 | Traffic::Poisson { .. }
         )
@@ -46,6 +48,11 @@ impl Schedule {
         self.next = self.app.next_gap(self.wire).map(|g| t + g);
         Some(t)
     }
+}
+
+/// Whether an on/off source sends, from the periods begun so far (the first is on).
+pub fn on_period(periods_begun: u64) -> bool {
+    periods_begun % 2 == 1
 }
 
 /// Bytes of each transfer of a sized or web flow.

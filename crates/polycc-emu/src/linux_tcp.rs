@@ -5,7 +5,7 @@
 //! Each runs on its own thread, joined to its namespace; they share a [`FlowShared`] with the
 //! run's sampler, which reads the client's `TCP_INFO` every few milliseconds.
 
-use crate::app::{connection_per_transfer, transfer_bytes, Schedule};
+use crate::app::{connection_per_transfer, on_period, transfer_bytes, Schedule};
 use crate::clock::Clock;
 use crate::error::EmuError;
 use crate::flow_state::{lock, Counters, FlowShared};
@@ -23,6 +23,11 @@ use std::sync::Mutex;
 const POLL: std::time::Duration = std::time::Duration::from_millis(20);
 /// Bytes handed to the kernel per write (what iperf3 uses for TCP).
 const WRITE_CHUNK: usize = 128 * 1024;
+/// An on/off source keeps at most this much written but not yet sent (`TCP_NOTSENT_LOWAT`), so
+/// that its off periods begin on the wire when they begin in the application, as in the
+/// simulator (the kernel's autotuned send buffer would otherwise hold megabytes, sent on
+/// through the off period). 16 KiB is the value commonly used for HTTP/2 prioritisation.
+const ON_OFF_NOTSENT_LOWAT: u32 = 16 * 1024;
 
 /// The client's socket, for the sampler's `TCP_INFO` reads while it is open.
 pub type SocketSlot = Mutex<Option<TcpStream>>;
@@ -51,7 +56,7 @@ pub struct Client<'a> {
 /// has signalled that one complete; a web flow without a persistent connection opens a new
 /// one, with its own handshake and slow start, for every transfer.
 pub fn run_client(
-    c: Client,
+    mut c: Client,
     flow: &FlowShared,
     socket: &SocketSlot,
     clock: &Clock,
@@ -62,7 +67,7 @@ pub fn run_client(
     }
     let mut counters = Counters::default();
     let result = match transfer_bytes(c.traffic) {
-        None => bulk(&c, flow, socket, clock, stop, &mut counters),
+        None => bulk(&mut c, flow, socket, clock, stop, &mut counters),
         Some(bytes) => transfers(c, bytes, flow, socket, clock, stop, &mut counters),
     };
     if let Err(e) = result {
@@ -76,8 +81,11 @@ fn done(c: &Client, clock: &Clock, stop: &AtomicBool) -> bool {
     stop.load(Ordering::Relaxed) || clock.now() >= c.stop_at
 }
 
+/// Bulk, or an on/off source: writes without end, but for an on/off source only in its on
+/// periods (what the socket holds still goes out in an off period, as a paused application's
+/// data would).
 fn bulk(
-    c: &Client,
+    c: &mut Client,
     flow: &FlowShared,
     socket: &SocketSlot,
     clock: &Clock,
@@ -86,8 +94,23 @@ fn bulk(
 ) -> Result<(), String> {
     let mut stream = open(c, flow, socket, clock)?;
     let chunk = vec![0x5au8; WRITE_CHUNK];
+    let on_off = matches!(c.traffic, Traffic::OnOff { .. });
+    if on_off {
+        socket2::SockRef::from(&stream)
+            .set_tcp_notsent_lowat(ON_OFF_NOTSENT_LOWAT)
+            .map_err(|e| format!("TCP_NOTSENT_LOWAT: {e}"))?;
+    }
+    let mut periods = 0u64;
     let mut result = Ok(());
     while !done(c, clock, stop) {
+        while c.schedule.pop_due(clock.now()).is_some() {
+            periods += 1;
+        }
+        if on_off && !on_period(periods) {
+            let next = c.schedule.next().map_or(c.stop_at, |t| t.min(c.stop_at));
+            sleep_until(clock, next, stop);
+            continue;
+        }
         if let Err(e) = write_some(&mut stream, &chunk) {
             // The run ending closes the server's side, which can reset a write under way.
             if !done(c, clock, stop) {

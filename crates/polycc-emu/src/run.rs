@@ -21,7 +21,7 @@ use polycc::Registry;
 use polycc_sim::engine::connection::new_controller;
 use polycc_sim::engine::DEFAULT_RWND;
 use polycc_sim::scenario::spec::Stack;
-use polycc_sim::scenario::FlowModel;
+use polycc_sim::scenario::{FlowModel, Traffic};
 use polycc_sim::{Model, RunOutput};
 use std::net::{SocketAddrV4, TcpListener, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -171,6 +171,7 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                         start,
                         stop_at,
                         schedule,
+                        on_off: matches!(f.traffic, Traffic::OnOff { .. }),
                         transfer_bytes: transfer,
                         per_transfer: connection_per_transfer(&f.traffic),
                         max_ack_delay: f.max_ack_delay,

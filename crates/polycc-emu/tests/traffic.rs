@@ -101,6 +101,53 @@ traffic = { kind = "web", size = "200KB", interval = "1s", arrivals = "periodic"
 }
 
 #[test]
+fn on_off_sources_send_in_their_on_periods_as_in_the_simulator() {
+    let Some(_one) = emulator_available("on_off_sources") else {
+        return;
+    };
+    // Each alone on its link half the time: the kernel's CUBIC on for 0-0.5 s, 1-1.5 s, ...,
+    // polycc's in between.
+    let (emu, sim) = run_both(
+        r#"
+name = "on-off"
+duration = "4s"
+[[links]]
+id = "bottleneck"
+rate = "20Mbps"
+queue = { kind = "droptail", size = "1bdp" }
+[[flows]]
+id = "kernel"
+cca = "cubic"
+stack = "linux"
+rtt = "40ms"
+traffic = { kind = "on_off", on = "500ms", off = "500ms", periods = "fixed" }
+[[flows]]
+id = "polycc"
+cca = "cubic"
+rtt = "40ms"
+start = "500ms"
+traffic = { kind = "on_off", on = "500ms", off = "500ms", periods = "fixed" }
+"#,
+    );
+    for (e, s) in emu.iter().zip(&sim) {
+        // Half the time at most of 20 Mbit/s, less each period's restart.
+        assert!(
+            e.goodput_mbps > 4.0 && e.goodput_mbps < 11.0,
+            "{}: {}",
+            e.id,
+            e.goodput_mbps
+        );
+        assert!(
+            (e.goodput_mbps - s.goodput_mbps).abs() < 0.15 * s.goodput_mbps,
+            "{}: {} / {}",
+            e.id,
+            e.goodput_mbps,
+            s.goodput_mbps
+        );
+    }
+}
+
+#[test]
 fn unresponsive_sources_keep_their_rate_and_see_the_path_delay() {
     let Some(_one) = emulator_available("unresponsive_sources") else {
         return;

@@ -250,6 +250,51 @@ fn schedule_step_halves_the_capacity_series() {
 }
 
 #[test]
+fn an_on_off_source_sends_in_its_on_periods_only() {
+    let text = |periods: &str| {
+        format!(
+            r#"
+        name = "onoff"
+        duration = "20s"
+        bin = "100ms"
+        [[links]]
+        id = "b"
+        rate = "10Mbps"
+        queue = {{ kind = "droptail", size = "1bdp" }}
+        [[flows]]
+        id = "a"
+        cca = "cubic"
+        rtt = "40ms"
+        traffic = {{ kind = "on_off", on = "1s", off = "1s", periods = "{periods}" }}
+    "#
+        )
+    };
+    let out = run(&text("fixed"));
+    let gp = out.flows.f64s("goodput_mbps").unwrap();
+    // On 0-1 s, 2-3 s, ...: after the first slow start every on second runs near the link's
+    // 9.65 Mbit/s of payload, and a bin into each off second nothing more arrives.
+    for k in 1..10 {
+        let on: f64 = gp[20 * k + 2..20 * k + 10].iter().sum::<f64>() / 8.0;
+        let off: f64 = gp[20 * k + 12..20 * k + 20].iter().sum();
+        assert!(on > 8.5, "on period {k}: {on} Mbit/s");
+        assert_eq!(off, 0.0, "off period {k}");
+    }
+    // Half the time on, plus the window in flight that drains into each off period.
+    let f = &out.summary.flows[0];
+    assert!(
+        f.goodput_mbps > 0.45 * 9.65 && f.goodput_mbps < 0.55 * 9.65,
+        "{}",
+        f.goodput_mbps
+    );
+    // Exponential periods of the same means: about half the bins carry data, in runs whose
+    // lengths vary.
+    let out = run(&text("exponential"));
+    let gp = out.flows.f64s("goodput_mbps").unwrap();
+    let busy = gp.iter().filter(|g| **g > 0.0).count() as f64 / gp.len() as f64;
+    assert!(busy > 0.35 && busy < 0.7, "{busy}");
+}
+
+#[test]
 fn flows_start_and_stop_on_schedule() {
     let out = run(r#"
         name = "startstop"

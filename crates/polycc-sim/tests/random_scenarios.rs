@@ -89,7 +89,7 @@ fn random_scenario(rng: &mut impl Rng, ccas: &[&str], frames: &[&str]) -> String
         if rng.gen_bool(0.3) {
             s += "ack = { every = 2, max_delay = \"25ms\" }\n";
         }
-        let traffic = match rng.gen_range(0..5) {
+        let traffic = match rng.gen_range(0..6) {
             0 => "traffic = \"bulk\"\n".to_string(),
             1 => format!(
                 "traffic = {{ kind = \"sized\", size = \"{}KB\" }}\n",
@@ -103,6 +103,11 @@ fn random_scenario(rng: &mut impl Rng, ccas: &[&str], frames: &[&str]) -> String
             3 => format!(
                 "traffic = {{ kind = \"cbr\", rate = \"{}Mbps\" }}\n",
                 rng.gen_range(1..20)
+            ),
+            4 => format!(
+                "traffic = {{ kind = \"on_off\", on = \"{}ms\", off = \"{}ms\" }}\n",
+                rng.gen_range(10..2000),
+                rng.gen_range(10..2000)
             ),
             _ => format!(
                 "traffic = {{ kind = \"poisson\", rate = \"{}Mbps\" }}\n",

@@ -4,7 +4,7 @@
 //! and on a probe timeout with nothing new to send, the oldest segment in flight again.
 
 use super::wire::{self, Data, Datagram, DATA_HEADER, IP_UDP_HEADERS, NO_SEGMENT};
-use crate::app::Schedule;
+use crate::app::{on_period, Schedule};
 use crate::clock::Clock;
 use crate::flow_state::{lock, Counters, FlowShared, Sample};
 use polycc::units::{Duration, Time};
@@ -35,8 +35,10 @@ pub struct ClientConfig<'a> {
     pub server: SocketAddrV4,
     pub start: Time,
     pub stop_at: Time,
-    /// When the application asks for transfers (sized and web flows).
+    /// When the application asks for transfers (sized and web flows), or turns on and off.
     pub schedule: Schedule,
+    /// An on/off source: the schedule's events turn it on and off (it starts on).
+    pub on_off: bool,
     /// Sized and web flows: bytes of each transfer.
     pub transfer_bytes: Option<u64>,
     /// A web flow that opens a connection per transfer.
@@ -54,6 +56,8 @@ struct Segments {
     next: u64,
     /// End of the transfers started so far (None: bulk, without end).
     end: Option<u64>,
+    /// An on/off source in an off period: no new segments.
+    paused: bool,
     /// Every segment below this one is acknowledged; `acked` holds those above it.
     acked_below: u64,
     acked: HashSet<u64>,
@@ -65,6 +69,7 @@ impl Segments {
         Segments {
             next: 0,
             end: transfers.then_some(0),
+            paused: false,
             acked_below: 0,
             acked: HashSet::new(),
             retx: VecDeque::new(),
@@ -113,7 +118,7 @@ impl Segments {
                 return Some((s, true));
             }
         }
-        if self.end.is_some_and(|e| self.next >= e) {
+        if self.paused || self.end.is_some_and(|e| self.next >= e) {
             return None;
         }
         self.next += 1;
@@ -136,6 +141,7 @@ pub fn run_client(
         start,
         stop_at,
         mut schedule,
+        on_off,
         transfer_bytes,
         per_transfer,
         max_ack_delay,
@@ -173,6 +179,7 @@ pub fn run_client(
     let mut segs = Segments::new(transfer_segments.is_some());
     let mut queued = 0u64;
     let mut started = 0u64;
+    let mut periods = 0u64;
     let mut counters = Counters::default();
     let mut buf = vec![0u8; 2048];
     let mut packet = vec![0u8; (WIRE_BYTES - IP_UDP_HEADERS) as usize];
@@ -188,8 +195,13 @@ pub fn run_client(
             intent = Some(i);
         }
         while let Some(t) = schedule.pop_due(now) {
-            flow.request(t);
-            queued += 1;
+            if on_off {
+                periods += 1;
+                segs.paused = !on_period(periods);
+            } else {
+                flow.request(t);
+                queued += 1;
+            }
         }
         if let (Some(n), true) = (transfer_segments, queued > 0 && segs.transfers_done()) {
             if per_transfer && started > 0 {

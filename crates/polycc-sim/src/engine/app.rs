@@ -29,6 +29,8 @@ pub struct App {
     pub receiving: usize,
     next_seg: u64,
     mss: u64,
+    /// On/off sources: periods begun so far (even ones are on).
+    periods: u64,
     /// The application's own random stream (request and packet gaps), so that a seed gives the
     /// same arrivals whatever else in the run draws random numbers, and whichever backend
     /// runs it.
@@ -40,6 +42,7 @@ impl App {
     pub fn new(traffic: Traffic, mss: u64, seed: u64) -> Self {
         App {
             rng: Pcg64Mcg::seed_from_u64(seed),
+            periods: 0,
             traffic,
             transfers: Vec::new(),
             queued: VecDeque::new(),
@@ -75,10 +78,21 @@ impl App {
         }
     }
 
-    /// Time until the next web request, or the next unresponsive packet of `wire` bytes.
+    /// Time until the next web request, the next unresponsive packet of `wire` bytes, or the
+    /// end of the on/off period that begins now (the first call, at the start, begins an on
+    /// period).
     pub fn next_gap(&mut self, wire: u64) -> Option<Duration> {
         let rng = &mut self.rng;
         match self.traffic {
+            Traffic::OnOff {
+                on,
+                off,
+                exponential,
+            } => {
+                let mean = if self.periods % 2 == 0 { on } else { off };
+                self.periods += 1;
+                Some(if exponential { exp(mean, rng) } else { mean })
+            }
             Traffic::Web {
                 interval, poisson, ..
             } => Some(if poisson {
@@ -91,6 +105,13 @@ impl App {
             Traffic::Video(v) => Some(v.interval),
             _ => None,
         }
+    }
+}
+
+impl App {
+    /// An on/off source is in an on period (the last period begun was on).
+    pub fn sending(&self) -> bool {
+        self.periods % 2 == 1
     }
 }
 

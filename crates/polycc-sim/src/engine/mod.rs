@@ -583,7 +583,12 @@ impl Simulator {
         let fl = &mut self.flows[f as usize];
         fl.started = Some(now);
         match fl.app.traffic.clone() {
-            Traffic::Bulk => {
+            Traffic::Bulk | Traffic::OnOff { .. } => {
+                // An on/off source starts with an on period; its end is the next event.
+                if let Some(gap) = fl.app.next_gap(wire_full) {
+                    self.q.push(now + gap, Ev::App(f));
+                }
+                let fl = &mut self.flows[f as usize];
                 let mss = self.model.scenario.mss;
                 if let Some(s) = fl.sender.as_mut() {
                     s.start_transfer(
@@ -679,6 +684,15 @@ impl Simulator {
                 self.arrive(p);
             }
             Traffic::Video(_) => self.video_frame(f),
+            Traffic::OnOff { .. } => {
+                let sending = fl.app.sending();
+                if let Some(s) = fl.sender.as_mut() {
+                    s.set_paused(!sending);
+                }
+                if sending {
+                    self.try_send(f);
+                }
+            }
             _ => {}
         }
         Ok(())

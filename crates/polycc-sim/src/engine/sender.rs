@@ -66,6 +66,8 @@ pub struct Sender {
     acked_segs: SegSet,
     /// The application stopped: no new segments (retransmissions still go).
     stopped: bool,
+    /// An on/off source is off: no new segments until it is on again.
+    paused: bool,
     /// Lost segments are resent (false for real-time media without retransmission).
     retransmit: bool,
     /// Host send-time noise: released packets wait here before they leave (None: they leave at
@@ -134,6 +136,7 @@ impl Sender {
             retx: VecDeque::new(),
             acked_segs: SegSet::new(),
             stopped: false,
+            paused: false,
             retransmit: true,
             jitter: None,
         }
@@ -175,6 +178,12 @@ impl Sender {
     /// The application stops: no new segments leave from now on.
     pub fn stop(&mut self) {
         self.stopped = true;
+    }
+
+    /// An on/off source turns off (`true`: no new segments; what is lost is still resent) or
+    /// on again.
+    pub fn set_paused(&mut self, paused: bool) {
+        self.paused = paused;
     }
 
     /// The receiver-log position up to which arrivals were handed to the controller.
@@ -253,7 +262,7 @@ impl Sender {
             }
         }
         let t = self.transfer?;
-        (!self.stopped && self.next_seg < t.end).then_some((self.next_seg, false))
+        (!self.stopped && !self.paused && self.next_seg < t.end).then_some((self.next_seg, false))
     }
 
     /// Decides whether a packet can leave now; on `Send`, the packet is recorded as sent. With

@@ -170,6 +170,12 @@ pub enum Traffic {
         /// opens a new one.
         persistent: bool,
     },
+    /// Bulk in on periods, silent in off periods, starting on (`spec::TrafficTable::OnOff`).
+    OnOff {
+        on: Duration,
+        off: Duration,
+        exponential: bool,
+    },
     Cbr {
         rate: Rate,
     },
@@ -211,6 +217,7 @@ impl Traffic {
             Traffic::Bulk => "bulk",
             Traffic::Sized { .. } => "sized",
             Traffic::Web { .. } => "web",
+            Traffic::OnOff { .. } => "on_off",
             Traffic::Cbr { .. } => "cbr",
             Traffic::Poisson { .. } => "poisson",
             Traffic::Video(_) => "video",

@@ -473,6 +473,17 @@ pub enum TrafficTable {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         connection: Option<String>,
     },
+    /// A bulk source that alternates between sending (`on`) and silence (`off`), starting
+    /// on: period lengths drawn exponentially around their means (`periods = "exponential"`,
+    /// the on/off sources of Remy and ns-3's `OnOffApplication` with exponential variables) or
+    /// fixed (`"fixed"`). In an on period the application always has data; in an off period it
+    /// has none, and what is in flight completes.
+    OnOff {
+        on: DurationQ,
+        off: DurationQ,
+        #[serde(default = "default_periods")]
+        periods: Periods,
+    },
     /// Unresponsive constant bit rate (no congestion control, no retransmission).
     Cbr {
         rate: RateQ,
@@ -543,6 +554,18 @@ pub enum Arrivals {
 
 fn default_arrivals() -> Arrivals {
     Arrivals::Poisson
+}
+
+/// How an on/off source draws its period lengths.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Periods {
+    Exponential,
+    Fixed,
+}
+
+fn default_periods() -> Periods {
+    Periods::Exponential
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

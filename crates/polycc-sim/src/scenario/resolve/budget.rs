@@ -422,6 +422,15 @@ pub(super) fn check_model(
                     amount: n * EVENTS_PER_TRANSFER,
                 });
             }
+            Traffic::OnOff { on, off, .. } => {
+                // One event per period (the sending itself is counted as bulk's).
+                let n = 2.0 * span / (on + off).as_secs_f64();
+                events.push(Term {
+                    key: format!("flows[{i}].traffic.on"),
+                    what: format!("flow {:?}: {} on/off periods", f.id, count(n)),
+                    amount: n,
+                });
+            }
             Traffic::Video(v) => {
                 let n = span / v.interval.as_secs_f64();
                 memory.push(Term {

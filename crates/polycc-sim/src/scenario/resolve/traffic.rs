@@ -1,7 +1,8 @@
-//! A flow's traffic source: bulk, sized, web, CBR, Poisson or video, with its numbers checked.
+//! A flow's traffic source: bulk, sized, web, on/off, CBR, Poisson or video, with its numbers
+//! checked.
 
 use crate::scenario::quantity::{self, DurationQ, RateQ, SizeQ};
-use crate::scenario::spec::{Arrivals, Scenario, TrafficSpec, TrafficTable};
+use crate::scenario::spec::{Arrivals, Periods, Scenario, TrafficSpec, TrafficTable};
 use crate::scenario::{Origin, ScenarioError, Traffic, VideoModel};
 use polycc::units::Duration;
 use quantity::Size;
@@ -44,12 +45,18 @@ fn resolve_traffic(t: &TrafficSpec, mss: u64) -> Result<Traffic, String> {
     Ok(match t {
         TrafficSpec::Named(n) if n == "bulk" => Traffic::Bulk,
         TrafficSpec::Named(n) => {
-            return Err(format!("unknown traffic {n:?}; allowed: \"bulk\" or a table with kind = bulk | sized | web | cbr | poisson | video"))
+            return Err(format!("unknown traffic {n:?}; allowed: \"bulk\" or a table with kind = bulk | sized | web | on_off | cbr | poisson | video"))
         }
         TrafficSpec::Table(TrafficTable::Bulk) => Traffic::Bulk,
         TrafficSpec::Table(TrafficTable::Sized { size }) => Traffic::Sized { bytes: size_bytes(size)? },
         TrafficSpec::Table(TrafficTable::Web { size, interval, arrivals, connection }) => {
             web(interval, *arrivals, connection.as_deref(), || size_bytes(size))?
+        }
+        TrafficSpec::Table(TrafficTable::OnOff { on, off, periods }) => {
+            if on.value.is_zero() || off.value.is_zero() {
+                return Err("on and off must be positive durations".into());
+            }
+            Traffic::OnOff { on: on.value, off: off.value, exponential: *periods == Periods::Exponential }
         }
         TrafficSpec::Table(TrafficTable::Cbr { rate }) | TrafficSpec::Table(TrafficTable::Poisson { rate })
             if rate.value.as_bps() == 0 =>
