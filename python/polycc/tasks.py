@@ -103,5 +103,8 @@ def unpack(packed: PackedOutcome) -> RunOutcome:
 
 
 def lost(task: RunTask, error: BaseException) -> PackedOutcome:
-    """The outcome of a run whose worker (or its machine) went away before it finished."""
-    return PackedOutcome(RunOutcome(task, None, f"worker lost: {type(error).__name__}: {error}", 0.0), {})
+    """The outcome of a run whose worker (or its machine) went away before it finished: an
+    error, and no results directory."""
+    first_line = (str(error).strip().splitlines() or [""])[0]
+    why = f"worker lost: {type(error).__name__}: {first_line}"
+    return PackedOutcome(RunOutcome(replace(task, out_dir=None), None, why, 0.0), {})

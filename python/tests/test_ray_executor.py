@@ -159,6 +159,40 @@ def test_python_fusions_named_by_file_run_on_workers(tmp_path: Path, local_ray: 
     assert by_fuse["py:my_fusions.py:lowest"] == by_fuse["min"]
 
 
+CRASH_FILE = """
+import os
+
+calls = 0
+
+
+def crash(values, pilot, quantity, target):
+    global calls
+    calls += 1
+    if calls > 20:
+        os._exit(3)
+    return min(values)
+"""
+
+
+def test_a_sweep_whose_worker_dies_mid_run_marks_that_run_and_finishes_the_others(
+    tmp_path: Path, local_ray: RayExecutor
+) -> None:
+    # A fusion that takes its worker process down with it some way into the run, as a crashed
+    # or killed machine would (not at once: validating the scenario on the driver may call it).
+    (tmp_path / "crash.py").write_text(CRASH_FILE)
+    f = tmp_path / "pool.toml"
+    f.write_text(POOL)
+    out = tmp_path / "sweep"
+    grid = {"flows.0.cca.fuse": ["min", "py:crash.py:crash", "max"]}
+    df = polycc.sweep(f, grid, executor=local_ray, out_dir=out, plots=False)
+    status = dict(zip(df["flows.0.cca.fuse"], df["status"], strict=True))
+    assert status == {"min": "ok", "py:crash.py:crash": "error", "max": "ok"}, df["error"].tolist()
+    error = df.loc[df["status"] == "error", "error"].iloc[0]
+    assert error.startswith("worker lost: "), error
+    lost_run = df.loc[df["status"] == "error", "run_id"].iloc[0]
+    assert not (out / "runs" / lost_run).exists()
+
+
 def test_the_cli_sweeps_on_ray_and_refuses_what_it_cannot(tmp_path: Path, local_ray: RayExecutor) -> None:
     from click.testing import CliRunner
 
@@ -227,7 +261,16 @@ def test_ctrl_c_cancels_the_runs_and_leaves_nothing_behind(tmp_path: Path, local
     scen.write_text(SCENARIO.replace('duration = "2s"', 'duration = "30s"'))
     out = tmp_path / "results" / "sw"
     before = raylets()
-    args = ["sweep", str(scen), "--grid", "seed=1,2,3,4,5,6,7,8", "--executor", "ray", "--jobs", "1"]
+    args = [
+        "sweep",
+        str(scen),
+        "--grid",
+        "seed=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16",
+        "--executor",
+        "ray",
+        "--jobs",
+        "1",
+    ]
     proc = subprocess.Popen(
         [sys.executable, "-m", "polycc.cli", *args, "--out", str(out), "--no-plots"],
         cwd=tmp_path,
@@ -250,7 +293,10 @@ def test_ctrl_c_cancels_the_runs_and_leaves_nothing_behind(tmp_path: Path, local
     assert proc.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err, err
     assert not out.exists() and not [p for p in out.parent.iterdir() if p.name.startswith(".")]
-    # The Ray instance the sweep started is gone with it.
+    # The Ray instance the sweep started is gone with it (its node manager may take a moment).
+    deadline = time.monotonic() + 30
+    while not raylets() <= before and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert raylets() <= before
 
 
