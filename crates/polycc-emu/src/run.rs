@@ -151,8 +151,8 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                 }
                 (Listener::Udp(sock), _) => {
                     let new_cc = &new_ccs[i];
-                    let cc =
-                        new_cc(0, Time::ZERO, f.intent.as_ref()).map_err(EmuError::Internal)?;
+                    // The flow's intent is set when it starts (`ClientConfig::initial_intent`).
+                    let cc = new_cc(0, Time::ZERO, None).map_err(EmuError::Internal)?;
                     let transfer = transfer_bytes(&f.traffic);
                     let cfg = ServerConfig {
                         unresponsive_return: None,
