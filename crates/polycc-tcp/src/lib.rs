@@ -1,0 +1,32 @@
+//! polycc-tcp: polycc's controllers and policies on Linux kernel TCP, through an eBPF
+//! congestion controller.
+//!
+//! The kernel side (`src/bpf/polycc.bpf.c`) is a `struct_ops` TCP congestion controller named
+//! `polycc` that decides nothing: on every ACK it reports the ACK's rate sample to user space
+//! ([`Report`]) and applies the window and pacing rate user space last set for the socket
+//! ([`Decision`]). Sockets opt in with `TCP_CONGESTION = "polycc"`; the host's default
+//! controller never changes, and the controller is unregistered when the [`Shim`] is dropped
+//! (also when its process ends, since the kernel drops a struct_ops link with its last file
+//! descriptor).
+//!
+//! Building the BPF program needs the `bpf` feature and its toolchain (clang, bpftool, libelf,
+//! zlib: `scripts/install-bpf-deps.sh`); without it the crate still builds and
+//! [`Shim::register`] says what is missing. Registering needs root (`CAP_BPF` and
+//! `CAP_NET_ADMIN`) and a kernel with BTF and BPF struct_ops.
+
+mod error;
+mod report;
+#[cfg(feature = "bpf")]
+mod shim;
+#[cfg(not(feature = "bpf"))]
+mod unbuilt;
+
+pub use error::ShimError;
+pub use report::{Decision, FlowKey, Report};
+#[cfg(feature = "bpf")]
+pub use shim::Shim;
+#[cfg(not(feature = "bpf"))]
+pub use unbuilt::Shim;
+
+/// The controller's name, as `TCP_CONGESTION` and `tcp_available_congestion_control` know it.
+pub const CONTROLLER: &str = "polycc";

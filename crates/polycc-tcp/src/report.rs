@@ -1,0 +1,141 @@
+//! The records the kernel side and user space exchange, in the layouts of
+//! `src/bpf/polycc.bpf.c` (native byte order, no padding), read and written field by field.
+
+/// Which socket: its local port in the high half, the remote port in the low half (host order),
+/// as the BPF side computes it. [`FlowKey::ANY`] (0) holds the decision for sockets without one
+/// of their own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FlowKey(pub u32);
+
+impl FlowKey {
+    pub const ANY: FlowKey = FlowKey(0);
+
+    pub fn new(local_port: u16, remote_port: u16) -> FlowKey {
+        FlowKey(u32::from(local_port) << 16 | u32::from(remote_port))
+    }
+}
+
+/// What user space decided for a socket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decision {
+    /// Congestion window in packets; below 2 the kernel side ignores the decision.
+    pub cwnd_packets: u32,
+    /// Pacing rate in bytes per second; `None` for no pacing limit.
+    pub pacing_bytes_per_sec: Option<u64>,
+}
+
+impl Decision {
+    /// Bytes of `struct decision`.
+    pub const SIZE: usize = 16;
+
+    pub fn to_bytes(self) -> [u8; Self::SIZE] {
+        let mut b = [0u8; Self::SIZE];
+        b[0..4].copy_from_slice(&self.cwnd_packets.to_ne_bytes());
+        b[8..16].copy_from_slice(&self.pacing_bytes_per_sec.unwrap_or(0).to_ne_bytes());
+        b
+    }
+}
+
+/// One ACK's measurements (the kernel's `struct rate_sample` and the socket's state).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Report {
+    /// `CLOCK_MONOTONIC` time of the ACK, ns.
+    pub now_ns: u64,
+    pub key: FlowKey,
+    /// This ACK's RTT sample, µs (`None`: none, e.g. only retransmitted data acknowledged).
+    pub rtt_us: Option<u32>,
+    /// Packets newly delivered, cumulatively or selectively.
+    pub acked_sacked: u32,
+    /// Packets newly marked lost.
+    pub losses: u32,
+    /// Packets delivered over the rate sample's interval and that interval, µs (`None`: the
+    /// sample is not valid).
+    pub delivered: Option<(u32, u32)>,
+    pub prior_in_flight: u32,
+    pub snd_cwnd: u32,
+    pub srtt_us: u32,
+    pub mss: u32,
+    /// Packets delivered over the connection's life.
+    pub delivered_total: u32,
+    /// The rate sample was taken while the application had too little data to fill the window.
+    pub app_limited: bool,
+}
+
+impl Report {
+    /// Bytes of `struct report`.
+    pub const SIZE: usize = 56;
+
+    /// A report from its bytes; `None` when they are not one.
+    pub fn from_bytes(b: &[u8]) -> Option<Report> {
+        if b.len() != Self::SIZE {
+            return None;
+        }
+        let u32_at = |i: usize| u32::from_ne_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        let i32_at = |i: usize| i32::from_ne_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        let mut now = [0u8; 8];
+        now.copy_from_slice(&b[0..8]);
+        let (delivered, interval) = (i32_at(24), i32_at(28));
+        Some(Report {
+            now_ns: u64::from_ne_bytes(now),
+            key: FlowKey(u32_at(8)),
+            rtt_us: u32::try_from(i32_at(12)).ok(),
+            acked_sacked: u32_at(16),
+            losses: u32_at(20),
+            delivered: (delivered >= 0 && interval > 0)
+                .then_some((delivered as u32, interval as u32)),
+            prior_in_flight: u32_at(32),
+            snd_cwnd: u32_at(36),
+            srtt_us: u32_at(40),
+            mss: u32_at(44),
+            delivered_total: u32_at(48),
+            app_limited: u32_at(52) != 0,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_is_read_at_the_c_layouts_offsets() {
+        fn put_at(b: &mut [u8], at: usize, v: &[u8]) {
+            b[at..at + v.len()].copy_from_slice(v);
+        }
+        let mut b = vec![0u8; Report::SIZE];
+        let mut put = |at: usize, v: &[u8]| put_at(&mut b, at, v);
+        put(0, &7_000_000u64.to_ne_bytes());
+        put(8, &FlowKey::new(40000, 20000).0.to_ne_bytes());
+        put(12, &41_250i32.to_ne_bytes());
+        put(16, &2u32.to_ne_bytes());
+        put(20, &1u32.to_ne_bytes());
+        put(24, &30i32.to_ne_bytes());
+        put(28, &(-1i32).to_ne_bytes());
+        put(36, &20u32.to_ne_bytes());
+        put(44, &1448u32.to_ne_bytes());
+        put(52, &1u32.to_ne_bytes());
+        let r = Report::from_bytes(&b).expect("56 bytes");
+        assert_eq!(r.now_ns, 7_000_000);
+        assert_eq!(r.key, FlowKey(40000 << 16 | 20000));
+        assert_eq!(r.rtt_us, Some(41_250));
+        assert_eq!((r.acked_sacked, r.losses), (2, 1));
+        assert_eq!(r.delivered, None, "no interval: no rate sample");
+        assert_eq!((r.snd_cwnd, r.mss), (20, 1448));
+        assert!(r.app_limited);
+        assert_eq!(Report::from_bytes(&b[..55]), None);
+        put_at(&mut b, 12, &(-1i32).to_ne_bytes());
+        assert_eq!(Report::from_bytes(&b).map(|r| r.rtt_us), Some(None));
+    }
+
+    #[test]
+    fn a_decision_is_written_in_the_c_layout() {
+        let d = Decision {
+            cwnd_packets: 20,
+            pacing_bytes_per_sec: Some(1_250_000),
+        }
+        .to_bytes();
+        assert_eq!(&d[0..4], &20u32.to_ne_bytes());
+        assert_eq!(&d[4..8], &[0; 4]);
+        assert_eq!(&d[8..16], &1_250_000u64.to_ne_bytes());
+    }
+}
