@@ -1,0 +1,488 @@
+//! One polycc controller behind s2n-quic's `CongestionController` trait.
+//!
+//! s2n-quic (feature `unstable-congestion-controller`) calls its controller per packet sent,
+//! per RTT update, per packet lost, once per ACK with the bytes it newly acknowledged, and asks
+//! it for the window, the bytes in flight and the earliest departure time of the next packet.
+//! [`Core`] turns these calls into polycc's events with the simulator's semantics (the contract
+//! on [`polycc::CongestionControl`] and in `polycc-transport`'s crate docs):
+//!
+//! - **sent**: [`CongestionControl::on_sent`] per congestion-controlled packet (s2n counts
+//!   ACK-only packets with 0 bytes; they are not shown), numbered by the adapter in send order,
+//!   with the bytes in flight after it and the application-limited mark of its delivery-rate
+//!   state.
+//! - **delivery rate**: polycc-transport's estimator (`DeliveryRateEstimator`, the one the
+//!   simulator's sender uses); its per-packet state travels in s2n's `PacketInfo` and comes back
+//!   with the newest packet of each ACK, which is the packet the draft takes the sample from.
+//!   s2n's `app_limited` flag on each send marks the application-limited phases.
+//! - **one ACK**: the per-packet outcomes (for controllers that ask) from the [`Ledger`]'s
+//!   attribution, then the losses s2n declared while processing this ACK (it reports them before
+//!   the ACK, RFC 9002 Appendix A.7) as per-packet outcomes and **one** `on_loss`, then one
+//!   `on_ack` whose `in_flight` excludes both. The RTT values are s2n's estimator's (RFC 9002
+//!   §5, as polycc's), read before the events.
+//! - **losses by timer**: s2n calls `on_packet_lost` per packet; consecutive calls with one
+//!   timestamp are one detection pass, closed (one `on_loss`) by the next call of any kind.
+//! - **pacing**: the controller's `pacing_rate()`, else cwnd/srtt with Linux's gains as
+//!   `polycc-transport` paces (`fallback_pacing_rate`), spaced per packet by its
+//!   `PacingClock`; `earliest_departure_time()` is that clock's next send time.
+//! - **controller timers**: s2n has no timer for its controller, so a due `next_timer()` fires
+//!   at the next event (a send or an ACK) after its time.
+//!
+//! Deliberate deviations, each because s2n does not hand the fact over: ECN-CE marks
+//! (`on_explicit_congestion`) are counted in [`AdapterStats::ce_marks`] and not shown to the
+//! controller, as `polycc-transport` reports them to its caller only; retransmissions are not
+//! marked (`SentPacket::is_retransmission` is false: s2n retransmits frames, not packets); packets
+//! s2n discards (a dropped packet-number space, lost MTU probes) leave the bytes in flight without
+//! a loss event; receiver timestamps ([`CongestionControl::on_feedback`]) are not available, so
+//! LEDBAT, GCC and PIBES run on RTTs alone (LEDBAT's documented fallback).
+
+use crate::clock::{from_std, Clock};
+use crate::ledger::{Acked, Ledger};
+use polycc::estimators::delivery_rate::{DeliveryRateEstimator, PacketDeliveryState};
+use polycc::estimators::rtt::RttSnapshot;
+use polycc::{
+    AckEvent, Bytes, CongestionControl, Intent, LossEvent, PacketOutcome, Rate, SentPacket,
+    Telemetry, Time,
+};
+use polycc_transport::{fallback_pacing_rate, Pacer, PacingClock};
+use s2n_quic::provider::congestion_controller::{RttEstimator, Timestamp};
+
+/// What s2n-quic keeps with each packet and hands back when it is acknowledged (as the newest
+/// of its ACK) or lost.
+#[derive(Clone, Copy, Debug)]
+pub struct PacketInfo {
+    /// The adapter's packet number, or `None` for a packet not counted in flight.
+    pn: Option<u64>,
+    /// The delivery-rate estimator's state at its send.
+    delivery: PacketDeliveryState,
+}
+
+/// Counters over the connection, for the application and the benchmarks.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AdapterStats {
+    /// Congestion-controlled packets sent.
+    pub sent_packets: u64,
+    /// Their bytes.
+    pub sent_bytes: Bytes,
+    /// ACKs that newly acknowledged something (`on_ack` calls).
+    pub acks: u64,
+    /// Bytes acknowledged.
+    pub acked_bytes: Bytes,
+    /// Packets declared lost.
+    pub lost_packets: u64,
+    /// Their bytes.
+    pub lost_bytes: Bytes,
+    /// Loss-detection passes (`on_loss` calls).
+    pub loss_events: u64,
+    /// Packets the peer reported with ECN-CE.
+    pub ce_marks: u64,
+    /// The controller's window now.
+    pub cwnd: Bytes,
+    /// Bytes in flight now.
+    pub in_flight: Bytes,
+    /// The pacing rate in force (the controller's or the fallback), if any.
+    pub pacing_rate: Option<Rate>,
+    /// s2n-quic's RTT estimate as of the last event.
+    pub rtt: RttSnapshot,
+    /// The latest delivery-rate sample.
+    pub delivery_rate: Option<Rate>,
+}
+
+/// Losses of one detection pass not yet reported with `on_loss`.
+#[derive(Clone, Copy, Debug)]
+struct Pass {
+    at: Timestamp,
+    event: LossEvent,
+    /// In flight before the first loss of the pass.
+    prior_in_flight: Bytes,
+}
+
+/// One connection's adapter state around one controller.
+pub struct Core {
+    cc: Box<dyn CongestionControl>,
+    detail: bool,
+    clock: Clock,
+    mss: Bytes,
+    in_flight: Bytes,
+    next_pn: u64,
+    rate: DeliveryRateEstimator,
+    app_limited: bool,
+    pacing: PacingClock,
+    departure: Option<Time>,
+    rtt: RttSnapshot,
+    has_rtt: bool,
+    ledger: Ledger,
+    pass: Option<Pass>,
+    lost_detail: Vec<PacketOutcome>,
+    acked: Vec<Acked>,
+    last_now: Time,
+    stats: AdapterStats,
+}
+
+impl std::fmt::Debug for Core {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Core")
+            .field("cc", &self.cc.name())
+            .field("in_flight", &self.in_flight)
+            .field("cwnd", &self.cc.cwnd())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Core {
+    /// Adapter state around `cc`, for datagrams of `mss` bytes.
+    pub fn new(cc: Box<dyn CongestionControl>, mss: Bytes) -> Self {
+        Core {
+            detail: cc.wants_packet_detail(),
+            cc,
+            clock: Clock::new(),
+            mss,
+            in_flight: 0,
+            next_pn: 0,
+            rate: DeliveryRateEstimator::new(),
+            app_limited: false,
+            pacing: PacingClock::new(Pacer::PerPacket),
+            departure: None,
+            rtt: RttSnapshot::default(),
+            has_rtt: false,
+            ledger: Ledger::new(),
+            pass: None,
+            lost_detail: Vec::new(),
+            acked: Vec::new(),
+            last_now: Time::ZERO,
+            stats: AdapterStats::default(),
+        }
+    }
+
+    /// The controller's registry name.
+    pub fn name(&self) -> &str {
+        self.cc.name()
+    }
+
+    /// The controller, read-only.
+    pub fn controller(&self) -> &dyn CongestionControl {
+        self.cc.as_ref()
+    }
+
+    /// The window, after closing an open loss pass.
+    pub fn cwnd(&mut self) -> Bytes {
+        self.settle();
+        self.cc.cwnd()
+    }
+
+    /// Bytes in flight.
+    pub fn in_flight(&self) -> Bytes {
+        self.in_flight
+    }
+
+    /// The datagram size windows are counted in.
+    pub fn mss(&self) -> Bytes {
+        self.mss
+    }
+
+    /// s2n's `is_congestion_limited`: no room for one more full datagram.
+    pub fn is_congestion_limited(&mut self) -> bool {
+        self.cwnd().saturating_sub(self.in_flight) < self.mss
+    }
+
+    /// When the next packet may leave, on the controller's clock (`None`: now).
+    pub fn departure(&mut self) -> Option<Time> {
+        self.settle();
+        self.departure
+    }
+
+    /// [`Core::departure`] as an s2n timestamp.
+    pub fn earliest_departure_time(&mut self) -> Option<Timestamp> {
+        let t = self.departure()?;
+        self.clock.to_timestamp(t)
+    }
+
+    /// The pacing rate in force: the controller's, else the transport's fallback once an RTT
+    /// sample exists.
+    pub fn pacing_rate(&self) -> Option<Rate> {
+        self.cc.pacing_rate().or_else(|| {
+            self.has_rtt.then(|| {
+                fallback_pacing_rate(self.cc.cwnd(), self.rtt.smoothed, self.cc.in_slow_start())
+            })
+        })
+    }
+
+    /// Hands the application's intent to the controller, stamped with the latest event's time.
+    pub fn set_intent(&mut self, intent: &Intent) {
+        self.settle();
+        self.cc.set_intent(self.last_now, intent);
+    }
+
+    /// The controller's telemetry.
+    pub fn telemetry(&mut self) -> Telemetry {
+        self.settle();
+        self.cc.telemetry()
+    }
+
+    /// Counters and the current window, rate and RTT.
+    pub fn stats(&mut self) -> AdapterStats {
+        self.settle();
+        AdapterStats {
+            cwnd: self.cc.cwnd(),
+            in_flight: self.in_flight,
+            pacing_rate: self.pacing_rate(),
+            rtt: self.rtt,
+            ..self.stats
+        }
+    }
+
+    fn read_rtt(&mut self, est: &RttEstimator) {
+        self.has_rtt = est.first_rtt_sample().is_some();
+        self.rtt = RttSnapshot {
+            latest: from_std(est.latest_rtt()),
+            smoothed: from_std(est.smoothed_rtt()),
+            var: from_std(est.rttvar()),
+            min: from_std(est.min_rtt()),
+            has_sample: self.has_rtt,
+        };
+    }
+
+    fn now(&mut self, ts: Timestamp) -> Time {
+        let t = self.clock.to_time(ts).max(self.last_now);
+        self.last_now = t;
+        t
+    }
+
+    /// Fires the controller's timer if it is due (never inside another event).
+    fn poll_timer(&mut self, now: Time) {
+        if self.cc.next_timer().is_some_and(|t| t <= now) {
+            self.cc.on_timer(now);
+        }
+    }
+
+    /// A packet left: `bytes` counted in flight (0 for packets s2n does not count).
+    pub fn on_sent(
+        &mut self,
+        ts: Timestamp,
+        bytes: usize,
+        app_limited: Option<bool>,
+        est: &RttEstimator,
+    ) -> PacketInfo {
+        self.settle();
+        let now = self.now(ts);
+        self.read_rtt(est);
+        self.poll_timer(now);
+        let bytes = bytes as Bytes;
+        if bytes == 0 {
+            return PacketInfo {
+                pn: None,
+                delivery: PacketDeliveryState::default(),
+            };
+        }
+        // s2n's flag: the application had too little to fill the window. Mark the
+        // delivery-rate samples from now until what is in flight is delivered (Linux
+        // `tcp_rate_check_app_limited`), once per limited phase as polycc-transport does.
+        match app_limited {
+            Some(true) if !self.app_limited => {
+                self.app_limited = true;
+                self.rate.on_app_limited(self.in_flight);
+            }
+            Some(false) => self.app_limited = false,
+            _ => {}
+        }
+        let delivery = self.rate.on_sent(now, self.in_flight);
+        let pn = self.next_pn;
+        self.next_pn += 1;
+        self.in_flight += bytes;
+        self.ledger.push(pn, bytes, now);
+        // As polycc-transport: the rate in force before the controller hears of this packet
+        // spaces the next one.
+        let rate = self.pacing_rate();
+        self.pacing.on_sent(now, rate, bytes, || 1);
+        self.departure = self.pacing.wait(now, || 1);
+        self.cc.on_sent(
+            now,
+            &SentPacket {
+                pn,
+                bytes,
+                in_flight: self.in_flight,
+                is_retransmission: false,
+                app_limited: delivery.is_app_limited,
+            },
+        );
+        self.stats.sent_packets += 1;
+        self.stats.sent_bytes += bytes;
+        PacketInfo {
+            pn: Some(pn),
+            delivery,
+        }
+    }
+
+    /// s2n updated its RTT estimate (the ACK newly acknowledged its largest packet).
+    pub fn on_rtt_update(&mut self, ts: Timestamp, est: &RttEstimator) {
+        self.settle();
+        let now = self.now(ts);
+        self.read_rtt(est);
+        self.poll_timer(now);
+    }
+
+    /// One packet declared lost. Passes are grouped by timestamp; `on_loss` comes when the pass
+    /// closes.
+    pub fn on_lost(
+        &mut self,
+        ts: Timestamp,
+        bytes: u32,
+        info: PacketInfo,
+        persistent_congestion: bool,
+    ) {
+        if self.pass.is_some_and(|p| p.at != ts) {
+            self.settle();
+        }
+        let now = self.now(ts);
+        let bytes = Bytes::from(bytes);
+        let prior = self.in_flight;
+        self.in_flight = self.in_flight.saturating_sub(bytes);
+        let pn = info.pn.unwrap_or(0);
+        if info.pn.is_some() {
+            self.ledger.on_lost(pn);
+        }
+        self.stats.lost_packets += 1;
+        self.stats.lost_bytes += bytes;
+        let sent = if info.pn.is_some() {
+            info.delivery.sent_time
+        } else {
+            now
+        };
+        let pass = self.pass.get_or_insert(Pass {
+            at: ts,
+            event: LossEvent {
+                mss: self.mss,
+                ..LossEvent::default()
+            },
+            prior_in_flight: prior,
+        });
+        let e = &mut pass.event;
+        e.lost_bytes += bytes;
+        e.lost_packets += 1;
+        if e.lost_packets == 1 || pn > e.largest_lost_pn {
+            e.largest_lost_pn = pn;
+            e.largest_lost_sent_time = sent;
+        }
+        e.persistent_congestion |= persistent_congestion;
+        e.in_flight = self.in_flight;
+        if self.detail {
+            self.lost_detail.push(PacketOutcome {
+                pn,
+                bytes,
+                sent_time: sent,
+                rtt: None,
+            });
+        }
+    }
+
+    /// Closes an open loss pass: per-packet outcomes (with detail), then one `on_loss`.
+    fn settle(&mut self) {
+        let Some(pass) = self.pass.take() else { return };
+        let now = self.last_now;
+        for p in self.lost_detail.drain(..) {
+            self.cc.on_packet_lost(now, &p);
+        }
+        self.cc.on_loss(now, &pass.event);
+        self.stats.loss_events += 1;
+        self.poll_timer(now);
+    }
+
+    /// An ACK newly acknowledged `bytes`, `newest` being the info of the newest packet among
+    /// them, sent at `newest_sent`.
+    pub fn on_ack(&mut self, ts: Timestamp, bytes: usize, newest: PacketInfo, est: &RttEstimator) {
+        if self.pass.is_some_and(|p| p.at != ts) {
+            // A pass of the loss timer, not of this ACK.
+            self.settle();
+        }
+        let now = self.now(ts);
+        self.read_rtt(est);
+        let bytes = bytes as Bytes;
+        let pass = self.pass.take();
+        // Before the ACK: before its losses too (they were counted out as s2n declared them).
+        let prior_in_flight = pass.map_or(self.in_flight, |p| p.prior_in_flight);
+        self.in_flight = self.in_flight.saturating_sub(bytes);
+        if newest.pn.is_some() {
+            self.rate.on_packet_acked(now, &newest.delivery, bytes);
+        }
+        let rate_sample = self.rate.finish_ack(self.rtt.min);
+        let mut acked = std::mem::take(&mut self.acked);
+        match newest.pn {
+            Some(pn) => self.ledger.on_ack(pn, bytes, &mut acked),
+            None => acked.clear(),
+        }
+        if self.detail {
+            for a in &acked {
+                self.cc.on_packet_acked(
+                    now,
+                    &PacketOutcome {
+                        pn: a.pn,
+                        bytes: a.bytes,
+                        sent_time: a.sent,
+                        rtt: Some(now.saturating_since(a.sent)),
+                    },
+                );
+            }
+        }
+        // The losses this ACK revealed come after its acknowledged packets, before its on_ack.
+        if let Some(p) = pass {
+            self.pass = Some(p);
+            self.settle();
+        }
+        let (largest_acked, largest_sent) = match (newest.pn, acked.last()) {
+            (Some(pn), _) => (pn, newest.delivery.sent_time),
+            (None, Some(a)) => (a.pn, a.sent),
+            (None, None) => (0, now),
+        };
+        let ev = AckEvent {
+            acked_bytes: bytes,
+            acked_packets: acked_packets(acked.len(), bytes, self.mss),
+            largest_acked,
+            largest_acked_sent_time: largest_sent,
+            min_rtt_sample: acked.last().map(|a| now.saturating_since(a.sent)),
+            max_rtt_sample: acked.first().map(|a| now.saturating_since(a.sent)),
+            rtt: self.rtt,
+            prior_in_flight,
+            in_flight: self.in_flight,
+            delivered: self.rate.delivered(),
+            rate_sample,
+            app_limited: self.app_limited,
+            mss: self.mss,
+        };
+        self.acked = acked;
+        self.cc.on_ack(now, &ev);
+        self.stats.acks += 1;
+        self.stats.acked_bytes += bytes;
+        if let Some(s) = rate_sample {
+            self.stats.delivery_rate = Some(s.delivery_rate);
+        }
+        self.poll_timer(now);
+    }
+
+    /// The peer reported `ce_count` more packets with ECN-CE.
+    pub fn on_explicit_congestion(&mut self, ce_count: u64) {
+        self.stats.ce_marks += ce_count;
+    }
+
+    /// The path's datagram size changed (DPLPMTUD): windows now grow in the new unit.
+    pub fn on_mtu_update(&mut self, max_datagram_size: u16) {
+        self.settle();
+        self.mss = Bytes::from(max_datagram_size);
+    }
+
+    /// A packet s2n will neither acknowledge nor declare lost (its packet-number space was
+    /// discarded, or it was a lost MTU probe) leaves the bytes in flight.
+    pub fn on_discarded(&mut self, bytes: usize) {
+        self.settle();
+        self.in_flight = self.in_flight.saturating_sub(bytes as Bytes);
+    }
+}
+
+/// Packets an ACK acknowledged: those attributed, or when the newest was not numbered (an
+/// ACK-only packet) its bytes in full datagrams.
+fn acked_packets(attributed: usize, bytes: Bytes, mss: Bytes) -> u32 {
+    let n = if attributed > 0 {
+        attributed as u64
+    } else {
+        bytes.div_ceil(mss.max(1)).max(1)
+    };
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
