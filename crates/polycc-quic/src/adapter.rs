@@ -422,8 +422,10 @@ impl Core {
                 );
             }
         }
-        // The losses this ACK revealed come after its acknowledged packets, before its on_ack.
-        if let Some(p) = pass {
+        // The losses this ACK revealed come after its acknowledged packets, before its on_ack;
+        // as in polycc-transport, their `in_flight` excludes this ACK's packets too.
+        if let Some(mut p) = pass {
+            p.event.in_flight = self.in_flight;
             self.pass = Some(p);
             self.settle();
         }
@@ -485,4 +487,215 @@ fn acked_packets(attributed: usize, bytes: Bytes, mss: Bytes) -> u32 {
         bytes.div_ceil(mss.max(1)).max(1)
     };
     u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use polycc::{CcContext, CcSpec, Registry};
+    use polycc::{Calibration, Duration};
+    use s2n_quic_core::packet::number::PacketNumberSpace;
+    use std::sync::{Arc, Mutex};
+
+    const MSS: Bytes = 1200;
+
+    /// A timestamp `ms` milliseconds after the test clock's epoch.
+    fn ts(ms: u64) -> Timestamp {
+        // SAFETY: `from_duration` is `unsafe` only to keep timestamps of different clocks from
+        // being mixed (s2n's contract for time sources); it touches no memory. Every timestamp
+        // of these tests comes from this one function, so they share one clock.
+        unsafe { Timestamp::from_duration(core::time::Duration::from_millis(1000 + ms)) }
+    }
+
+    fn rtt_after(sample_ms: u64, at_ms: u64) -> RttEstimator {
+        let mut est = RttEstimator::new(core::time::Duration::from_millis(333));
+        est.update_rtt(
+            core::time::Duration::ZERO,
+            core::time::Duration::from_millis(sample_ms),
+            ts(at_ms),
+            true,
+            PacketNumberSpace::ApplicationData,
+        );
+        est
+    }
+
+    /// A window controller that records what it is told.
+    struct Recorder {
+        log: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Recorder {
+        fn boxed() -> (Box<dyn CongestionControl>, Arc<Mutex<Vec<String>>>) {
+            let log = Arc::new(Mutex::new(Vec::new()));
+            (Box::new(Recorder { log: log.clone() }), log)
+        }
+        fn say(&self, s: String) {
+            self.log.lock().expect("test lock").push(s);
+        }
+    }
+
+    impl CongestionControl for Recorder {
+        fn name(&self) -> &str {
+            "recorder"
+        }
+        fn on_sent(&mut self, _: Time, p: &SentPacket) {
+            self.say(format!("sent {} in_flight {}", p.pn, p.in_flight));
+        }
+        fn on_ack(&mut self, now: Time, a: &AckEvent) {
+            let rs = a.rate_sample.expect("a rate sample");
+            self.say(format!(
+                "ack@{} bytes {} packets {} largest {} prior {} in_flight {} rtt {}..{} srtt {} rate {} over {}",
+                now.0 / 1_000_000,
+                a.acked_bytes,
+                a.acked_packets,
+                a.largest_acked,
+                a.prior_in_flight,
+                a.in_flight,
+                a.min_rtt_sample.map_or(0, |d| d.0 / 1_000_000),
+                a.max_rtt_sample.map_or(0, |d| d.0 / 1_000_000),
+                a.rtt.smoothed.0 / 1_000_000,
+                rs.delivered,
+                rs.interval.0 / 1_000_000,
+            ));
+        }
+        fn on_loss(&mut self, now: Time, l: &LossEvent) {
+            self.say(format!(
+                "loss@{} bytes {} packets {} largest {} in_flight {}",
+                now.0 / 1_000_000,
+                l.lost_bytes,
+                l.lost_packets,
+                l.largest_lost_pn,
+                l.in_flight
+            ));
+        }
+        fn wants_packet_detail(&self) -> bool {
+            true
+        }
+        fn on_packet_acked(&mut self, _: Time, p: &PacketOutcome) {
+            self.say(format!("acked {}", p.pn));
+        }
+        fn on_packet_lost(&mut self, _: Time, p: &PacketOutcome) {
+            self.say(format!("lost {}", p.pn));
+        }
+        fn set_intent(&mut self, now: Time, i: &Intent) {
+            self.say(format!("intent@{} {}", now.0 / 1_000_000, i.class()));
+        }
+        fn cwnd(&self) -> Bytes {
+            100 * MSS
+        }
+        fn calibrate(&mut self, _: Time, _: &Calibration) {}
+    }
+
+    #[test]
+    fn one_ack_gives_acked_packets_then_its_losses_then_the_ack() {
+        let (cc, log) = Recorder::boxed();
+        let mut core = Core::new(cc, MSS);
+        let fresh = RttEstimator::new(core::time::Duration::from_millis(333));
+        // Ten packets, one a millisecond; packet 3 is lost, the rest acknowledged at 50 ms.
+        let infos: Vec<PacketInfo> = (0..10)
+            .map(|i| core.on_sent(ts(i), MSS as usize, Some(false), &fresh))
+            .collect();
+        let est = rtt_after(41, 50);
+        core.on_rtt_update(ts(50), &est);
+        core.on_lost(ts(50), 1200, infos[3], false);
+        assert_eq!(core.in_flight(), 9 * MSS, "a loss leaves in flight at once");
+        core.on_ack(ts(50), 9 * MSS as usize, infos[9], &est);
+        let log = log.lock().expect("test lock").clone();
+        assert_eq!(log[0], "sent 0 in_flight 1200");
+        assert_eq!(log[9], "sent 9 in_flight 12000");
+        let acked: Vec<&str> = log[10..19].iter().map(String::as_str).collect();
+        assert_eq!(
+            acked,
+            ["acked 0", "acked 1", "acked 2", "acked 4", "acked 5", "acked 6", "acked 7", "acked 8", "acked 9"]
+        );
+        // The first event is at 1 ms on the controller's clock (FIRST_EVENT), so 50 ms is 51.
+        assert_eq!(log[19], "lost 3");
+        assert_eq!(log[20], "loss@51 bytes 1200 packets 1 largest 3 in_flight 0");
+        // Rate sample: 10 800 bytes over max(send 9 ms, ack 50 ms) from packet 9's state.
+        assert_eq!(
+            log[21],
+            "ack@51 bytes 10800 packets 9 largest 9 prior 12000 in_flight 0 rtt 41..50 srtt 41 rate 10800 over 50"
+        );
+        assert_eq!(log.len(), 22);
+        let s = core.stats();
+        assert_eq!((s.acks, s.lost_packets, s.loss_events, s.sent_bytes), (1, 1, 1, 12_000));
+    }
+
+    #[test]
+    fn losses_found_by_the_timer_are_one_pass_closed_by_the_next_call() {
+        let (cc, log) = Recorder::boxed();
+        let mut core = Core::new(cc, MSS);
+        let est = rtt_after(40, 0);
+        let infos: Vec<PacketInfo> = (0..4)
+            .map(|i| core.on_sent(ts(i), MSS as usize, Some(false), &est))
+            .collect();
+        // The loss timer declares 0 and 1 lost at 100 ms, then 2 at 200 ms.
+        core.on_lost(ts(100), 1200, infos[0], false);
+        core.on_lost(ts(100), 1200, infos[1], false);
+        assert!(!log.lock().expect("test lock").iter().any(|l| l.starts_with("loss")));
+        core.on_lost(ts(200), 1200, infos[2], true);
+        // s2n asks for the window: the second pass closes.
+        assert_eq!(core.cwnd(), 100 * MSS);
+        let log = log.lock().expect("test lock").clone();
+        let losses: Vec<&String> = log.iter().filter(|l| l.starts_with("loss")).collect();
+        assert_eq!(losses.len(), 2);
+        assert_eq!(*losses[0], "loss@101 bytes 2400 packets 2 largest 1 in_flight 2400");
+        assert_eq!(*losses[1], "loss@201 bytes 1200 packets 1 largest 2 in_flight 1200");
+    }
+
+    #[test]
+    fn the_application_sets_an_intent_at_the_latest_event_time() {
+        let (cc, log) = Recorder::boxed();
+        let mut core = Core::new(cc, MSS);
+        let est = rtt_after(40, 0);
+        core.on_sent(ts(7), MSS as usize, Some(false), &est);
+        let (_ctl, handle) = crate::controller::PolyccController::new(
+            core,
+            "127.0.0.1:1".parse().expect("an address"),
+        );
+        handle.set_intent(&Intent::Scavenger);
+        let s = handle.stats();
+        assert_eq!((s.in_flight, s.cwnd), (1200, 120_000));
+        assert_eq!(handle.name(), "recorder");
+        let log = log.lock().expect("test lock").clone();
+        // The send at 7 ms was the first event: 1 ms on the controller's clock.
+        assert_eq!(log.last().map(String::as_str), Some("intent@1 scavenger"));
+    }
+
+    #[test]
+    fn without_a_controller_rate_pacing_is_twice_cwnd_over_srtt_in_slow_start() {
+        let cc = Registry::standard()
+            .build(&CcSpec::named("cubic"), &CcContext::new(MSS))
+            .expect("cubic");
+        let mut core = Core::new(cc, MSS);
+        let fresh = RttEstimator::new(core::time::Duration::from_millis(333));
+        core.on_sent(ts(0), MSS as usize, Some(false), &fresh);
+        assert_eq!(core.departure(), None, "no pacing before an RTT sample");
+        // cwnd 12 000 bytes over srtt 40 ms, × 2 in slow start: 4.8 Mbit/s, 2 ms a packet.
+        let est = rtt_after(40, 0);
+        core.on_sent(ts(1), MSS as usize, Some(false), &est);
+        assert_eq!(core.pacing_rate(), Some(Rate::from_bps(4_800_000)));
+        let t1 = crate::clock::FIRST_EVENT + Duration::from_millis(1);
+        assert_eq!(core.departure(), Some(t1 + Duration::from_millis(2)));
+        assert_eq!(
+            core.earliest_departure_time(),
+            Some(ts(3)),
+            "as an s2n timestamp"
+        );
+    }
+
+    #[test]
+    fn a_controller_rate_spaces_packets_at_that_rate() {
+        // BBR paces from its start: 2.885 × initial window / RTT.
+        let cc = Registry::standard()
+            .build(&CcSpec::named("bbr"), &CcContext::new(MSS))
+            .expect("bbr");
+        let rate = cc.pacing_rate().expect("bbr paces");
+        let mut core = Core::new(cc, MSS);
+        let est = rtt_after(40, 0);
+        core.on_sent(ts(0), MSS as usize, Some(false), &est);
+        let gap = core.departure().expect("paced") - crate::clock::FIRST_EVENT;
+        assert_eq!(gap, rate.time_to_send(MSS));
+        assert!(gap > Duration::ZERO);
+    }
 }

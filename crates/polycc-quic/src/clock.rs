@@ -30,6 +30,10 @@ impl Clock {
     /// one) saturate to [`FIRST_EVENT`].
     pub fn to_time(&mut self, ts: Timestamp) -> Time {
         let epoch = *self.epoch.get_or_insert(ts);
+        if ts <= epoch {
+            // s2n rounds an empty difference up to 1 µs (`Timestamp` is never zero).
+            return FIRST_EVENT;
+        }
         FIRST_EVENT + from_std(ts.saturating_duration_since(epoch))
     }
 

@@ -211,3 +211,64 @@ impl Endpoint for Polycc {
         cc
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_registered_controller_but_the_frame_scheduler_is_accepted() {
+        let registry = Registry::standard();
+        let mut refused = Vec::new();
+        for name in registry.names() {
+            match Polycc::parse(name) {
+                Ok(mut p) => {
+                    let core = p.build_core(INITIAL_DATAGRAM);
+                    assert_eq!(core.name(), name, "built as asked, no fallback");
+                }
+                Err(SpecError::NeedsMediaFrames { name }) => refused.push(name),
+                Err(e) => panic!("{name}: {e}"),
+            }
+        }
+        assert_eq!(refused, ["pibes"]);
+        assert!(registry.names().len() > 20, "policies included");
+    }
+
+    #[test]
+    fn rejected_specs_are_typed_errors() {
+        assert!(matches!(
+            Polycc::parse("no-such-cca"),
+            Err(SpecError::Rejected(CcError::UnknownName { .. }))
+        ));
+        match Polycc::parse(r#"{"name": "cubic", "beta": 7}"#) {
+            Err(SpecError::Rejected(CcError::BadParams { name, message })) => {
+                assert_eq!(name, "cubic");
+                assert!(message.contains("beta"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            Polycc::parse(r#"{"name": "cubic""#),
+            Err(SpecError::Syntax { .. })
+        ));
+        let ok = Polycc::parse(r#"{"name": "cubic", "beta": 0.8}"#).expect("valid");
+        assert_eq!(ok.spec().params()["beta"], 0.8);
+    }
+
+    #[test]
+    fn each_path_gets_its_own_seed_and_the_intent() {
+        let mut p = Polycc::parse("janus")
+            .expect("janus")
+            .with_seed(10)
+            .with_intent(Intent::BandwidthGuarantee {
+                target_rate: polycc::Rate::from_mbps(5),
+                min_rate: polycc::Rate::ZERO,
+            });
+        let mut a = p.build_core(1200);
+        let t = a.telemetry();
+        assert_eq!(t.get("target_rate_mbps"), Some(5.0), "{:?}", t.entries());
+        assert_eq!(p.built, 1);
+        let _ = p.build_core(1200);
+        assert_eq!(p.built, 2);
+    }
+}
