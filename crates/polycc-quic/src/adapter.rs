@@ -492,8 +492,8 @@ fn acked_packets(attributed: usize, bytes: Bytes, mss: Bytes) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use polycc::{CcContext, CcSpec, Registry};
     use polycc::{Calibration, Duration};
+    use polycc::{CcContext, CcSpec, Registry};
     use s2n_quic_core::packet::number::PacketNumberSpace;
     use std::sync::{Arc, Mutex};
 
@@ -606,11 +606,17 @@ mod tests {
         let acked: Vec<&str> = log[10..19].iter().map(String::as_str).collect();
         assert_eq!(
             acked,
-            ["acked 0", "acked 1", "acked 2", "acked 4", "acked 5", "acked 6", "acked 7", "acked 8", "acked 9"]
+            [
+                "acked 0", "acked 1", "acked 2", "acked 4", "acked 5", "acked 6", "acked 7",
+                "acked 8", "acked 9"
+            ]
         );
         // The first event is at 1 ms on the controller's clock (FIRST_EVENT), so 50 ms is 51.
         assert_eq!(log[19], "lost 3");
-        assert_eq!(log[20], "loss@51 bytes 1200 packets 1 largest 3 in_flight 0");
+        assert_eq!(
+            log[20],
+            "loss@51 bytes 1200 packets 1 largest 3 in_flight 0"
+        );
         // Rate sample: 10 800 bytes over max(send 9 ms, ack 50 ms) from packet 9's state.
         assert_eq!(
             log[21],
@@ -618,7 +624,10 @@ mod tests {
         );
         assert_eq!(log.len(), 22);
         let s = core.stats();
-        assert_eq!((s.acks, s.lost_packets, s.loss_events, s.sent_bytes), (1, 1, 1, 12_000));
+        assert_eq!(
+            (s.acks, s.lost_packets, s.loss_events, s.sent_bytes),
+            (1, 1, 1, 12_000)
+        );
     }
 
     #[test]
@@ -632,15 +641,25 @@ mod tests {
         // The loss timer declares 0 and 1 lost at 100 ms, then 2 at 200 ms.
         core.on_lost(ts(100), 1200, infos[0], false);
         core.on_lost(ts(100), 1200, infos[1], false);
-        assert!(!log.lock().expect("test lock").iter().any(|l| l.starts_with("loss")));
+        assert!(!log
+            .lock()
+            .expect("test lock")
+            .iter()
+            .any(|l| l.starts_with("loss")));
         core.on_lost(ts(200), 1200, infos[2], true);
         // s2n asks for the window: the second pass closes.
         assert_eq!(core.cwnd(), 100 * MSS);
         let log = log.lock().expect("test lock").clone();
         let losses: Vec<&String> = log.iter().filter(|l| l.starts_with("loss")).collect();
         assert_eq!(losses.len(), 2);
-        assert_eq!(*losses[0], "loss@101 bytes 2400 packets 2 largest 1 in_flight 2400");
-        assert_eq!(*losses[1], "loss@201 bytes 1200 packets 1 largest 2 in_flight 1200");
+        assert_eq!(
+            *losses[0],
+            "loss@101 bytes 2400 packets 2 largest 1 in_flight 2400"
+        );
+        assert_eq!(
+            *losses[1],
+            "loss@201 bytes 1200 packets 1 largest 2 in_flight 1200"
+        );
     }
 
     #[test]
