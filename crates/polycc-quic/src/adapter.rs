@@ -36,6 +36,7 @@
 //! LEDBAT, GCC and PIBES run on RTTs alone (LEDBAT's documented fallback).
 
 use crate::clock::{from_std, Clock};
+use crate::handle::{ControllerHandle, Shared, Snapshot, PUBLISH_INTERVAL};
 use crate::ledger::{Acked, Ledger};
 use polycc::estimators::delivery_rate::{DeliveryRateEstimator, PacketDeliveryState};
 use polycc::estimators::rtt::RttSnapshot;
@@ -45,6 +46,8 @@ use polycc::{
 };
 use polycc_transport::{fallback_pacing_rate, Pacer, PacingClock};
 use s2n_quic::provider::congestion_controller::{RttEstimator, Timestamp};
+use std::net::SocketAddr;
+use std::sync::Arc;
 
 /// What s2n-quic keeps with each packet and hands back when it is acknowledged (as the newest
 /// of its ACK) or lost.
@@ -116,6 +119,8 @@ pub struct Core {
     acked: Vec<Acked>,
     last_now: Time,
     stats: AdapterStats,
+    shared: Arc<Shared>,
+    published: Time,
 }
 
 impl std::fmt::Debug for Core {
@@ -150,6 +155,38 @@ impl Core {
             acked: Vec::new(),
             last_now: Time::ZERO,
             stats: AdapterStats::default(),
+            shared: Arc::default(),
+            published: Time::ZERO,
+        }
+    }
+
+    /// A handle for the application, sharing this core's mailbox (`crate::handle`).
+    pub fn handle(&mut self, peer: Option<SocketAddr>) -> ControllerHandle {
+        self.publish();
+        ControllerHandle::new(self.shared.clone(), self.cc.name(), peer)
+    }
+
+    /// Publishes the telemetry and counters for the handles now.
+    pub fn publish(&mut self) {
+        let s = Snapshot {
+            telemetry: self.telemetry(),
+            stats: self.stats(),
+            at: self.last_now,
+            seq: 0,
+        };
+        self.published = self.last_now;
+        self.shared.publish(s);
+    }
+
+    /// Takes a posted intent, and publishes when due or asked; after each event.
+    #[inline]
+    fn mailbox(&mut self, now: Time) {
+        if let Some(intent) = self.shared.take_intent() {
+            self.settle();
+            self.cc.set_intent(now, &intent);
+        }
+        if now.saturating_since(self.published) >= PUBLISH_INTERVAL || self.shared.refresh_asked() {
+            self.publish();
         }
     }
 
@@ -206,7 +243,8 @@ impl Core {
         })
     }
 
-    /// Hands the application's intent to the controller, stamped with the latest event's time.
+    /// Hands the application's intent to the controller now, stamped with the latest event's
+    /// time (the handle's `set_intent` posts it for the next event instead).
     pub fn set_intent(&mut self, intent: &Intent) {
         self.settle();
         self.cc.set_intent(self.last_now, intent);
@@ -306,6 +344,7 @@ impl Core {
         );
         self.stats.sent_packets += 1;
         self.stats.sent_bytes += bytes;
+        self.mailbox(now);
         PacketInfo {
             pn: Some(pn),
             delivery,
@@ -318,6 +357,7 @@ impl Core {
         let now = self.now(ts);
         self.read_rtt(est);
         self.poll_timer(now);
+        self.mailbox(now);
     }
 
     /// One packet declared lost. Passes are grouped by timestamp; `on_loss` comes when the pass
@@ -457,6 +497,7 @@ impl Core {
             self.stats.delivery_rate = Some(s.delivery_rate);
         }
         self.poll_timer(now);
+        self.mailbox(now);
     }
 
     /// The peer reported `ce_count` more packets with ECN-CE.
@@ -663,22 +704,39 @@ mod tests {
     }
 
     #[test]
-    fn the_application_sets_an_intent_at_the_latest_event_time() {
+    fn the_handle_posts_intents_for_the_next_event_and_reads_snapshots() {
         let (cc, log) = Recorder::boxed();
         let mut core = Core::new(cc, MSS);
-        let est = rtt_after(40, 0);
-        core.on_sent(ts(7), MSS as usize, Some(false), &est);
-        let (_ctl, handle) = crate::controller::PolyccController::new(
-            core,
-            "127.0.0.1:1".parse().expect("an address"),
-        );
-        handle.set_intent(&Intent::Scavenger);
-        let s = handle.stats();
-        assert_eq!((s.in_flight, s.cwnd), (1200, 120_000));
+        let handle = core.handle("127.0.0.1:1".parse().ok());
         assert_eq!(handle.name(), "recorder");
-        let log = log.lock().expect("test lock").clone();
-        // The send at 7 ms was the first event: 1 ms on the controller's clock.
-        assert_eq!(log.last().map(String::as_str), Some("intent@1 scavenger"));
+        let first = handle.snapshot();
+        assert_eq!((first.seq, first.stats.cwnd), (1, 120_000));
+        let est = rtt_after(40, 0);
+        core.on_sent(ts(0), MSS as usize, Some(false), &est);
+        handle.set_intent(&Intent::Scavenger);
+        let said = |log: &Arc<Mutex<Vec<String>>>| log.lock().expect("test lock").clone();
+        assert!(
+            !said(&log).iter().any(|l| l.starts_with("intent")),
+            "not before an event"
+        );
+        // The next event, 12 ms later, takes it with its own time (the first was at 1 ms).
+        core.on_sent(ts(12), MSS as usize, Some(false), &est);
+        assert_eq!(
+            said(&log).last().map(String::as_str),
+            Some("intent@13 scavenger")
+        );
+        // Published at 13 ms: PUBLISH_INTERVAL after the creation's snapshot at 0.
+        let s = handle.snapshot();
+        assert_eq!(
+            (s.at, s.stats.in_flight, s.stats.sent_packets),
+            (Time(13_000_000), 2400, 2)
+        );
+        // Within the interval nothing is published, unless asked.
+        core.on_sent(ts(13), MSS as usize, Some(false), &est);
+        assert_eq!(handle.stats().in_flight, 2400);
+        handle.request_refresh();
+        core.on_sent(ts(14), MSS as usize, Some(false), &est);
+        assert_eq!(handle.stats().in_flight, 4800);
     }
 
     #[test]

@@ -1,39 +1,54 @@
-//! s2n-quic's `CongestionController` implemented by the adapter ([`Core`]), and the handle the
-//! application keeps to the same controller.
+//! s2n-quic's `CongestionController` implemented by the adapter ([`Core`]).
 //!
-//! s2n-quic owns its controller inside the connection's task; the application runs elsewhere
-//! and may set an intent or read telemetry at any time. Both sides share the [`Core`] behind a
-//! mutex: s2n-quic's calls take it uncontended (one lock per call, tens of nanoseconds; the
-//! per-ACK cost is in BENCHMARKS.md), and the application's rare calls wait at most for one
-//! event. A panic inside a controller poisons the mutex; every lock here takes the state as it
-//! is rather than propagating the poison, so neither side panics in turn.
+//! s2n-quic owns its controller in the connection's task; the application reaches it through a
+//! [`crate::ControllerHandle`] (a mailbox, `crate::handle`), so s2n's calls take no lock. Some
+//! of s2n's queries take `&self` but must first close an open loss pass (`Core::settle`), hence
+//! the `RefCell`: s2n calls one method at a time and `Core` never calls back into s2n, so a
+//! borrow is never taken twice.
 
-use crate::adapter::{AdapterStats, Core, PacketInfo};
-use polycc::{Bytes, Intent, Telemetry};
+use crate::adapter::{Core, PacketInfo};
+use polycc::Bytes;
 use s2n_quic::provider::congestion_controller::{
     CongestionController, Publisher, RandomGenerator, RttEstimator, Timestamp,
 };
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::cell::RefCell;
+use std::sync::Arc;
 
-/// The controller s2n-quic drives: a shared reference to one connection's [`Core`].
+/// Builds a fresh [`Core`] for the same spec and path.
+pub type Rebuild = Arc<dyn Fn() -> Core + Send + Sync>;
+
+/// The controller s2n-quic drives.
 ///
-/// s2n-quic requires `Clone` of its controllers (it clones a whole path in its own tests and
-/// nowhere else in 1.91); a clone shares the state, so both would drive one controller.
-#[derive(Clone, Debug)]
+/// s2n-quic requires `Clone` of its controllers (1.91 clones a whole path only in its own
+/// tests); a clone is a fresh controller for the same spec, as a new path gets (RFC 9000 §9.4,
+/// polycc-transport's `new_path`), with no handle.
 pub struct PolyccController {
-    core: Arc<Mutex<Core>>,
+    core: RefCell<Core>,
+    rebuild: Rebuild,
 }
 
-/// The application's side of one connection's controller. Cloneable and thread-safe.
-#[derive(Clone, Debug)]
-pub struct ControllerHandle {
-    core: Arc<Mutex<Core>>,
-    peer: SocketAddr,
+impl std::fmt::Debug for PolyccController {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolyccController")
+            .field("core", &self.core)
+            .finish_non_exhaustive()
+    }
 }
 
-fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
-    core.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+impl Clone for PolyccController {
+    fn clone(&self) -> Self {
+        PolyccController {
+            core: RefCell::new((self.rebuild)()),
+            rebuild: self.rebuild.clone(),
+        }
+    }
+}
+
+impl Drop for PolyccController {
+    fn drop(&mut self) {
+        // The handles keep the final state after the connection is gone.
+        self.core.get_mut().publish();
+    }
 }
 
 /// A window as s2n-quic's `u32`, saturating.
@@ -42,45 +57,17 @@ fn to_u32(b: Bytes) -> u32 {
 }
 
 impl PolyccController {
-    /// s2n's controller and the application's handle around `core`; `peer` names the path.
-    pub fn new(core: Core, peer: SocketAddr) -> (Self, ControllerHandle) {
-        let core = Arc::new(Mutex::new(core));
-        (
-            PolyccController { core: core.clone() },
-            ControllerHandle { core, peer },
-        )
+    /// s2n's controller around `core`; `rebuild` makes the core of a clone.
+    pub fn new(core: Core, rebuild: Rebuild) -> Self {
+        PolyccController {
+            core: RefCell::new(core),
+            rebuild,
+        }
     }
 
-    fn core(&self) -> MutexGuard<'_, Core> {
-        lock(&self.core)
-    }
-}
-
-impl ControllerHandle {
-    /// The peer's address as s2n-quic reported it when the path was created.
-    pub fn peer(&self) -> SocketAddr {
-        self.peer
-    }
-
-    /// The controller's registry name.
-    pub fn name(&self) -> String {
-        lock(&self.core).name().to_string()
-    }
-
-    /// Hands the application's intent to the controller now (stamped with the time of the
-    /// connection's latest event). Controllers that serve no intent ignore it.
-    pub fn set_intent(&self, intent: &Intent) {
-        lock(&self.core).set_intent(intent);
-    }
-
-    /// The controller's telemetry now.
-    pub fn telemetry(&self) -> Telemetry {
-        lock(&self.core).telemetry()
-    }
-
-    /// The adapter's counters and the window, pacing rate and RTT now.
-    pub fn stats(&self) -> AdapterStats {
-        lock(&self.core).stats()
+    #[inline]
+    fn core(&self) -> std::cell::RefMut<'_, Core> {
+        self.core.borrow_mut()
     }
 }
 

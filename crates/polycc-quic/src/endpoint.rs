@@ -18,7 +18,8 @@
 //! ```
 
 use crate::adapter::Core;
-use crate::controller::{ControllerHandle, PolyccController};
+use crate::controller::PolyccController;
+use crate::handle::ControllerHandle;
 use polycc::algos::newreno::NewReno;
 use polycc::{CcContext, CcError, CcSpec, Intent, Registry};
 use s2n_quic::provider::congestion_controller::{Endpoint, PathInfo};
@@ -80,7 +81,10 @@ impl Handles {
 
     /// The newest handle for a path to `peer`.
     pub fn for_peer(&self, peer: SocketAddr) -> Option<ControllerHandle> {
-        self.all().into_iter().rev().find(|h| h.peer() == peer)
+        self.all()
+            .into_iter()
+            .rev()
+            .find(|h| h.peer() == Some(peer))
     }
 
     fn push(&self, h: ControllerHandle) {
@@ -204,11 +208,13 @@ impl Endpoint for Polycc {
     type CongestionController = PolyccController;
 
     fn new_congestion_controller(&mut self, path_info: PathInfo) -> PolyccController {
-        let core = self.build_core(path_info.max_datagram_size);
+        let mss = path_info.max_datagram_size;
+        let mut core = self.build_core(mss);
         let peer = SocketAddr::from(&path_info.remote_address);
-        let (cc, handle) = PolyccController::new(core, peer);
-        self.handles.push(handle);
-        cc
+        self.handles.push(core.handle(Some(peer)));
+        let proto = self.clone();
+        let rebuild = move || proto.clone().build_core(mss);
+        PolyccController::new(core, Arc::new(rebuild))
     }
 }
 
