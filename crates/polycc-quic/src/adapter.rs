@@ -22,8 +22,9 @@
 //! - **losses by timer**: s2n calls `on_packet_lost` per packet; consecutive calls with one
 //!   timestamp are one detection pass, closed (one `on_loss`) by the next call of any kind.
 //! - **pacing**: the controller's `pacing_rate()`, else cwnd/srtt with Linux's gains as
-//!   `polycc-transport` paces (`fallback_pacing_rate`), spaced per packet by its
-//!   `PacingClock`; `earliest_departure_time()` is that clock's next send time.
+//!   `polycc-transport` paces (`fallback_pacing_rate`) on paths of at least
+//!   [`MIN_FALLBACK_PACING_RTT`], spaced per packet by its `PacingClock`;
+//!   `earliest_departure_time()` is that clock's next send time.
 //! - **controller timers**: s2n has no timer for its controller, so a due `next_timer()` fires
 //!   at the next event (a send or an ACK) after its time.
 //!
@@ -48,6 +49,13 @@ use polycc_transport::{fallback_pacing_rate, Pacer, PacingClock};
 use s2n_quic::provider::congestion_controller::{RttEstimator, Timestamp};
 use std::net::SocketAddr;
 use std::sync::Arc;
+
+/// Below this smoothed RTT the fallback pacing (for controllers that give no rate) is off, as
+/// s2n-quic's own pacer does (`recovery::pacing::MINIMUM_PACING_RTT`, 2 ms): s2n wakes its
+/// pacing timer with a 1 ms granularity (`K_GRANULARITY`), so gaps of a fraction of that
+/// cannot be kept, and on such paths a window's worth of packets leaves in well under a
+/// millisecond anyway. A controller's own rate (BBR, PCC, Copa) is always applied.
+pub const MIN_FALLBACK_PACING_RTT: polycc::Duration = polycc::Duration::from_millis(2);
 
 /// What s2n-quic keeps with each packet and hands back when it is acknowledged (as the newest
 /// of its ACK) or lost.
@@ -234,10 +242,10 @@ impl Core {
     }
 
     /// The pacing rate in force: the controller's, else the transport's fallback once an RTT
-    /// sample exists.
+    /// sample of at least [`MIN_FALLBACK_PACING_RTT`] exists.
     pub fn pacing_rate(&self) -> Option<Rate> {
         self.cc.pacing_rate().or_else(|| {
-            self.has_rtt.then(|| {
+            (self.has_rtt && self.rtt.smoothed >= MIN_FALLBACK_PACING_RTT).then(|| {
                 fallback_pacing_rate(self.cc.cwnd(), self.rtt.smoothed, self.cc.in_slow_start())
             })
         })
@@ -759,6 +767,19 @@ mod tests {
             Some(ts(3)),
             "as an s2n timestamp"
         );
+        // On a 1.5 ms path the fallback is off, as s2n's own pacer below 2 ms.
+        let short = rtt_after(1, 5);
+        let mut est = short;
+        est.update_rtt(
+            core::time::Duration::ZERO,
+            core::time::Duration::from_micros(1500),
+            ts(6),
+            true,
+            PacketNumberSpace::ApplicationData,
+        );
+        core.on_sent(ts(10), MSS as usize, Some(false), &est);
+        assert!(core.rtt.smoothed < MIN_FALLBACK_PACING_RTT);
+        assert_eq!(core.pacing_rate(), None);
     }
 
     #[test]
