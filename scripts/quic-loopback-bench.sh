@@ -21,6 +21,8 @@ port=$((20000 + RANDOM % 20000))
 for i in $(seq 1 "$runs"); do
   for mode in builtin polycc; do
     port=$((port + 1))
+    # Fresh files each run: the client must not read the previous server's certificate.
+    rm -f "$tmp/server.out" "$tmp/cert.pem"
     /usr/bin/time -f '%U %S' -o "$tmp/server.time" \
       "$bin" server --builtin-cubic --listen "127.0.0.1:$port" --cert-out "$tmp/cert.pem" \
       --transfers 1 --run-for $((secs + 60)) > "$tmp/server.out" &

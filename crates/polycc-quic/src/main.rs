@@ -100,13 +100,17 @@ struct ClientArgs {
 /// A bad-input error: exit 2.
 struct Usage(String);
 
+/// The longest time any option may give (about 11.6 days): far beyond any run, and small
+/// enough that adding it to the clock cannot overflow (`Instant + Duration` panics on overflow).
+const MAX_SECONDS: f64 = 1e6;
+
 fn seconds(name: &str, s: f64) -> Result<Duration, Usage> {
     Duration::try_from_secs_f64(s)
         .ok()
-        .filter(|d| !d.is_zero())
+        .filter(|d| !d.is_zero() && s <= MAX_SECONDS)
         .ok_or_else(|| {
             Usage(format!(
-                "--{name} must be a positive number of seconds, not {s}"
+                "--{name} must be a positive number of seconds up to {MAX_SECONDS}, not {s}"
             ))
         })
 }
