@@ -129,6 +129,9 @@ pub struct Core {
     stats: AdapterStats,
     shared: Arc<Shared>,
     published: Time,
+    /// `cc.cwnd()` as of the last event: s2n asks for the window several times per packet,
+    /// and a sans-IO controller's window moves only with an event.
+    cwnd: Bytes,
 }
 
 impl std::fmt::Debug for Core {
@@ -145,6 +148,7 @@ impl Core {
     /// Adapter state around `cc`, for datagrams of `mss` bytes.
     pub fn new(cc: Box<dyn CongestionControl>, mss: Bytes) -> Self {
         Core {
+            cwnd: cc.cwnd(),
             detail: cc.wants_packet_detail(),
             cc,
             clock: Clock::new(),
@@ -196,6 +200,8 @@ impl Core {
         if now.saturating_since(self.published) >= PUBLISH_INTERVAL || self.shared.refresh_asked() {
             self.publish();
         }
+        // Every event ends here, after its calls to the controller.
+        self.cwnd = self.cc.cwnd();
     }
 
     /// The controller's registry name.
@@ -211,7 +217,7 @@ impl Core {
     /// The window, after closing an open loss pass.
     pub fn cwnd(&mut self) -> Bytes {
         self.settle();
-        self.cc.cwnd()
+        self.cwnd
     }
 
     /// Bytes in flight.
@@ -256,6 +262,7 @@ impl Core {
     pub fn set_intent(&mut self, intent: &Intent) {
         self.settle();
         self.cc.set_intent(self.last_now, intent);
+        self.cwnd = self.cc.cwnd();
     }
 
     /// The controller's telemetry.
@@ -310,10 +317,15 @@ impl Core {
     ) -> PacketInfo {
         self.settle();
         let now = self.now(ts);
-        self.read_rtt(est);
+        if !self.has_rtt {
+            // RTT values change with on_rtt_update and on_ack, which read them; before the
+            // first sample s2n's estimator holds its initial values.
+            self.read_rtt(est);
+        }
         self.poll_timer(now);
         let bytes = bytes as Bytes;
         if bytes == 0 {
+            self.cwnd = self.cc.cwnd();
             return PacketInfo {
                 pn: None,
                 delivery: PacketDeliveryState::default(),
@@ -432,6 +444,7 @@ impl Core {
         self.cc.on_loss(now, &pass.event);
         self.stats.loss_events += 1;
         self.poll_timer(now);
+        self.cwnd = self.cc.cwnd();
     }
 
     /// An ACK newly acknowledged `bytes`, `newest` being the info of the newest packet among
@@ -777,6 +790,7 @@ mod tests {
             true,
             PacketNumberSpace::ApplicationData,
         );
+        core.on_rtt_update(ts(6), &est);
         core.on_sent(ts(10), MSS as usize, Some(false), &est);
         assert!(core.rtt.smoothed < MIN_FALLBACK_PACING_RTT);
         assert_eq!(core.pacing_rate(), None);
