@@ -96,6 +96,8 @@ pub struct AdapterStats {
     pub rtt: RttSnapshot,
     /// The latest delivery-rate sample.
     pub delivery_rate: Option<Rate>,
+    /// The path's datagram size now (s2n's path MTU discovery raises it from 1200).
+    pub mss: Bytes,
 }
 
 /// Losses of one detection pass not yet reported with `on_loss`.
@@ -279,6 +281,7 @@ impl Core {
             in_flight: self.in_flight,
             pacing_rate: self.pacing_rate(),
             rtt: self.rtt,
+            mss: self.mss,
             ..self.stats
         }
     }

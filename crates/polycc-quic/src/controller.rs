@@ -19,9 +19,8 @@ pub type Rebuild = Arc<dyn Fn() -> Core + Send + Sync>;
 
 /// The controller s2n-quic drives.
 ///
-/// s2n-quic requires `Clone` of its controllers (1.91 clones a whole path only in its own
-/// tests); a clone is a fresh controller for the same spec, as a new path gets (RFC 9000 §9.4,
-/// polycc-transport's `new_path`), with no handle.
+/// s2n-quic requires `Clone` of its controllers; see the `Clone` impl for why a clone takes
+/// the state.
 pub struct PolyccController {
     core: RefCell<Core>,
     rebuild: Rebuild,
@@ -36,9 +35,15 @@ impl std::fmt::Debug for PolyccController {
 }
 
 impl Clone for PolyccController {
+    /// s2n-quic 1.91 clones every connection's first path once, when it builds the path manager
+    /// (`SmallVec::from_elem(initial_path, 1)`), and drops the original: the clone must carry
+    /// on with the state and the application's handle. So the clone takes the core, and the
+    /// original keeps a fresh one with no handle, as a new path would have (RFC 9000 §9.4).
     fn clone(&self) -> Self {
+        let fresh = (self.rebuild)();
+        let core = std::mem::replace(&mut *self.core.borrow_mut(), fresh);
         PolyccController {
-            core: RefCell::new((self.rebuild)()),
+            core: RefCell::new(core),
             rebuild: self.rebuild.clone(),
         }
     }

@@ -155,6 +155,7 @@ fn stats_json(s: &AdapterStats) -> Value {
         "loss_events": s.loss_events,
         "ce_marks": s.ce_marks,
         "cwnd_bytes": s.cwnd,
+        "mss_bytes": s.mss,
         "srtt_us": s.rtt.smoothed.0 / 1000,
         "min_rtt_us": s.rtt.min.0 / 1000,
         "pacing_rate_mbps": s.pacing_rate.map(|r| r.as_mbps_f64()),
@@ -166,13 +167,15 @@ fn controller_json(handles: Option<Handles>) -> Value {
     let Some(h) = handles.and_then(|h| h.latest()) else {
         return Value::Null;
     };
-    let t = h.telemetry();
+    let snap = h.snapshot();
+    let t = snap.telemetry;
     let values: serde_json::Map<String, Value> = t
         .entries()
         .iter()
         .map(|(k, v)| ((*k).to_string(), json!(v)))
         .collect();
-    json!({ "name": h.name(), "state": t.state, "telemetry": values, "stats": stats_json(&h.stats()) })
+    json!({ "name": h.name(), "state": t.state, "telemetry": values, "stats": stats_json(&snap.stats),
+            "snapshot_seq": snap.seq, "snapshot_at_s": snap.at.as_secs_f64() })
 }
 
 /// Runs a server until it has served `transfers` or `run_for` is over. Prints one JSON line per
