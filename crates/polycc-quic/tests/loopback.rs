@@ -109,9 +109,15 @@ fn client(s: &Server, args: &[&str]) -> (i32, String, String) {
 }
 
 fn verified_transfer(cca: &str, bytes: u64) -> Value {
+    verified_transfer_with(cca, bytes, &[])
+}
+
+fn verified_transfer_with(cca: &str, bytes: u64, extra: &[&str]) -> Value {
     let mut s = server(&["--transfers", "1", "--run-for", "100"]);
     let n = bytes.to_string();
-    let (code, out, err) = client(&s, &["--cca", cca, "--bytes", &n]);
+    let mut args = vec!["--cca", cca, "--bytes", &n];
+    args.extend_from_slice(extra);
+    let (code, out, err) = client(&s, &args);
     assert_eq!(code, 0, "stdout {out} stderr {err}");
     let report: Value = serde_json::from_str(out.trim()).expect("one JSON line");
     assert_eq!(report["verified"], true);
@@ -155,8 +161,15 @@ fn bbr_transfers_8_mb_with_delivery_rate_samples() {
 }
 
 #[test]
-fn a_policy_transfers_verified() {
-    verified_transfer("janus", 2_000_000);
+fn a_policy_transfers_verified_with_the_application_s_intent() {
+    let intent = r#"{"class": "bandwidth_guarantee", "target_rate": 5000000}"#;
+    let r = verified_transfer_with("janus", 2_000_000, &["--intent", intent]);
+    // Janus took the 5 Mbit/s target as its R' (README, Janus telemetry); Algorithm 1 may
+    // lower R' under a rising RTT, never raise it above the target. Without the intent it would
+    // be the rate it measured, hundreds of Mbit/s on loopback.
+    let t = &r["controller"]["telemetry"];
+    let target = t["target_rate_mbps"].as_f64().expect("a number");
+    assert!(target > 0.0 && target <= 5.0, "{t}");
 }
 
 #[test]
