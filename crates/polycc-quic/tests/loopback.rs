@@ -161,6 +161,18 @@ fn bbr_transfers_8_mb_with_delivery_rate_samples() {
 }
 
 #[test]
+fn pcc_runs_on_the_ledger_s_per_packet_outcomes() {
+    let r = verified_transfer("pcc-vivace", 2_000_000);
+    let c = &r["controller"];
+    // Its monitor intervals completed: it left its starting state and paces at a measured rate.
+    assert_ne!(c["state"], "starting", "{c}");
+    assert!(
+        c["stats"]["pacing_rate_mbps"].as_f64().expect("a rate") > 0.0,
+        "{c}"
+    );
+}
+
+#[test]
 fn a_policy_transfers_verified_with_the_application_s_intent() {
     let intent = r#"{"class": "bandwidth_guarantee", "target_rate": 5000000}"#;
     let r = verified_transfer_with("janus", 2_000_000, &["--intent", intent]);
