@@ -199,7 +199,11 @@ impl Core {
             self.settle();
             self.cc.set_intent(now, &intent);
         }
-        if now.saturating_since(self.published) >= PUBLISH_INTERVAL || self.shared.refresh_asked() {
+        // Also when nothing is left in flight: the end of a transfer is published exactly.
+        if now.saturating_since(self.published) >= PUBLISH_INTERVAL
+            || self.in_flight == 0
+            || self.shared.refresh_asked()
+        {
             self.publish();
         }
         // Every event ends here, after its calls to the controller.

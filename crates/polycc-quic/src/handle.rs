@@ -6,8 +6,9 @@
 //! kind (BENCHMARKS.md), more than the controllers themselves. So the two sides share only a
 //! mailbox: the application posts an intent, which the controller takes at its next event (one
 //! relaxed atomic load per event while none is posted), and the controller publishes its
-//! telemetry and counters every [`PUBLISH_INTERVAL`] of connection time, at once when the
-//! application asked for a fresh copy, and when the connection ends.
+//! telemetry and counters every [`PUBLISH_INTERVAL`] of connection time, after an ACK that
+//! leaves nothing in flight (the end of a transfer), at once when the application asked for a
+//! fresh copy, and when the connection ends.
 
 use crate::adapter::AdapterStats;
 use polycc::units::Duration;
@@ -108,7 +109,8 @@ impl ControllerHandle {
     }
 
     /// The controller's latest published state: at most [`PUBLISH_INTERVAL`] of connection
-    /// time old while the connection sends, final once it has ended.
+    /// time old while the connection sends, exact when nothing is in flight, final once the
+    /// connection has ended.
     pub fn snapshot(&self) -> Snapshot {
         *lock(&self.shared.snapshot)
     }
