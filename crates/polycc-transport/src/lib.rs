@@ -121,7 +121,8 @@ pub use loss::{
 pub use loss_rules::{
     LossRules, Timeouts, TCP_INIT_CWND, TCP_RTO_MAX, TCP_RTO_MIN, TCP_TIMEOUT_MIN,
 };
-pub use pacer::{tso_autosize, Pacer, MIN_TSO_SEGS, UNPACED_FIRST_PACKETS};
+pub use pacer::{tso_autosize, Pacer, PacingClock, MIN_TSO_SEGS, UNPACED_FIRST_PACKETS};
 pub use sender::{
-    Config, Outgoing, SendError, SendPermit, Sender, PACING_CA_RATIO, PACING_SS_RATIO,
+    fallback_pacing_rate, Config, Outgoing, SendError, SendPermit, Sender, PACING_CA_RATIO,
+    PACING_SS_RATIO,
 };

@@ -43,9 +43,11 @@ pub fn tso_autosize(rate: Rate, min_rtt: Duration, mss: Bytes) -> u64 {
     (bytes.min(GSO_MAX_BYTES) / mss.max(1)).max(MIN_TSO_SEGS)
 }
 
-/// The pacing clock of one sender.
+/// The pacing clock of one sender: when the next packet may leave, given the rate each packet
+/// was sent at. [`crate::Sender`] keeps one; a transport that has its own window and loss
+/// recovery (polycc-quic over s2n-quic) keeps one to answer "earliest departure time".
 #[derive(Clone, Debug, Default)]
-pub(crate) struct PacingClock {
+pub struct PacingClock {
     pacer: Pacer,
     /// Earliest time pacing lets the next packet (the next burst's first) leave.
     next_send: Time,
@@ -57,7 +59,8 @@ pub(crate) struct PacingClock {
 }
 
 impl PacingClock {
-    pub(crate) fn new(pacer: Pacer) -> Self {
+    /// A clock that lets the first packet leave at once.
+    pub fn new(pacer: Pacer) -> Self {
         PacingClock {
             pacer,
             ..PacingClock::default()
@@ -66,7 +69,7 @@ impl PacingClock {
 
     /// When a packet may leave if `now` is too early; `goal` is the burst size in force.
     #[inline]
-    pub(crate) fn wait(&self, now: Time, goal: impl FnOnce() -> u64) -> Option<Time> {
+    pub fn wait(&self, now: Time, goal: impl FnOnce() -> u64) -> Option<Time> {
         if now >= self.next_send {
             return None;
         }
@@ -79,7 +82,7 @@ impl PacingClock {
 
     /// A packet of `bytes` left at `now`, paced at `rate` (`None`: not paced) in bursts of `goal`.
     #[inline]
-    pub(crate) fn on_sent(
+    pub fn on_sent(
         &mut self,
         now: Time,
         rate: Option<Rate>,

@@ -19,6 +19,17 @@ pub const PACING_SS_RATIO: f64 = 2.0;
 /// See [`PACING_SS_RATIO`].
 pub const PACING_CA_RATIO: f64 = 1.2;
 
+/// The rate a sender paces at when the controller gives none (Linux `tcp_update_pacing_rate`):
+/// `cwnd / srtt` × [`PACING_SS_RATIO`] in slow start, × [`PACING_CA_RATIO`] after.
+pub fn fallback_pacing_rate(cwnd: Bytes, srtt: Duration, in_slow_start: bool) -> Rate {
+    let ratio = if in_slow_start {
+        PACING_SS_RATIO
+    } else {
+        PACING_CA_RATIO
+    };
+    Rate::from_bytes_over(cwnd, srtt).mul_f64(ratio)
+}
+
 /// How the sender is set up.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Config {
@@ -213,12 +224,11 @@ impl<P: Copy> Sender<P> {
         if !self.config.pacing_fallback || !self.rtt.has_sample() {
             return None;
         }
-        let ratio = if self.cc.in_slow_start() {
-            PACING_SS_RATIO
-        } else {
-            PACING_CA_RATIO
-        };
-        Some(Rate::from_bytes_over(self.cc.cwnd(), self.rtt.smoothed()).mul_f64(ratio))
+        Some(fallback_pacing_rate(
+            self.cc.cwnd(),
+            self.rtt.smoothed(),
+            self.cc.in_slow_start(),
+        ))
     }
 
     /// Whether an ack-eliciting packet of `bytes` may leave at `now`: the window first (probes

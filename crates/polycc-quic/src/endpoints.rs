@@ -1,0 +1,413 @@
+//! The `polycc-quic` server and client: one verified transfer per connection over s2n-quic,
+//! the client sending ([`crate::transfer`] has the protocol), with bounded waits everywhere.
+//!
+//! The server generates a self-signed certificate for `localhost` at start and writes it (PEM)
+//! where the client reads it; both run on loopback or inside network namespaces.
+
+use crate::adapter::AdapterStats;
+use crate::endpoint::{Handles, Polycc};
+use crate::transfer::{pattern, segment_header, trailer, Checksum, Receiver, Verdict};
+use anyhow::{anyhow, bail, Context, Result};
+use bytes::Bytes;
+use s2n_quic::client::Connect;
+use s2n_quic::provider::congestion_controller::{self, Cubic};
+use s2n_quic::provider::limits::Limits;
+use s2n_quic::provider::tls::rustls;
+use s2n_quic::stream::BidirectionalStream;
+use s2n_quic::{Client, Server};
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tokio::time::timeout;
+
+/// Data bytes per segment: large enough that the 8-byte header is 0.01 % of the stream.
+pub const SEGMENT: usize = 64 * 1024;
+
+/// The name the server's certificate is issued for and the client asks for (SNI).
+pub const SERVER_NAME: &str = "localhost";
+
+/// Which controller an endpoint runs.
+#[derive(Clone, Debug)]
+pub enum Cca {
+    /// A polycc controller through the adapter.
+    Polycc(Polycc),
+    /// s2n-quic's own CUBIC, for comparison.
+    BuiltinCubic,
+}
+
+impl Cca {
+    fn name(&self) -> String {
+        match self {
+            Cca::Polycc(p) => p.spec().name().to_string(),
+            Cca::BuiltinCubic => "s2n-cubic".to_string(),
+        }
+    }
+
+    fn handles(&self) -> Option<Handles> {
+        match self {
+            Cca::Polycc(p) => Some(p.handles()),
+            Cca::BuiltinCubic => None,
+        }
+    }
+}
+
+/// Where the server writes its certificate by default, and the client reads it: one file per
+/// server port under the temporary directory.
+pub fn default_cert_path(port: u16) -> PathBuf {
+    std::env::temp_dir().join(format!("polycc-quic-{port}.pem"))
+}
+
+/// How a server runs.
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// Address to listen on (port 0: any free port; the chosen one is printed).
+    pub listen: SocketAddr,
+    /// Its controller.
+    pub cca: Cca,
+    /// Where to write the certificate (default [`default_cert_path`]).
+    pub cert_out: Option<PathBuf>,
+    /// Stop after this many transfers (verified or failed); `None`: serve until `run_for`.
+    pub transfers: Option<u64>,
+    /// Stop after this long; `None`: no limit.
+    pub run_for: Option<Duration>,
+    /// A connection silent this long is closed (s2n-quic's max idle timeout).
+    pub idle_timeout: Duration,
+}
+
+/// How a client runs.
+#[derive(Clone, Debug)]
+pub struct ClientOptions {
+    /// The server.
+    pub connect: SocketAddr,
+    /// Its controller.
+    pub cca: Cca,
+    /// The server's certificate (default [`default_cert_path`] of the server's port).
+    pub ca: Option<PathBuf>,
+    /// `Some(n)`: send n bytes; `None`: bulk for `duration`.
+    pub bytes: Option<u64>,
+    /// How long a bulk transfer sends.
+    pub duration: Duration,
+    /// Longest wait for the handshake.
+    pub connect_timeout: Duration,
+    /// Longest run from the start to the receiver's verdict.
+    pub timeout: Duration,
+    /// A connection silent this long is closed.
+    pub idle_timeout: Duration,
+}
+
+fn limits(idle: Duration) -> Result<Limits> {
+    Limits::new()
+        .with_max_idle_timeout(idle)
+        .map_err(|e| anyhow!("idle timeout {idle:?}: {e}"))
+}
+
+fn start_server<CC: congestion_controller::Provider>(
+    cc: CC,
+    tls: rustls::Server,
+    o: &ServerOptions,
+) -> Result<Server> {
+    Server::builder()
+        .with_tls(tls)?
+        .with_io(o.listen)?
+        .with_limits(limits(o.idle_timeout)?)?
+        .with_congestion_controller(cc)?
+        .start()
+        .map_err(|e| anyhow!("cannot start the server on {}: {e}", o.listen))
+}
+
+fn start_client<CC: congestion_controller::Provider>(
+    cc: CC,
+    tls: rustls::Client,
+    o: &ClientOptions,
+) -> Result<Client> {
+    let local: SocketAddr = if o.connect.is_ipv4() {
+        "0.0.0.0:0".parse()?
+    } else {
+        "[::]:0".parse()?
+    };
+    Client::builder()
+        .with_tls(tls)?
+        .with_io(local)?
+        .with_limits(limits(o.idle_timeout)?)?
+        .with_congestion_controller(cc)?
+        .start()
+        .map_err(|e| anyhow!("cannot start the client: {e}"))
+}
+
+/// User and system CPU seconds of this process so far (getrusage).
+pub fn cpu_seconds() -> (f64, f64) {
+    use nix::sys::resource::{getrusage, UsageWho};
+    match getrusage(UsageWho::RUSAGE_SELF) {
+        Ok(u) => {
+            let s = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 * 1e-6;
+            (s(u.user_time()), s(u.system_time()))
+        }
+        Err(_) => (f64::NAN, f64::NAN),
+    }
+}
+
+fn stats_json(s: &AdapterStats) -> Value {
+    json!({
+        "sent_packets": s.sent_packets,
+        "acks": s.acks,
+        "lost_packets": s.lost_packets,
+        "loss_events": s.loss_events,
+        "ce_marks": s.ce_marks,
+        "cwnd_bytes": s.cwnd,
+        "mss_bytes": s.mss,
+        "srtt_us": s.rtt.smoothed.0 / 1000,
+        "min_rtt_us": s.rtt.min.0 / 1000,
+        "pacing_rate_mbps": s.pacing_rate.map(|r| r.as_mbps_f64()),
+        "delivery_rate_mbps": s.delivery_rate.map(|r| r.as_mbps_f64()),
+    })
+}
+
+fn controller_json(handles: Option<Handles>) -> Value {
+    let Some(h) = handles.and_then(|h| h.latest()) else {
+        return Value::Null;
+    };
+    let snap = h.snapshot();
+    let t = snap.telemetry;
+    let values: serde_json::Map<String, Value> = t
+        .entries()
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), json!(v)))
+        .collect();
+    json!({ "name": h.name(), "state": t.state, "telemetry": values, "stats": stats_json(&snap.stats),
+            "snapshot_seq": snap.seq, "snapshot_at_s": snap.at.as_secs_f64() })
+}
+
+/// Runs a server until it has served `transfers` or `run_for` is over. Prints one JSON line per
+/// transfer; returns how many failed.
+pub async fn run_server(o: ServerOptions) -> Result<u64> {
+    let cert = rcgen::generate_simple_self_signed(vec![SERVER_NAME.to_string()])
+        .context("generating the self-signed certificate")?;
+    let cert_pem = cert.cert.pem();
+    let tls = rustls::Server::builder()
+        .with_certificate(cert_pem.as_str(), cert.key_pair.serialize_pem().as_str())
+        .map_err(|e| anyhow!("TLS certificate: {e}"))?
+        .build()
+        .map_err(|e| anyhow!("TLS configuration: {e}"))?;
+    let handles = o.cca.handles();
+    let mut server = match &o.cca {
+        Cca::Polycc(p) => start_server(p.clone(), tls, &o)?,
+        Cca::BuiltinCubic => start_server(Cubic::default(), tls, &o)?,
+    };
+    let addr = server.local_addr()?;
+    let cert_path = o
+        .cert_out
+        .clone()
+        .unwrap_or_else(|| default_cert_path(addr.port()));
+    write_atomically(&cert_path, cert_pem.as_bytes())?;
+    println!(
+        "{}",
+        json!({"event": "listening", "addr": addr.to_string(), "cert": cert_path, "cca": o.cca.name()})
+    );
+    let deadline = o.run_for.map(|d| Instant::now() + d);
+    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<bool>();
+    let (mut accepted, mut finished, mut failed) = (0u64, 0u64, 0u64);
+    loop {
+        if o.transfers.is_some_and(|n| finished >= n) {
+            break;
+        }
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if left.is_some_and(|l| l.is_zero()) {
+            break;
+        }
+        let wait = left.unwrap_or(Duration::from_secs(3600));
+        tokio::select! {
+            conn = server.accept(), if o.transfers.is_none_or(|n| accepted < n) => {
+                let Some(conn) = conn else { bail!("the server's endpoint closed") };
+                accepted += 1;
+                let tx = done_tx.clone();
+                let handles = handles.clone();
+                let idle = o.idle_timeout;
+                tokio::spawn(async move {
+                    let ok = serve(conn, handles, idle).await;
+                    let _ = tx.send(ok);
+                });
+            }
+            Some(ok) = done_rx.recv() => {
+                finished += 1;
+                failed += u64::from(!ok);
+            }
+            _ = tokio::time::sleep(wait) => {}
+        }
+    }
+    Ok(failed)
+}
+
+fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
+    let tmp = path.with_extension("pem.tmp");
+    std::fs::write(&tmp, data).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// One connection: receive one transfer, verify it, answer. Prints the outcome; true if
+/// verified.
+async fn serve(mut conn: s2n_quic::Connection, handles: Option<Handles>, idle: Duration) -> bool {
+    let peer = conn
+        .remote_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    let start = Instant::now();
+    let outcome = async {
+        let mut stream = timeout(idle, conn.accept_bidirectional_stream())
+            .await
+            .map_err(|_| anyhow!("no stream within {idle:?}"))??
+            .ok_or_else(|| anyhow!("the connection closed before opening a stream"))?;
+        let mut rx = Receiver::new();
+        while let Some(chunk) = stream.receive().await? {
+            rx.push(&chunk)?;
+        }
+        let verdict = rx.finish()?;
+        stream
+            .send(Bytes::copy_from_slice(&verdict.encode()))
+            .await?;
+        stream.finish()?;
+        // Wait for the client to read the verdict and close; it may close first.
+        let _ = timeout(idle, stream.receive()).await;
+        anyhow::Ok(verdict)
+    }
+    .await;
+    let secs = start.elapsed().as_secs_f64();
+    let (ok, line) = match outcome {
+        Ok(v) => (
+            v.ok,
+            json!({"event": "transfer", "peer": peer, "verified": v.ok, "bytes": v.bytes,
+                   "seconds": secs, "goodput_mbps": v.bytes as f64 * 8e-6 / secs}),
+        ),
+        Err(e) => (
+            false,
+            json!({"event": "transfer", "peer": peer, "verified": false,
+                   "error": format!("{e:#}"), "seconds": secs}),
+        ),
+    };
+    let mut line = line;
+    line["controller"] = controller_json(handles);
+    println!("{line}");
+    ok
+}
+
+/// What a client run measured.
+#[derive(Clone, Debug)]
+pub struct ClientReport {
+    /// Data bytes sent and verified by the receiver.
+    pub bytes: u64,
+    /// From the stream's first byte to the verdict.
+    pub seconds: f64,
+    /// CPU seconds (user, system) the client process used over the run.
+    pub cpu: (f64, f64),
+    /// The whole report as printed.
+    pub json: Value,
+}
+
+/// Connects, sends, and waits for the receiver's verdict; a failed verification is an error.
+pub async fn run_client(o: ClientOptions) -> Result<ClientReport> {
+    let ca =
+        o.ca.clone()
+            .unwrap_or_else(|| default_cert_path(o.connect.port()));
+    let pem = std::fs::read_to_string(&ca)
+        .with_context(|| format!("reading the server's certificate {}", ca.display()))?;
+    let tls = rustls::Client::builder()
+        .with_certificate(pem.as_str())
+        .map_err(|e| anyhow!("the certificate in {}: {e}", ca.display()))?
+        .build()
+        .map_err(|e| anyhow!("TLS configuration: {e}"))?;
+    let handles = o.cca.handles();
+    let client = match &o.cca {
+        Cca::Polycc(p) => start_client(p.clone(), tls, &o)?,
+        Cca::BuiltinCubic => start_client(Cubic::default(), tls, &o)?,
+    };
+    let cpu0 = cpu_seconds();
+    let connect = Connect::new(o.connect).with_server_name(SERVER_NAME);
+    let mut conn = timeout(o.connect_timeout, client.connect(connect))
+        .await
+        .map_err(|_| {
+            anyhow!(
+                "no handshake with {} within {:?}",
+                o.connect,
+                o.connect_timeout
+            )
+        })?
+        .with_context(|| format!("connecting to {}", o.connect))?;
+    conn.keep_alive(true)?;
+    let stream = conn.open_bidirectional_stream().await?;
+    let start = Instant::now();
+    let verdict = timeout(o.timeout, transfer(stream, &o))
+        .await
+        .map_err(|_| anyhow!("the transfer did not finish within {:?}", o.timeout))??;
+    let seconds = start.elapsed().as_secs_f64();
+    let cpu1 = cpu_seconds();
+    let cpu = (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);
+    let (sent, sum) = verdict;
+    if !sum.ok || sum.bytes != sent.len() || sum.checksum != sent.value() {
+        bail!(
+            "the receiver did not verify the transfer: sent {} bytes (checksum {:016x}), it read {} (checksum {:016x})",
+            sent.len(), sent.value(), sum.bytes, sum.checksum
+        );
+    }
+    let gb = sent.len() as f64 / 1e9;
+    let json = json!({
+        "event": "done", "cca": o.cca.name(), "verified": true, "bytes": sent.len(),
+        "seconds": seconds, "goodput_mbps": sent.len() as f64 * 8e-6 / seconds,
+        "cpu_user_s": cpu.0, "cpu_sys_s": cpu.1,
+        "cpu_s_per_gb": if gb > 0.0 { (cpu.0 + cpu.1) / gb } else { f64::NAN },
+        "controller": controller_json(handles),
+    });
+    conn.close(0u32.into());
+    Ok(ClientReport {
+        bytes: sent.len(),
+        seconds,
+        cpu,
+        json,
+    })
+}
+
+/// Sends the data (sized or until the duration is over), the trailer, and reads the verdict.
+async fn transfer(
+    mut stream: BidirectionalStream,
+    o: &ClientOptions,
+) -> Result<(Checksum, Verdict)> {
+    let data = Bytes::from(pattern(SEGMENT, 0x5EED));
+    let mut sum = Checksum::new();
+    let end = Instant::now() + o.duration;
+    loop {
+        let n = match o.bytes {
+            Some(total) => (total - sum.len()).min(SEGMENT as u64) as usize,
+            None if Instant::now() >= end => 0,
+            None => SEGMENT,
+        };
+        if n == 0 {
+            break;
+        }
+        let chunk = data.slice(..n);
+        sum.update(&chunk);
+        stream
+            .send(Bytes::copy_from_slice(&segment_header(n as u64)))
+            .await
+            .context("sending")?;
+        stream.send(chunk).await.context("sending")?;
+    }
+    stream
+        .send(Bytes::copy_from_slice(&trailer(&sum)))
+        .await
+        .context("sending")?;
+    stream.finish().context("finishing the stream")?;
+    let mut answer = Vec::with_capacity(Verdict::LEN);
+    while let Some(chunk) = stream.receive().await.context("reading the verdict")? {
+        answer.extend_from_slice(&chunk);
+        if answer.len() >= Verdict::LEN {
+            break;
+        }
+    }
+    let v = Verdict::decode(&answer).ok_or_else(|| {
+        anyhow!(
+            "the receiver answered {} bytes, not a verdict",
+            answer.len()
+        )
+    })?;
+    Ok((sum, v))
+}

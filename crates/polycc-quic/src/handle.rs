@@ -1,0 +1,132 @@
+//! The application's side of one connection's controller.
+//!
+//! s2n-quic owns the controller inside the connection's task and calls it several times per
+//! packet; the application runs on other threads. Sharing the controller behind a mutex cost a
+//! lock per call, 8 per ACK of two packets, several hundred nanoseconds per ACK on this machine
+//! kind (BENCHMARKS.md), more than the controllers themselves. So the two sides share only a
+//! mailbox: the application posts an intent, which the controller takes at its next event (one
+//! relaxed atomic load per event while none is posted), and the controller publishes its
+//! telemetry and counters every [`PUBLISH_INTERVAL`] of connection time, after an ACK that
+//! leaves nothing in flight (the end of a transfer), at once when the application asked for a
+//! fresh copy, and when the connection ends.
+
+use crate::adapter::AdapterStats;
+use polycc::units::Duration;
+use polycc::{Intent, Telemetry};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// How often a running controller publishes its telemetry: the emulated testbed's sampling
+/// period of kernel flows (`TCP_INFO` every 10 ms, README "Emulated testbed").
+pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(10);
+
+/// What the controller last published.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Snapshot {
+    /// Its telemetry.
+    pub telemetry: Telemetry,
+    /// The adapter's counters and the window, pacing rate and RTT.
+    pub stats: AdapterStats,
+    /// The connection time it was taken at (the controller's clock; zero before any event).
+    pub at: polycc::Time,
+    /// Snapshots published so far (0: none yet).
+    pub seq: u64,
+}
+
+/// The mailbox shared by a controller and its handles.
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    intent_posted: AtomicBool,
+    intent: Mutex<Option<Intent>>,
+    refresh: AtomicBool,
+    snapshot: Mutex<Snapshot>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while a lock was held leaves plain data behind: take it as it is.
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Shared {
+    /// The intent posted since the last call, if any.
+    #[inline]
+    pub(crate) fn take_intent(&self) -> Option<Intent> {
+        if !self.intent_posted.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.intent_posted.store(false, Ordering::Relaxed);
+        lock(&self.intent).take()
+    }
+
+    /// Whether the application asked for a fresh snapshot.
+    #[inline]
+    pub(crate) fn refresh_asked(&self) -> bool {
+        self.refresh.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn publish(&self, mut s: Snapshot) {
+        self.refresh.store(false, Ordering::Relaxed);
+        let mut slot = lock(&self.snapshot);
+        s.seq = slot.seq + 1;
+        *slot = s;
+    }
+}
+
+/// The application's handle to one connection's controller. Cloneable and thread-safe.
+#[derive(Clone, Debug)]
+pub struct ControllerHandle {
+    shared: Arc<Shared>,
+    name: Arc<str>,
+    peer: Option<SocketAddr>,
+}
+
+impl ControllerHandle {
+    pub(crate) fn new(shared: Arc<Shared>, name: &str, peer: Option<SocketAddr>) -> Self {
+        ControllerHandle {
+            shared,
+            name: name.into(),
+            peer,
+        }
+    }
+
+    /// The controller's registry name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The peer's address, as s2n-quic reported it when the path was created.
+    pub fn peer(&self) -> Option<SocketAddr> {
+        self.peer
+    }
+
+    /// Hands the application's intent to the controller at its next event (the next packet
+    /// sent or ACK received), stamped with that event's time. A later intent posted before it
+    /// replaces this one.
+    pub fn set_intent(&self, intent: &Intent) {
+        *lock(&self.shared.intent) = Some(*intent);
+        self.shared.intent_posted.store(true, Ordering::Release);
+    }
+
+    /// The controller's latest published state: at most [`PUBLISH_INTERVAL`] of connection
+    /// time old while the connection sends, exact when nothing is in flight, final once the
+    /// connection has ended.
+    pub fn snapshot(&self) -> Snapshot {
+        *lock(&self.shared.snapshot)
+    }
+
+    /// Asks the controller to publish at its next event rather than at the interval.
+    pub fn request_refresh(&self) {
+        self.shared.refresh.store(true, Ordering::Relaxed);
+    }
+
+    /// [`Snapshot::telemetry`] of the latest snapshot.
+    pub fn telemetry(&self) -> Telemetry {
+        self.snapshot().telemetry
+    }
+
+    /// [`Snapshot::stats`] of the latest snapshot.
+    pub fn stats(&self) -> AdapterStats {
+        self.snapshot().stats
+    }
+}

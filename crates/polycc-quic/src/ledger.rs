@@ -1,0 +1,220 @@
+//! Which packets one s2n-quic ACK acknowledged, rebuilt from its byte count.
+//!
+//! s2n-quic's `CongestionController::on_ack` gets the bytes newly acknowledged by an ACK frame
+//! and the packet info of the newest of them only; losses come one packet at a time with their
+//! info. polycc's per-packet outcomes ([`polycc::CongestionControl::on_packet_acked`], used by
+//! PCC's monitor intervals) and an ACK's packet count and RTT spread need each acknowledged
+//! packet. The ledger keeps every congestion-controlled packet the adapter numbered, and
+//! attributes an ACK's bytes to the packets still in flight at or below the newest one,
+//! newest first.
+//!
+//! The attribution is exact when the ACK's ranges cover everything in flight below its newest
+//! packet (the common case), and when the packets it skips were declared lost before it (s2n
+//! reports losses before the ACK that reveals them, RFC 9002 Appendix A.7). It is inexact only
+//! for a gap not yet declared lost (reordering within the loss thresholds): a packet of the gap
+//! is counted as acknowledged and one older packet stays in flight. The totals stay exact, and
+//! the ledger stays bounded: after each ACK, entries more than [`PACKET_THRESHOLD`] below the
+//! newest acknowledged one are dropped, since s2n has by then declared lost any such packet
+//! that was not acknowledged.
+
+use polycc::units::{Bytes, Time};
+use std::collections::VecDeque;
+
+/// RFC 9002 §6.1.1 kPacketThreshold (s2n-quic `K_PACKET_THRESHOLD`): a packet this many below
+/// an acknowledged one is lost, so no later ACK can acknowledge it for the first time.
+pub const PACKET_THRESHOLD: u64 = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    InFlight,
+    Done,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    bytes: Bytes,
+    sent: Time,
+    state: State,
+}
+
+/// One acknowledged packet, as attributed: its number (the adapter's), size and send time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Acked {
+    /// The adapter's packet number ([`polycc::SentPacket::pn`]).
+    pub pn: u64,
+    /// Bytes counted in flight.
+    pub bytes: Bytes,
+    /// When it was sent.
+    pub sent: Time,
+}
+
+/// The packets in flight, by the adapter's consecutive packet numbers.
+#[derive(Clone, Debug, Default)]
+pub struct Ledger {
+    entries: VecDeque<Entry>,
+    /// The packet number of `entries[0]`.
+    first: u64,
+}
+
+impl Ledger {
+    /// An empty ledger whose first packet will be number 0.
+    pub fn new() -> Self {
+        Ledger::default()
+    }
+
+    /// Packets it still holds (in flight or not yet pruned).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when it holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Records packet `pn`, the next number after the last one pushed.
+    pub fn push(&mut self, pn: u64, bytes: Bytes, sent: Time) {
+        if self.entries.is_empty() {
+            self.first = pn;
+        }
+        debug_assert_eq!(pn, self.first + self.entries.len() as u64);
+        self.entries.push_back(Entry {
+            bytes,
+            sent,
+            state: State::InFlight,
+        });
+    }
+
+    fn index(&self, pn: u64) -> Option<usize> {
+        let i = usize::try_from(pn.checked_sub(self.first)?).ok()?;
+        (i < self.entries.len()).then_some(i)
+    }
+
+    /// Packet `pn` was declared lost; false when the ledger had already attributed it to an
+    /// ACK or dropped it.
+    pub fn on_lost(&mut self, pn: u64) -> bool {
+        match self.index(pn) {
+            Some(i) if self.entries[i].state == State::InFlight => {
+                self.entries[i].state = State::Done;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// An ACK newly acknowledged `bytes`, `newest` being its newest packet: fills `out` with the
+    /// packets it is attributed, oldest first, and prunes.
+    pub fn on_ack(&mut self, newest: u64, bytes: Bytes, out: &mut Vec<Acked>) {
+        out.clear();
+        let mut left = bytes;
+        if let Some(top) = self.index(newest) {
+            for i in (0..=top).rev() {
+                if left == 0 {
+                    break;
+                }
+                let e = &mut self.entries[i];
+                if e.state == State::InFlight {
+                    e.state = State::Done;
+                    left = left.saturating_sub(e.bytes);
+                    out.push(Acked {
+                        pn: self.first + i as u64,
+                        bytes: e.bytes,
+                        sent: e.sent,
+                    });
+                }
+            }
+        }
+        out.reverse();
+        self.prune(newest);
+    }
+
+    /// Drops finished entries from the front, and those more than [`PACKET_THRESHOLD`] below
+    /// `newest` whatever their state (packets the attribution missed or s2n discarded).
+    fn prune(&mut self, newest: u64) {
+        let floor = newest.saturating_sub(PACKET_THRESHOLD);
+        while let Some(e) = self.entries.front() {
+            if e.state == State::InFlight && self.first >= floor {
+                break;
+            }
+            self.entries.pop_front();
+            self.first += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ledger(n: u64, bytes: Bytes) -> Ledger {
+        let mut l = Ledger::new();
+        for pn in 0..n {
+            l.push(pn, bytes, Time(pn * 1000));
+        }
+        l
+    }
+
+    fn pns(out: &[Acked]) -> Vec<u64> {
+        out.iter().map(|a| a.pn).collect()
+    }
+
+    #[test]
+    fn a_contiguous_ack_is_attributed_exactly() {
+        let mut l = ledger(10, 1200);
+        let mut out = Vec::new();
+        l.on_ack(4, 5 * 1200, &mut out);
+        assert_eq!(pns(&out), vec![0, 1, 2, 3, 4]);
+        assert_eq!(out[2].sent, Time(2000));
+        // Acked entries left the front: 5 remain.
+        assert_eq!(l.len(), 5);
+        l.on_ack(9, 5 * 1200, &mut out);
+        assert_eq!(pns(&out), vec![5, 6, 7, 8, 9]);
+        assert!(l.is_empty());
+    }
+
+    #[test]
+    fn packets_lost_before_the_ack_are_skipped() {
+        // 0..10 sent; 5 declared lost (s2n reports it before the ACK [0-4, 6-9]).
+        let mut l = ledger(10, 1200);
+        assert!(l.on_lost(5));
+        assert!(!l.on_lost(5), "a loss is taken once");
+        let mut out = Vec::new();
+        l.on_ack(9, 9 * 1200, &mut out);
+        assert_eq!(pns(&out), vec![0, 1, 2, 3, 4, 6, 7, 8, 9]);
+        assert!(l.is_empty());
+    }
+
+    #[test]
+    fn mixed_sizes_are_consumed_newest_first() {
+        let mut l = Ledger::new();
+        for (pn, b) in [(0, 1200), (1, 300), (2, 1200)] {
+            l.push(pn, b, Time(pn));
+        }
+        let mut out = Vec::new();
+        // An ACK of packets 1 and 2 (1500 bytes) leaves packet 0 in flight.
+        l.on_ack(2, 1500, &mut out);
+        assert_eq!(pns(&out), vec![1, 2]);
+        assert_eq!(
+            l.len(),
+            3,
+            "packet 0 is still in flight and holds the front"
+        );
+        l.on_ack(0, 1200, &mut out);
+        assert_eq!(pns(&out), vec![0]);
+        assert!(l.is_empty());
+    }
+
+    #[test]
+    fn an_unattributed_packet_is_dropped_past_the_packet_threshold() {
+        // ACK [1-8, 10] while 9 is in a gap not yet declared lost: 9 is taken for 0.
+        let mut l = ledger(11, 1000);
+        let mut out = Vec::new();
+        l.on_ack(10, 10 * 1000, &mut out);
+        assert_eq!(out.len(), 10);
+        assert_eq!(out[0].pn, 1, "packet 0 is missed, 9 counted instead");
+        // Packet 0 is more than 3 below 10: dropped, so the ledger holds nothing in flight.
+        assert!(l.is_empty());
+        // The late loss of 9 finds it already attributed.
+        assert!(!l.on_lost(9));
+    }
+}

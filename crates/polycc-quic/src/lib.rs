@@ -1,0 +1,29 @@
+//! Every polycc controller and policy driving a real QUIC connection: an adapter from
+//! s2n-quic's congestion-controller interface (feature `unstable-congestion-controller`, pinned
+//! to s2n-quic 1.91.0) to [`polycc::CongestionControl`], and the endpoints of the
+//! `polycc-quic` binary (bulk and sized transfers with an end-to-end checksum).
+//!
+//! - [`Polycc`] is the provider given to an s2n-quic endpoint: it builds the controller a
+//!   [`polycc::CcSpec`] names for every path ([`SpecError`] when the registry rejects it);
+//! - [`ControllerHandle`] is the application's side of one connection's controller:
+//!   `set_intent` at any time (taken at the controller's next event), `telemetry()` and
+//!   `stats()` (published every 10 ms of connection time and when it ends);
+//! - `adapter` maps s2n's calls to polycc's events with the simulator's semantics (its module
+//!   docs list what s2n does not hand over and what the adapter builds from polycc-transport).
+
+#![warn(missing_docs)]
+
+pub mod adapter;
+pub mod clock;
+pub mod controller;
+pub mod endpoint;
+pub mod endpoints;
+pub mod handle;
+pub mod ledger;
+pub mod transfer;
+
+pub use adapter::{AdapterStats, Core};
+pub use controller::PolyccController;
+pub use endpoint::{parse_spec, Handles, Polycc, SpecError, INITIAL_DATAGRAM};
+pub use handle::{ControllerHandle, Snapshot};
+pub use s2n_quic;
