@@ -117,18 +117,44 @@ fn null_as_nan(v: Option<f64>) -> f64 {
 /// Columns built row by row; columns first seen late are back-filled with nulls.
 ///
 /// Rows set their columns in the same order almost always, so the column after the last one set
-/// is tried first: one string comparison per value, no map lookup and no allocation (a run with
-/// a thousand flows records tens of thousands of rows per simulated second).
+/// is tried first, and column names are static strings: a value whose name is the very string
+/// (address and length) that created the column takes it without comparing characters, so a
+/// value costs no string comparison, no map lookup and no allocation (a run with a thousand flows
+/// records tens of thousands of rows per simulated second). A string column keeps the codes of
+/// the static strings it has seen (a controller's state names) in a short list searched by
+/// address, and the caller can keep the codes of other values (`str_code`).
 #[derive(Default)]
 struct TableBuilder {
     rows: usize,
     /// Numeric columns in first-seen order, NaN for null (`Column::F64`).
-    num: Vec<(String, Vec<f64>)>,
+    num: Vec<NumColumn>,
     index: HashMap<String, usize>,
     /// The column tried first by the next `set`.
     cursor: usize,
-    /// String columns, and per column the codes of the values seen (`StrColumn`).
-    strs: Vec<(String, StrColumn, HashMap<String, u32>)>,
+    /// String columns (`StrColumn`).
+    strs: Vec<StrBuilder>,
+}
+
+struct NumColumn {
+    name: String,
+    /// The (prefix, name) strings that created the column.
+    key: (&'static str, &'static str),
+    values: Vec<f64>,
+}
+
+struct StrBuilder {
+    name: String,
+    column: StrColumn,
+    /// The codes of the values seen.
+    codes: HashMap<String, u32>,
+    /// The codes of the static strings seen, found by address.
+    statics: Vec<(&'static str, u32)>,
+}
+
+/// The same string in memory: equal address and length (so equal text).
+#[inline]
+fn same(a: &'static str, b: &'static str) -> bool {
+    a.as_ptr() == b.as_ptr() && a.len() == b.len()
 }
 
 impl TableBuilder {
@@ -136,7 +162,12 @@ impl TableBuilder {
         TableBuilder {
             strs: names
                 .iter()
-                .map(|n| (n.to_string(), StrColumn::default(), HashMap::new()))
+                .map(|n| StrBuilder {
+                    name: n.to_string(),
+                    column: StrColumn::default(),
+                    codes: HashMap::new(),
+                    statics: Vec::new(),
+                })
                 .collect(),
             ..Default::default()
         }
@@ -144,62 +175,116 @@ impl TableBuilder {
 
     /// The column named `prefix` + `name`, created (back-filled) when first seen.
     #[inline]
-    fn column(&mut self, prefix: &str, name: &str) -> usize {
-        if let Some((n, _)) = self.num.get(self.cursor) {
+    fn column(&mut self, prefix: &'static str, name: &'static str) -> usize {
+        if let Some(c) = self.num.get(self.cursor) {
+            if same(c.key.0, prefix) && same(c.key.1, name) {
+                return self.cursor;
+            }
+        }
+        self.find(prefix, name)
+    }
+
+    /// `column` when the strings are not those that created the column tried first.
+    #[cold]
+    #[inline(never)]
+    fn find(&mut self, prefix: &'static str, name: &'static str) -> usize {
+        if let Some(c) = self.num.get(self.cursor) {
+            let n = &c.name;
             if n.len() == prefix.len() + name.len() && n.starts_with(prefix) && n.ends_with(name) {
                 return self.cursor;
             }
         }
-        self.lookup(format!("{prefix}{name}"))
+        self.lookup(prefix, name)
     }
 
-    #[cold]
-    fn lookup(&mut self, full: String) -> usize {
+    fn lookup(&mut self, prefix: &'static str, name: &'static str) -> usize {
+        let full = format!("{prefix}{name}");
         if let Some(&i) = self.index.get(&full) {
             return i;
         }
         let i = self.num.len();
         self.index.insert(full.clone(), i);
-        self.num.push((full, vec![f64::NAN; self.rows]));
+        self.num.push(NumColumn {
+            name: full,
+            key: (prefix, name),
+            values: vec![f64::NAN; self.rows],
+        });
         i
     }
 
-    fn set(&mut self, name: &str, v: Option<f64>) {
+    fn set(&mut self, name: &'static str, v: Option<f64>) {
         self.set_prefixed("", name, v);
     }
 
     #[inline]
-    fn set_prefixed(&mut self, prefix: &str, name: &str, v: Option<f64>) {
+    fn set_prefixed(&mut self, prefix: &'static str, name: &'static str, v: Option<f64>) {
         let i = self.column(prefix, name);
         self.cursor = i + 1;
-        let col = &mut self.num[i].1;
-        col.resize(self.rows, f64::NAN);
+        let col = &mut self.num[i].values;
+        if col.len() < self.rows {
+            col.resize(self.rows, f64::NAN);
+        }
         col.push(null_as_nan(v));
+    }
+
+    /// The code of `v` in string column `idx`, added as a level when new.
+    fn str_code(&mut self, idx: usize, v: &str) -> u32 {
+        let b = &mut self.strs[idx];
+        match b.codes.get(v) {
+            Some(&c) => c,
+            None => {
+                let c = b.column.add_level(v);
+                b.codes.insert(v.to_string(), c);
+                c
+            }
+        }
+    }
+
+    /// Sets string column `idx` to the value of code `code` (from `str_code`).
+    fn set_str_code(&mut self, idx: usize, code: u32) {
+        self.strs[idx].column.push_code(code);
     }
 
     /// Sets string column `idx`; None is null.
     fn set_str(&mut self, idx: usize, v: Option<&str>) {
-        let (_, col, codes) = &mut self.strs[idx];
+        match v {
+            Some(v) => {
+                let c = self.str_code(idx, v);
+                self.set_str_code(idx, c);
+            }
+            None => self.strs[idx].column.push_null(),
+        }
+    }
+
+    /// Sets string column `idx` to a static string (found by address once seen); None is null.
+    fn set_static_str(&mut self, idx: usize, v: Option<&'static str>) {
         let Some(v) = v else {
-            col.push_null();
+            self.strs[idx].column.push_null();
             return;
         };
-        let code = match codes.get(v) {
-            Some(&c) => c,
+        let known = self.strs[idx]
+            .statics
+            .iter()
+            .find(|(s, _)| same(s, v))
+            .map(|&(_, c)| c);
+        let c = match known {
+            Some(c) => c,
             None => {
-                let c = col.add_level(v);
-                codes.insert(v.to_string(), c);
+                let c = self.str_code(idx, v);
+                self.strs[idx].statics.push((v, c));
                 c
             }
         };
-        col.push_code(code);
+        self.set_str_code(idx, c);
     }
 
     fn end_row(&mut self) {
         self.rows += 1;
         self.cursor = 0;
-        for (_, col) in self.num.iter_mut() {
-            col.resize(self.rows, f64::NAN);
+        for c in self.num.iter_mut() {
+            if c.values.len() < self.rows {
+                c.values.resize(self.rows, f64::NAN);
+            }
         }
     }
 
@@ -214,16 +299,16 @@ impl TableBuilder {
     fn take(&mut self) -> Table {
         let mut columns = Vec::new();
         let mut numbers = Vec::new();
-        for (n, v) in self.num.iter_mut() {
-            let v = std::mem::take(v);
-            if n == "t_s" {
-                columns.push((n.clone(), Column::F64(v)));
+        for c in self.num.iter_mut() {
+            let v = std::mem::take(&mut c.values);
+            if c.name == "t_s" {
+                columns.push((c.name.clone(), Column::F64(v)));
             } else {
-                numbers.push((n.clone(), Column::F64(v)));
+                numbers.push((c.name.clone(), Column::F64(v)));
             }
         }
-        for (n, v, _) in self.strs.iter_mut() {
-            columns.push((n.clone(), Column::Str(v.take_rows())));
+        for b in self.strs.iter_mut() {
+            columns.push((b.name.clone(), Column::Str(b.column.take_rows())));
         }
         columns.extend(numbers);
         Table {
@@ -239,6 +324,8 @@ pub struct Recorder {
     /// `satisfaction` per bin.
     targets: bool,
     flows: TableBuilder,
+    /// Per flow, the code of its id in the flow table's `flow` column (found on the first row).
+    flow_ids: Vec<u32>,
     links: TableBuilder,
     /// Random (not queue) losses per link direction.
     pub random_losses: Vec<u64>,
@@ -432,6 +519,7 @@ impl Recorder {
             targets,
             last: Time::ZERO,
             flows: TableBuilder::with_str_columns(&["flow", "cc_state"]),
+            flow_ids: Vec::new(),
             links: TableBuilder::with_str_columns(&["link"]),
             random_losses: vec![0; model.links.len() * 2],
         }
@@ -455,10 +543,14 @@ impl Recorder {
         }
         self.last = now;
         let t_s = start.as_secs_f64();
-        for fl in flows.iter_mut() {
+        if self.flow_ids.len() < flows.len() {
+            let tb = &mut self.flows;
+            self.flow_ids = flows.iter().map(|f| tb.str_code(0, &f.model.id)).collect();
+        }
+        for (fl, &id) in flows.iter_mut().zip(&self.flow_ids) {
             let tb = &mut self.flows;
             tb.set("t_s", Some(t_s));
-            tb.set_str(0, Some(&fl.model.id));
+            tb.set_str_code(0, id);
             tb.set("goodput_mbps", Some(mbps(fl.stats.bin_rx_payload, dur)));
             tb.set("throughput_mbps", Some(mbps(fl.stats.bin_rx_wire, dur)));
             let active = fl.started.is_some() && fl.ended.is_none_or(|e| e > start);
@@ -487,7 +579,7 @@ impl Recorder {
                         },
                     );
                     let tel = s.cc().telemetry();
-                    tb.set_str(1, active.then_some(tel.state));
+                    tb.set_static_str(1, active.then_some(tel.state));
                     for (k, v) in tel.entries() {
                         let v = if active && v.is_finite() {
                             Some(*v)
