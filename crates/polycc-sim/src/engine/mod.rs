@@ -63,27 +63,33 @@ struct SenderTimers {
     cc: Timer,
 }
 
+/// One flow's state, laid out in the order written (`repr(C)`) so that what a packet touches
+/// shares few cache lines: first what a data packet touches at the receiver, then what its ACK
+/// touches at the sender, then what only set-up, the application's events and the summary read.
+/// With a thousand flows a flow's state has left the caches by its next packet (BENCHMARKS.md,
+/// "Cache and TLB misses against the number of flows"), so every line touched is a miss.
+#[repr(C, align(64))]
 struct Flow {
-    model: FlowModel,
-    sender: Option<Sender>,
-    timers: SenderTimers,
     receiver: Receiver,
-    app: App,
+    stats: recorder::FlowStats,
+    /// Real-time video flows: the encoder and the per-frame records.
+    video: Option<Box<VideoSource>>,
     data_route: Vec<Hop>,
     ack_route: Vec<Hop>,
+    app: App,
+    timers: SenderTimers,
+    sender: Option<Sender>,
+    model: FlowModel,
     /// One-way delay of the ACK direction, used for unresponsive flows' RTT estimate.
     reverse_owd: Duration,
     started: Option<Time>,
     ended: Option<Time>,
     stopped: bool,
     next_unresponsive_pn: u64,
-    stats: recorder::FlowStats,
     /// The application's current intent.
     intent: Option<Intent>,
     /// Target rate from each intent change on (`None`: no target), for satisfaction.
     target_log: Vec<(Time, Option<Rate>)>,
-    /// Real-time video flows: the encoder and the per-frame records.
-    video: Option<VideoSource>,
 }
 
 /// Engine choices that do not change what is simulated.
@@ -388,7 +394,7 @@ impl Simulator {
             Some(s)
         };
         let video = match &fm.traffic {
-            Traffic::Video(v) => Some(VideoSource::new(*v)),
+            Traffic::Video(v) => Some(Box::new(VideoSource::new(*v))),
             _ => None,
         };
         let keep_log = sender.as_ref().is_some_and(|s| s.cc().wants_feedback());

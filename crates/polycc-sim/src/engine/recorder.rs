@@ -22,16 +22,24 @@ pub struct Accounting {
     pub in_network_bytes: u64,
 }
 
+/// Laid out in the order written (`repr(C)`): what a data packet's arrival updates fills the
+/// first cache line, what its ACK updates the next; the histograms' buffers are lines of their
+/// own (`DelayHistogram`).
+#[repr(C)]
 pub struct FlowStats {
     pub rx_wire_bytes: u64,
-    pub rx_unique_payload: u64,
     pub bin_rx_wire: u64,
-    pub bin_rx_payload: u64,
-    pub queue_hist: DelayHistogram,
     pub queue_ns_sum: u128,
     pub arrivals: u64,
-    pub packets_sent: u64,
+    pub rx_unique_payload: u64,
+    pub bin_rx_payload: u64,
     pub acks_sent: u64,
+    pub packets_sent: u64,
+    pub rtt_count: u64,
+    pub rtt_sum_ns: u128,
+    pub bin_rtt_sum_ns: u128,
+    pub bin_rtt_count: u64,
+    pub queue_hist: DelayHistogram,
     pub dropped_in_network: u64,
     /// What the transport reported (reliable flows only).
     pub retransmits: u64,
@@ -44,10 +52,6 @@ pub struct FlowStats {
     pub persistent_congestions: u64,
     /// RTT samples: the transport's for reliable flows, a probe's view for unresponsive ones.
     pub rtt_hist: DelayHistogram,
-    pub rtt_sum_ns: u128,
-    pub rtt_count: u64,
-    pub bin_rtt_sum_ns: u128,
-    pub bin_rtt_count: u64,
 }
 
 impl FlowStats {
