@@ -69,8 +69,8 @@ pub struct Sender {
     /// Lost segments are resent (false for real-time media without retransmission).
     retransmit: bool,
     /// Host send-time noise: released packets wait here before they leave (None: they leave at
-    /// once).
-    jitter: Option<SendJitter>,
+    /// once). Boxed: most flows have none, and every packet reads whether this one has.
+    jitter: Option<Box<SendJitter>>,
 }
 
 /// The segment bookkeeping a packet's fate changes: a delivered segment is never resent, a lost
@@ -190,7 +190,7 @@ impl Sender {
 
     /// Delays every packet this sender releases by the host's send-time noise.
     pub fn set_send_jitter(&mut self, jitter: SendJitter) {
-        self.jitter = Some(jitter);
+        self.jitter = Some(Box::new(jitter));
     }
 
     /// Starts a new transfer, on a fresh connection state (controller, path estimates) when a
