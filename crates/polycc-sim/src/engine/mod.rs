@@ -12,6 +12,7 @@ pub mod pipe;
 mod pn_ranges;
 mod receiver;
 mod recorder;
+mod route;
 mod segset;
 mod send_jitter;
 mod sender;
@@ -32,25 +33,12 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use receiver::Receiver;
 use recorder::Recorder;
+use route::{Hop, Route};
 use sender::{Poll, Sender, Transfer, NO_SEGMENT};
 use std::sync::Arc;
 use video::VideoSource;
 
 pub use recorder::{mean_p95, percentiles, Accounting};
-
-/// One stage of a route: an optional congested link direction, random loss on entry, and the
-/// delay line that follows it.
-#[derive(Clone, Copy, Debug)]
-struct Hop {
-    link_dir: Option<u32>,
-    loss: f64,
-    pipe: u32,
-    /// The link this hop crosses, and whether in its forward direction (for condition changes).
-    link: u32,
-    forward: bool,
-    /// Delay of the hop's delay line beyond the link's own (the flow's share of its base RTT).
-    extra_delay: Duration,
-}
 
 /// The engine's timers of a reliable flow's sender.
 #[derive(Default)]
@@ -74,8 +62,8 @@ struct Flow {
     stats: recorder::FlowStats,
     /// Real-time video flows: the encoder and the per-frame records.
     video: Option<Box<VideoSource>>,
-    data_route: Vec<Hop>,
-    ack_route: Vec<Hop>,
+    data_route: Route,
+    ack_route: Route,
     app: App,
     timers: SenderTimers,
     sender: Option<Sender>,
@@ -357,8 +345,11 @@ impl Simulator {
                 })
                 .collect()
         };
-        let data_route = route(&data_links, !fm.reverse, false, fwd_owd);
-        let ack_route = route(&ack_links, !fm.reverse, true, rev_owd);
+        let no_links = || SimError::Internal(format!("flow {}: a path without links", fm.id));
+        let data_route =
+            Route::new(route(&data_links, !fm.reverse, false, fwd_owd)).ok_or_else(no_links)?;
+        let ack_route =
+            Route::new(route(&ack_links, !fm.reverse, true, rev_owd)).ok_or_else(no_links)?;
         let link_delay: Duration = fm
             .path
             .iter()
@@ -805,8 +796,8 @@ impl Simulator {
     fn route_hop(&self, p: &Packet) -> Hop {
         let fl = &self.flows[p.flow as usize];
         match p.kind {
-            Kind::Data => fl.data_route[p.hop as usize],
-            Kind::Ack => fl.ack_route[p.hop as usize],
+            Kind::Data => fl.data_route.hop(p.hop as usize),
+            Kind::Ack => fl.ack_route.hop(p.hop as usize),
         }
     }
 
