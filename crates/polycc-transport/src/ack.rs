@@ -277,7 +277,7 @@ impl<P: Copy> Sender<P> {
                 State::Acked | State::Untracked | State::Skipped => continue,
             }
             m.state = State::Acked;
-            let (bytes, payload, d) = (m.bytes as u64, m.payload, m.delivery);
+            let (bytes, payload, d) = (m.bytes as u64, m.payload, m.delivery());
             self.in_flight -= bytes;
             self.rate.on_packet_acked(now, &d, bytes);
             n.bytes += bytes;

@@ -7,7 +7,7 @@
 //! optimistic ACKs, RFC 9000 §21.4) keeps a record that an ACK may not cover.
 
 use polycc::estimators::delivery_rate::PacketDeliveryState;
-use polycc::units::Time;
+use polycc::units::{Bytes, Time};
 use std::collections::VecDeque;
 
 /// Where a sent packet stands.
@@ -24,13 +24,46 @@ pub(crate) enum State {
     Skipped,
 }
 
-/// One packet number's record.
+/// One packet number's record. The delivery-rate state is kept field by field, its flag beside
+/// `state`, so that a record takes 48 bytes instead of 56: a record is written at the send and
+/// read at the ACK a round trip later, when with many flows its line has left the caches.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Record<P> {
     pub payload: P,
     pub bytes: u32,
     pub state: State,
-    pub delivery: PacketDeliveryState,
+    app_limited: bool,
+    pub sent_time: Time,
+    delivered: Bytes,
+    delivered_time: Time,
+    first_sent_time: Time,
+}
+
+impl<P> Record<P> {
+    pub fn new(payload: P, bytes: u32, state: State, d: PacketDeliveryState) -> Self {
+        Record {
+            payload,
+            bytes,
+            state,
+            app_limited: d.is_app_limited,
+            sent_time: d.sent_time,
+            delivered: d.delivered,
+            delivered_time: d.delivered_time,
+            first_sent_time: d.first_sent_time,
+        }
+    }
+
+    /// The delivery-rate state kept from the send.
+    #[inline]
+    pub fn delivery(&self) -> PacketDeliveryState {
+        PacketDeliveryState {
+            sent_time: self.sent_time,
+            delivered: self.delivered,
+            delivered_time: self.delivered_time,
+            first_sent_time: self.first_sent_time,
+            is_app_limited: self.app_limited,
+        }
+    }
 }
 
 /// A packet declared lost, remembered so that a late ACK of it is recognised as spurious.
@@ -82,12 +115,8 @@ impl<P: Copy> Ledger<P> {
     /// Records `pn` as never sent.
     pub fn skip(&mut self, pn: u64, delivery: PacketDeliveryState, payload: P) {
         self.skipped.push(pn);
-        self.records.push_back(Record {
-            payload,
-            bytes: 0,
-            state: State::Skipped,
-            delivery,
-        });
+        self.records
+            .push_back(Record::new(payload, 0, State::Skipped, delivery));
     }
 
     /// The first skipped packet number in `[start, end]`, if any.

@@ -88,7 +88,7 @@ impl<P: Copy> Sender<P> {
                 State::Acked => run_start = None,
                 State::Lost | State::Untracked | State::Skipped => {}
                 State::InFlight => {
-                    let sent = m.delivery.sent_time;
+                    let sent = m.sent_time;
                     if !(packet_threshold.is_some_and(|k| largest - pn >= k)
                         || lost_before.is_some_and(|b| sent <= b))
                     {
@@ -122,7 +122,7 @@ impl<P: Copy> Sender<P> {
     ) {
         let pn = self.ledger.base() + i as u64;
         let m = self.ledger.at(i);
-        let sent = m.delivery.sent_time;
+        let sent = m.sent_time;
         let expires = now + self.rtt.pto(self.config.max_ack_delay) * LOST_RECORD_PTOS;
         self.ledger.set_state(i, State::Lost);
         self.in_flight -= m.bytes as u64;

@@ -291,12 +291,8 @@ impl<P: Copy> Sender<P> {
             self.ledger.skip(skipped, untracked, p.payload);
         }
         if !p.ack_eliciting {
-            self.ledger.push(Record {
-                payload: p.payload,
-                bytes,
-                state: State::Untracked,
-                delivery: untracked,
-            });
+            self.ledger
+                .push(Record::new(p.payload, bytes, State::Untracked, untracked));
             return Ok(());
         }
         if self.in_flight == 0 {
@@ -306,12 +302,8 @@ impl<P: Copy> Sender<P> {
         let delivery = self.rate.on_sent(now, self.in_flight);
         self.app_limited = false;
         self.probes = self.probes.saturating_sub(1);
-        self.ledger.push(Record {
-            payload: p.payload,
-            bytes,
-            state: State::InFlight,
-            delivery,
-        });
+        self.ledger
+            .push(Record::new(p.payload, bytes, State::InFlight, delivery));
         self.in_flight += p.bytes;
         self.last_ack_eliciting = now;
         // The rate in force before the controller hears of this packet spaces the next one: a

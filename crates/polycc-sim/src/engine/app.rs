@@ -20,13 +20,15 @@ pub struct TransferRecord {
     pub completed: Option<Time>,
 }
 
+/// Laid out in the order written (`repr(C)`): every data packet reads the first two fields.
+#[repr(C)]
 pub struct App {
-    pub traffic: Traffic,
     pub transfers: Vec<TransferRecord>,
-    /// Transfers requested and not yet started.
-    pub queued: VecDeque<usize>,
     /// Index of the transfer the receiver is completing.
     pub receiving: usize,
+    /// Transfers requested and not yet started.
+    pub queued: VecDeque<usize>,
+    pub traffic: Traffic,
     next_seg: u64,
     mss: u64,
     /// On/off sources: periods begun so far (even ones are on).

@@ -11,8 +11,10 @@ pub mod link;
 mod packet;
 pub mod pipe;
 mod pn_ranges;
+mod prefetch;
 mod receiver;
 mod recorder;
+mod route;
 pub mod segset;
 mod send_jitter;
 mod sender;
@@ -33,25 +35,12 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use receiver::Receiver;
 use recorder::Recorder;
+use route::{Hop, Route};
 use sender::{Poll, Sender, Transfer, NO_SEGMENT};
 use std::sync::Arc;
 use video::VideoSource;
 
 pub use recorder::{mean_p95, percentiles, Accounting};
-
-/// One stage of a route: an optional congested link direction, random loss on entry, and the
-/// delay line that follows it.
-#[derive(Clone, Copy, Debug)]
-struct Hop {
-    link_dir: Option<u32>,
-    loss: f64,
-    pipe: u32,
-    /// The link this hop crosses, and whether in its forward direction (for condition changes).
-    link: u32,
-    forward: bool,
-    /// Delay of the hop's delay line beyond the link's own (the flow's share of its base RTT).
-    extra_delay: Duration,
-}
 
 /// The engine's timers of a reliable flow's sender.
 #[derive(Default)]
@@ -64,28 +53,59 @@ struct SenderTimers {
     cc: Timer,
 }
 
+/// One flow's state, laid out in the order written (`repr(C)`) so that what a packet touches
+/// shares few cache lines: first what a data packet touches at the receiver, then what its ACK
+/// touches at the sender, then what only set-up, the application's events and the summary read.
+/// With a thousand flows a flow's state has left the caches by its next packet (BENCHMARKS.md,
+/// "Cache and TLB misses against the number of flows"), so every line touched is a miss.
+#[repr(C, align(64))]
 struct Flow {
-    model: FlowModel,
-    sender: Option<Sender>,
-    timers: SenderTimers,
     receiver: Receiver,
+    stats: recorder::FlowStats,
+    /// Real-time video flows: the encoder and the per-frame records.
+    video: Option<Box<VideoSource>>,
+    data_route: Route,
+    ack_route: Route,
     app: App,
-    data_route: Vec<Hop>,
-    ack_route: Vec<Hop>,
+    timers: SenderTimers,
+    sender: Option<Sender>,
+    model: FlowModel,
     /// One-way delay of the ACK direction, used for unresponsive flows' RTT estimate.
     reverse_owd: Duration,
     started: Option<Time>,
     ended: Option<Time>,
     stopped: bool,
     next_unresponsive_pn: u64,
-    stats: recorder::FlowStats,
     /// The application's current intent.
     intent: Option<Intent>,
     /// Target rate from each intent change on (`None`: no target), for satisfaction.
     target_log: Vec<(Time, Option<Rate>)>,
-    /// Real-time video flows: the encoder and the per-frame records.
-    video: Option<VideoSource>,
 }
+
+impl Flow {
+    /// Prefetches the lines of this flow's state that a packet of `kind` reaching its endpoint
+    /// touches (the receiver's or the sender's, by the layout above).
+    #[inline]
+    fn prefetch(&self, kind: Kind) {
+        match kind {
+            Kind::Data => {
+                prefetch::range(&self.receiver, &self.stats.packets_sent);
+                prefetch::value(&self.stats.queue_hist);
+                prefetch::range(&self.video, &self.app.queued);
+            }
+            Kind::Ack => {
+                prefetch::value(&self.receiver.pns);
+                prefetch::value(&self.stats.packets_sent);
+                prefetch::value(&self.stats.rtt_hist);
+                prefetch::range(&self.ack_route, &self.model);
+            }
+        }
+    }
+}
+
+/// Flows from which the engine prefetches a flow's state ahead of its packets: with fewer, the
+/// state of all flows stays in the caches and the hints would only cost instructions.
+const PREFETCH_FLOWS: usize = 64;
 
 /// Engine choices that do not change what is simulated.
 #[derive(Clone, Copy, Debug)]
@@ -131,6 +151,8 @@ pub struct Simulator {
     intent_changes: Vec<(u32, Intent)>,
     /// Wall-clock time spent in `advance` so far.
     wall: std::time::Duration,
+    /// Prefetch a flow's state ahead of its packets (`PREFETCH_FLOWS`).
+    prefetch: bool,
 }
 
 /// When `Simulator::advance` may return before the time asked for (both: whichever comes
@@ -205,6 +227,7 @@ impl Simulator {
             next_condition: vec![0; model.links.len()],
             intent_changes: Vec::new(),
             wall: std::time::Duration::ZERO,
+            prefetch: model.flows.len() > PREFETCH_FLOWS,
             model: model.clone(),
             registry,
         };
@@ -332,8 +355,11 @@ impl Simulator {
                 })
                 .collect()
         };
-        let data_route = route(&data_links, !fm.reverse, false, fwd_owd);
-        let ack_route = route(&ack_links, !fm.reverse, true, rev_owd);
+        let no_links = || SimError::Internal(format!("flow {}: a path without links", fm.id));
+        let data_route =
+            Route::new(route(&data_links, !fm.reverse, false, fwd_owd)).ok_or_else(no_links)?;
+        let ack_route =
+            Route::new(route(&ack_links, !fm.reverse, true, rev_owd)).ok_or_else(no_links)?;
         let link_delay: Duration = fm
             .path
             .iter()
@@ -369,7 +395,7 @@ impl Simulator {
             Some(s)
         };
         let video = match &fm.traffic {
-            Traffic::Video(v) => Some(VideoSource::new(*v)),
+            Traffic::Video(v) => Some(Box::new(VideoSource::new(*v))),
             _ => None,
         };
         let keep_log = sender.as_ref().is_some_and(|s| s.cc().wants_feedback());
@@ -798,8 +824,8 @@ impl Simulator {
     fn route_hop(&self, p: &Packet) -> Hop {
         let fl = &self.flows[p.flow as usize];
         match p.kind {
-            Kind::Data => fl.data_route[p.hop as usize],
-            Kind::Ack => fl.ack_route[p.hop as usize],
+            Kind::Data => fl.data_route.hop(p.hop as usize),
+            Kind::Ack => fl.ack_route.hop(p.hop as usize),
         }
     }
 
@@ -951,6 +977,13 @@ impl Simulator {
             return; // superseded by an earlier exit (a reordering line)
         }
         while let Some(p) = self.pipes[pipe as usize].pop_due(self.now) {
+            // The line's next packet is handled about one packet's work from now: its flow's
+            // lines come from the outer caches meanwhile.
+            if self.prefetch {
+                if let Some(next) = self.pipes[pipe as usize].peek(0) {
+                    self.flows[next.flow as usize].prefetch(next.kind);
+                }
+            }
             self.leave_hop(p);
         }
         if let Some(t) = self.pipes[pipe as usize].schedule_next() {

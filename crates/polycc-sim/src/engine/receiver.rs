@@ -11,23 +11,26 @@ use polycc::signals::Arrival;
 use polycc::units::{Duration, Time};
 use std::collections::VecDeque;
 
+/// Laid out in the order written (`repr(C)`): what every arriving packet touches first, the
+/// arrival log (kept for some controllers only) last.
+#[repr(C)]
 pub struct Receiver {
     /// Received packet numbers. Holes are permanent losses on FIFO paths (a retransmission gets
     /// a new number); behind a reordering link `jitter` a late packet fills (part of) one and is
     /// acknowledged like any other.
     pub pns: PnRanges,
     pub segs: SegSet,
-    ack_every: u32,
-    max_ack_delay: Duration,
-    unacked: u32,
     pub ack_timer: Timer,
     largest_arrival: Time,
-    /// Arrivals not yet consumed by the sender, and the global index of the first one.
-    pub log: VecDeque<Arrival>,
-    pub log_base: u64,
+    max_ack_delay: Duration,
+    ack_every: u32,
+    unacked: u32,
     pub keep_log: bool,
     /// Linux's delayed ACKs instead of `ack_every` and `max_ack_delay` (the Linux stack).
     linux: Option<LinuxDelayedAck>,
+    /// Arrivals not yet consumed by the sender, and the global index of the first one.
+    pub log: VecDeque<Arrival>,
+    pub log_base: u64,
 }
 
 /// What the receiver decided about an arriving packet.

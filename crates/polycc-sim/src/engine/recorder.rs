@@ -22,16 +22,24 @@ pub struct Accounting {
     pub in_network_bytes: u64,
 }
 
+/// Laid out in the order written (`repr(C)`): what a data packet's arrival updates fills the
+/// first cache line, what its ACK updates the next; the histograms' buffers are lines of their
+/// own (`DelayHistogram`).
+#[repr(C)]
 pub struct FlowStats {
     pub rx_wire_bytes: u64,
-    pub rx_unique_payload: u64,
     pub bin_rx_wire: u64,
-    pub bin_rx_payload: u64,
-    pub queue_hist: DelayHistogram,
     pub queue_ns_sum: u128,
     pub arrivals: u64,
-    pub packets_sent: u64,
+    pub rx_unique_payload: u64,
+    pub bin_rx_payload: u64,
     pub acks_sent: u64,
+    pub packets_sent: u64,
+    pub rtt_count: u64,
+    pub rtt_sum_ns: u128,
+    pub bin_rtt_sum_ns: u128,
+    pub bin_rtt_count: u64,
+    pub queue_hist: DelayHistogram,
     pub dropped_in_network: u64,
     /// What the transport reported (reliable flows only).
     pub retransmits: u64,
@@ -44,10 +52,6 @@ pub struct FlowStats {
     pub persistent_congestions: u64,
     /// RTT samples: the transport's for reliable flows, a probe's view for unresponsive ones.
     pub rtt_hist: DelayHistogram,
-    pub rtt_sum_ns: u128,
-    pub rtt_count: u64,
-    pub bin_rtt_sum_ns: u128,
-    pub bin_rtt_count: u64,
 }
 
 impl FlowStats {
@@ -117,26 +121,61 @@ fn null_as_nan(v: Option<f64>) -> f64 {
 /// Columns built row by row; columns first seen late are back-filled with nulls.
 ///
 /// Rows set their columns in the same order almost always, so the column after the last one set
-/// is tried first: one string comparison per value, no map lookup and no allocation (a run with
-/// a thousand flows records tens of thousands of rows per simulated second).
+/// is tried first, and column names are static strings: a value whose name is the very string
+/// (address and length) that created the column takes it without comparing characters, so a
+/// value costs no string comparison, no map lookup and no allocation (a run with a thousand flows
+/// records tens of thousands of rows per simulated second). A string column keeps the codes of
+/// the static strings it has seen (a controller's state names) in a short list searched by
+/// address, and the caller can keep the codes of other values (`str_code`).
 #[derive(Default)]
 struct TableBuilder {
     rows: usize,
+    /// Rows a column is given room for when it starts (`Recorder::new`), so that it need not
+    /// grow by copying.
+    room: usize,
     /// Numeric columns in first-seen order, NaN for null (`Column::F64`).
-    num: Vec<(String, Vec<f64>)>,
+    num: Vec<NumColumn>,
     index: HashMap<String, usize>,
     /// The column tried first by the next `set`.
     cursor: usize,
-    /// String columns, and per column the codes of the values seen (`StrColumn`).
-    strs: Vec<(String, StrColumn, HashMap<String, u32>)>,
+    /// String columns (`StrColumn`).
+    strs: Vec<StrBuilder>,
+}
+
+struct NumColumn {
+    name: String,
+    /// The (prefix, name) strings that created the column.
+    key: (&'static str, &'static str),
+    values: Vec<f64>,
+}
+
+struct StrBuilder {
+    name: String,
+    column: StrColumn,
+    /// The codes of the values seen.
+    codes: HashMap<String, u32>,
+    /// The codes of the static strings seen, found by address.
+    statics: Vec<(&'static str, u32)>,
+}
+
+/// The same string in memory: equal address and length (so equal text).
+#[inline]
+fn same(a: &'static str, b: &'static str) -> bool {
+    a.as_ptr() == b.as_ptr() && a.len() == b.len()
 }
 
 impl TableBuilder {
-    fn with_str_columns(names: &[&str]) -> Self {
+    fn with_str_columns(names: &[&str], room: usize) -> Self {
         TableBuilder {
+            room,
             strs: names
                 .iter()
-                .map(|n| (n.to_string(), StrColumn::default(), HashMap::new()))
+                .map(|n| StrBuilder {
+                    name: n.to_string(),
+                    column: StrColumn::default(),
+                    codes: HashMap::new(),
+                    statics: Vec::new(),
+                })
                 .collect(),
             ..Default::default()
         }
@@ -144,62 +183,118 @@ impl TableBuilder {
 
     /// The column named `prefix` + `name`, created (back-filled) when first seen.
     #[inline]
-    fn column(&mut self, prefix: &str, name: &str) -> usize {
-        if let Some((n, _)) = self.num.get(self.cursor) {
+    fn column(&mut self, prefix: &'static str, name: &'static str) -> usize {
+        if let Some(c) = self.num.get(self.cursor) {
+            if same(c.key.0, prefix) && same(c.key.1, name) {
+                return self.cursor;
+            }
+        }
+        self.find(prefix, name)
+    }
+
+    /// `column` when the strings are not those that created the column tried first.
+    #[cold]
+    #[inline(never)]
+    fn find(&mut self, prefix: &'static str, name: &'static str) -> usize {
+        if let Some(c) = self.num.get(self.cursor) {
+            let n = &c.name;
             if n.len() == prefix.len() + name.len() && n.starts_with(prefix) && n.ends_with(name) {
                 return self.cursor;
             }
         }
-        self.lookup(format!("{prefix}{name}"))
+        self.lookup(prefix, name)
     }
 
-    #[cold]
-    fn lookup(&mut self, full: String) -> usize {
+    fn lookup(&mut self, prefix: &'static str, name: &'static str) -> usize {
+        let full = format!("{prefix}{name}");
         if let Some(&i) = self.index.get(&full) {
             return i;
         }
         let i = self.num.len();
         self.index.insert(full.clone(), i);
-        self.num.push((full, vec![f64::NAN; self.rows]));
+        let mut values = Vec::with_capacity(self.room.max(self.rows + 1));
+        values.resize(self.rows, f64::NAN);
+        self.num.push(NumColumn {
+            name: full,
+            key: (prefix, name),
+            values,
+        });
         i
     }
 
-    fn set(&mut self, name: &str, v: Option<f64>) {
+    fn set(&mut self, name: &'static str, v: Option<f64>) {
         self.set_prefixed("", name, v);
     }
 
     #[inline]
-    fn set_prefixed(&mut self, prefix: &str, name: &str, v: Option<f64>) {
+    fn set_prefixed(&mut self, prefix: &'static str, name: &'static str, v: Option<f64>) {
         let i = self.column(prefix, name);
         self.cursor = i + 1;
-        let col = &mut self.num[i].1;
-        col.resize(self.rows, f64::NAN);
+        let col = &mut self.num[i].values;
+        if col.len() < self.rows {
+            col.resize(self.rows, f64::NAN);
+        }
         col.push(null_as_nan(v));
+    }
+
+    /// The code of `v` in string column `idx`, added as a level when new.
+    fn str_code(&mut self, idx: usize, v: &str) -> u32 {
+        let b = &mut self.strs[idx];
+        match b.codes.get(v) {
+            Some(&c) => c,
+            None => {
+                let c = b.column.add_level(v);
+                b.codes.insert(v.to_string(), c);
+                c
+            }
+        }
+    }
+
+    /// Sets string column `idx` to the value of code `code` (from `str_code`).
+    fn set_str_code(&mut self, idx: usize, code: u32) {
+        self.strs[idx].column.push_code(code);
     }
 
     /// Sets string column `idx`; None is null.
     fn set_str(&mut self, idx: usize, v: Option<&str>) {
-        let (_, col, codes) = &mut self.strs[idx];
+        match v {
+            Some(v) => {
+                let c = self.str_code(idx, v);
+                self.set_str_code(idx, c);
+            }
+            None => self.strs[idx].column.push_null(),
+        }
+    }
+
+    /// Sets string column `idx` to a static string (found by address once seen); None is null.
+    fn set_static_str(&mut self, idx: usize, v: Option<&'static str>) {
         let Some(v) = v else {
-            col.push_null();
+            self.strs[idx].column.push_null();
             return;
         };
-        let code = match codes.get(v) {
-            Some(&c) => c,
+        let known = self.strs[idx]
+            .statics
+            .iter()
+            .find(|(s, _)| same(s, v))
+            .map(|&(_, c)| c);
+        let c = match known {
+            Some(c) => c,
             None => {
-                let c = col.add_level(v);
-                codes.insert(v.to_string(), c);
+                let c = self.str_code(idx, v);
+                self.strs[idx].statics.push((v, c));
                 c
             }
         };
-        col.push_code(code);
+        self.set_str_code(idx, c);
     }
 
     fn end_row(&mut self) {
         self.rows += 1;
         self.cursor = 0;
-        for (_, col) in self.num.iter_mut() {
-            col.resize(self.rows, f64::NAN);
+        for c in self.num.iter_mut() {
+            if c.values.len() < self.rows {
+                c.values.resize(self.rows, f64::NAN);
+            }
         }
     }
 
@@ -214,16 +309,16 @@ impl TableBuilder {
     fn take(&mut self) -> Table {
         let mut columns = Vec::new();
         let mut numbers = Vec::new();
-        for (n, v) in self.num.iter_mut() {
-            let v = std::mem::take(v);
-            if n == "t_s" {
-                columns.push((n.clone(), Column::F64(v)));
+        for c in self.num.iter_mut() {
+            let v = std::mem::replace(&mut c.values, Vec::with_capacity(self.room));
+            if c.name == "t_s" {
+                columns.push((c.name.clone(), Column::F64(v)));
             } else {
-                numbers.push((n.clone(), Column::F64(v)));
+                numbers.push((c.name.clone(), Column::F64(v)));
             }
         }
-        for (n, v, _) in self.strs.iter_mut() {
-            columns.push((n.clone(), Column::Str(v.take_rows())));
+        for b in self.strs.iter_mut() {
+            columns.push((b.name.clone(), Column::Str(b.column.take_rows())));
         }
         columns.extend(numbers);
         Table {
@@ -233,12 +328,18 @@ impl TableBuilder {
     }
 }
 
+/// Rows a time-series table makes room for up front: 1 MiB per column (a thousand flows' 100 ms
+/// bins for 13 simulated seconds). Columns grow by doubling past it, copying what they hold.
+const ROOM_ROWS: usize = 1 << 17;
+
 pub struct Recorder {
     last: Time,
     /// Some flow of the scenario has a target rate: record `target_rate_mbps` and
     /// `satisfaction` per bin.
     targets: bool,
     flows: TableBuilder,
+    /// Per flow, the code of its id in the flow table's `flow` column (found on the first row).
+    flow_ids: Vec<u32>,
     links: TableBuilder,
     /// Random (not queue) losses per link direction.
     pub random_losses: Vec<u64>,
@@ -428,11 +529,16 @@ impl Recorder {
                 .chain(f.intent_schedule.iter().map(|(_, i)| i))
                 .any(|i| i.target_rate().is_some())
         });
+        // One row per flow (link direction) per bin, and one for a last partial bin; at most
+        // `ROOM_ROWS` up front, so that a long run drained in chunks holds no more.
+        let bins = (model.duration.0.div_ceil(model.bin.0.max(1)) as usize + 1)
+            .min(ROOM_ROWS / model.flows.len().max(1));
         Recorder {
             targets,
             last: Time::ZERO,
-            flows: TableBuilder::with_str_columns(&["flow", "cc_state"]),
-            links: TableBuilder::with_str_columns(&["link"]),
+            flows: TableBuilder::with_str_columns(&["flow", "cc_state"], bins * model.flows.len()),
+            flow_ids: Vec::new(),
+            links: TableBuilder::with_str_columns(&["link"], bins * 2 * model.links.len()),
             random_losses: vec![0; model.links.len() * 2],
         }
     }
@@ -455,10 +561,14 @@ impl Recorder {
         }
         self.last = now;
         let t_s = start.as_secs_f64();
-        for fl in flows.iter_mut() {
+        if self.flow_ids.len() < flows.len() {
+            let tb = &mut self.flows;
+            self.flow_ids = flows.iter().map(|f| tb.str_code(0, &f.model.id)).collect();
+        }
+        for (fl, &id) in flows.iter_mut().zip(&self.flow_ids) {
             let tb = &mut self.flows;
             tb.set("t_s", Some(t_s));
-            tb.set_str(0, Some(&fl.model.id));
+            tb.set_str_code(0, id);
             tb.set("goodput_mbps", Some(mbps(fl.stats.bin_rx_payload, dur)));
             tb.set("throughput_mbps", Some(mbps(fl.stats.bin_rx_wire, dur)));
             let active = fl.started.is_some() && fl.ended.is_none_or(|e| e > start);
@@ -487,7 +597,7 @@ impl Recorder {
                         },
                     );
                     let tel = s.cc().telemetry();
-                    tb.set_str(1, active.then_some(tel.state));
+                    tb.set_static_str(1, active.then_some(tel.state));
                     for (k, v) in tel.entries() {
                         let v = if active && v.is_finite() {
                             Some(*v)
@@ -695,8 +805,8 @@ mod tests {
             (0.3, None, 4.0, None),
             (0.4, Some("x"), 5.0, Some(50.0)),
         ];
-        let mut whole = TableBuilder::with_str_columns(&["state"]);
-        let mut parts = TableBuilder::with_str_columns(&["state"]);
+        let mut whole = TableBuilder::with_str_columns(&["state"], 0);
+        let mut parts = TableBuilder::with_str_columns(&["state"], 2);
         let mut joined = Table::default();
         for (k, &(t, s, a, b)) in rows.iter().enumerate() {
             record(&mut whole, t, s, a, b);

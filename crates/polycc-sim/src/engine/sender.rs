@@ -56,7 +56,7 @@ pub struct Sender {
     // processed, and in `ack_range` packet numbers below `ack_next_pn` are.
     ack_range: usize,
     ack_next_pn: u64,
-    /// The ranges of the ACK being processed (kept to reuse its allocation).
+    /// The new ranges of an ACK covering more than one run (kept to reuse its allocation).
     ack_ranges: Vec<RangeInclusive<u64>>,
     /// Receiver timestamps up to this log position were handed to the controller.
     log_consumed: u64,
@@ -71,8 +71,8 @@ pub struct Sender {
     /// Lost segments are resent (false for real-time media without retransmission).
     retransmit: bool,
     /// Host send-time noise: released packets wait here before they leave (None: they leave at
-    /// once).
-    jitter: Option<SendJitter>,
+    /// once). Boxed: most flows have none, and every packet reads whether this one has.
+    jitter: Option<Box<SendJitter>>,
 }
 
 /// The segment bookkeeping a packet's fate changes: a delivered segment is never resent, a lost
@@ -199,7 +199,7 @@ impl Sender {
 
     /// Delays every packet this sender releases by the host's send-time noise.
     pub fn set_send_jitter(&mut self, jitter: SendJitter) {
-        self.jitter = Some(jitter);
+        self.jitter = Some(Box::new(jitter));
     }
 
     /// Starts a new transfer, on a fresh connection state (controller, path estimates) when a
@@ -364,6 +364,51 @@ impl Sender {
         if range_idx < start_range || (range_idx == start_range && last_end < self.ack_next_pn) {
             return; // nothing beyond what earlier ACKs covered
         }
+        // Most ACKs cover one run: its range stays on the stack, not in a vector that has long
+        // left the caches by the flow's next ACK when there are many flows.
+        let one;
+        let ranges: &[RangeInclusive<u64>] = match runs.get(range_idx) {
+            Some((s, _)) if range_idx == start_range && s.max(self.ack_next_pn) <= last_end => {
+                one = s.max(self.ack_next_pn)..=last_end;
+                std::slice::from_ref(&one)
+            }
+            _ => {
+                self.collect_ranges(runs, range_idx, last_end);
+                &self.ack_ranges
+            }
+        };
+        self.ack_range = range_idx;
+        self.ack_next_pn = last_end + 1;
+        let info = AckInfo {
+            largest,
+            ack_delay,
+            ecn: None,
+            arrivals: log,
+        };
+        let mut segs = Segments {
+            acked: &mut self.acked_segs,
+            retx: &mut self.retx,
+            retransmit: self.retransmit,
+            stats,
+        };
+        let out = self
+            .transport
+            .on_ack_received(now, ranges, info, &mut |ev| segs.on_event(ev))
+            .expect("a simulated receiver acknowledges only packets that were sent");
+        if let Some(rtt) = out.rtt_sample {
+            segs.stats.record_rtt(rtt);
+        }
+        if out.persistent_congestion {
+            segs.stats.persistent_congestions += 1;
+        }
+    }
+
+    /// The new ranges of an ACK covering the runs from the cursor's to `range_idx`, the last cut
+    /// at `last_end`, into `ack_ranges`.
+    #[cold]
+    #[inline(never)]
+    fn collect_ranges(&mut self, runs: Runs<'_>, range_idx: usize, last_end: u64) {
+        let start_range = self.ack_range;
         self.ack_ranges.clear();
         // The cursor's run is never released (`PnRanges::release`), so `from` holds it.
         for (idx, &(s, e)) in runs
@@ -382,30 +427,6 @@ impl Sender {
             if s <= e {
                 self.ack_ranges.push(s..=e);
             }
-        }
-        self.ack_range = range_idx;
-        self.ack_next_pn = last_end + 1;
-        let info = AckInfo {
-            largest,
-            ack_delay,
-            ecn: None,
-            arrivals: log,
-        };
-        let mut segs = Segments {
-            acked: &mut self.acked_segs,
-            retx: &mut self.retx,
-            retransmit: self.retransmit,
-            stats,
-        };
-        let out = self
-            .transport
-            .on_ack_received(now, &self.ack_ranges, info, &mut |ev| segs.on_event(ev))
-            .expect("a simulated receiver acknowledges only packets that were sent");
-        if let Some(rtt) = out.rtt_sample {
-            segs.stats.record_rtt(rtt);
-        }
-        if out.persistent_congestion {
-            segs.stats.persistent_congestions += 1;
         }
     }
 
