@@ -11,7 +11,6 @@ pub mod link;
 mod packet;
 pub mod pipe;
 mod pn_ranges;
-mod prefetch;
 mod receiver;
 mod recorder;
 mod route;
@@ -82,31 +81,6 @@ struct Flow {
     target_log: Vec<(Time, Option<Rate>)>,
 }
 
-impl Flow {
-    /// Prefetches the lines of this flow's state that a packet of `kind` reaching its endpoint
-    /// touches (the receiver's or the sender's, by the layout above).
-    #[inline]
-    fn prefetch(&self, kind: Kind) {
-        match kind {
-            Kind::Data => {
-                prefetch::range(&self.receiver, &self.stats.packets_sent);
-                prefetch::value(&self.stats.queue_hist);
-                prefetch::range(&self.video, &self.app.queued);
-            }
-            Kind::Ack => {
-                prefetch::value(&self.receiver.pns);
-                prefetch::value(&self.stats.packets_sent);
-                prefetch::value(&self.stats.rtt_hist);
-                prefetch::range(&self.ack_route, &self.model);
-            }
-        }
-    }
-}
-
-/// Flows from which the engine prefetches a flow's state ahead of its packets: with fewer, the
-/// state of all flows stays in the caches and the hints would only cost instructions.
-const PREFETCH_FLOWS: usize = 64;
-
 /// Engine choices that do not change what is simulated.
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
@@ -151,8 +125,6 @@ pub struct Simulator {
     intent_changes: Vec<(u32, Intent)>,
     /// Wall-clock time spent in `advance` so far.
     wall: std::time::Duration,
-    /// Prefetch a flow's state ahead of its packets (`PREFETCH_FLOWS`).
-    prefetch: bool,
 }
 
 /// When `Simulator::advance` may return before the time asked for (both: whichever comes
@@ -227,7 +199,6 @@ impl Simulator {
             next_condition: vec![0; model.links.len()],
             intent_changes: Vec::new(),
             wall: std::time::Duration::ZERO,
-            prefetch: model.flows.len() > PREFETCH_FLOWS,
             model: model.clone(),
             registry,
         };
@@ -977,13 +948,6 @@ impl Simulator {
             return; // superseded by an earlier exit (a reordering line)
         }
         while let Some(p) = self.pipes[pipe as usize].pop_due(self.now) {
-            // The line's next packet is handled about one packet's work from now: its flow's
-            // lines come from the outer caches meanwhile.
-            if self.prefetch {
-                if let Some(next) = self.pipes[pipe as usize].peek(0) {
-                    self.flows[next.flow as usize].prefetch(next.kind);
-                }
-            }
             self.leave_hop(p);
         }
         if let Some(t) = self.pipes[pipe as usize].schedule_next() {

@@ -94,11 +94,6 @@ impl<T> Pipe<T> {
         }
     }
 
-    /// The packet `k` places behind the head (the head for 0).
-    pub fn peek(&self, k: usize) -> Option<&T> {
-        self.q.get(k).map(|(_, p)| p)
-    }
-
     pub fn head_time(&self) -> Option<Time> {
         self.q.front().map(|(t, _)| *t)
     }
