@@ -6,9 +6,8 @@
 #   scripts/install-bpf-deps.sh           install if missing
 #   scripts/install-bpf-deps.sh --check   exit 0 only if everything is there (installs nothing)
 set -euo pipefail
-say() { printf 'install-bpf-deps.sh: %s\n' "$*" >&2; }
-
-PACKAGES=(clang bpftool libbpf-dev libelf-dev zlib1g-dev pkg-config make)
+# shellcheck source=scripts/apt-install.sh
+source "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
 
 present() {
     command -v clang >/dev/null && command -v bpftool >/dev/null \
@@ -21,20 +20,5 @@ if [[ ${1:-} == --check ]]; then
     exit
 fi
 present && exit 0
-if ! command -v apt-get >/dev/null; then
-    say "apt-get not available: install ${PACKAGES[*]} yourself to build polycc-tcp's BPF program"
-    exit 0
-fi
-SUDO=()
-if [[ $(id -u) -ne 0 ]]; then
-    if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-        SUDO=(sudo -n)
-    else
-        say "not root and no password-less sudo: cannot install ${PACKAGES[*]}"
-        exit 0
-    fi
-fi
-say "installing ${PACKAGES[*]}"
-"${SUDO[@]}" apt-get install -y -q "${PACKAGES[@]}" >/dev/null || {
-    "${SUDO[@]}" apt-get update -q >/dev/null && "${SUDO[@]}" apt-get install -y -q "${PACKAGES[@]}" >/dev/null
-}
+apt_install "install-bpf-deps.sh (polycc-tcp's BPF program)" \
+    clang bpftool libbpf-dev libelf-dev zlib1g-dev pkg-config make || true

@@ -14,6 +14,8 @@ LIBS=(-lns3-point-to-point -lns3-applications -lns3-internet -lns3-traffic-contr
       -lns3-network -lns3-core)
 
 say() { printf 'ns3/install.sh: %s\n' "$*" >&2; }
+# shellcheck source=scripts/apt-install.sh
+source "$HERE/../../scripts/apt-install.sh"
 
 have_ns3() { [[ -f /usr/include/ns3/tcp-socket-base.h ]] && ls /usr/lib/*/libns3-internet.so >/dev/null 2>&1; }
 
@@ -22,27 +24,11 @@ if ! have_ns3 || ! command -v g++ >/dev/null; then
         say "ns-3 (libns3-dev) or g++ not installed; run validation/ns3/install.sh to install them"
         exit 0
     fi
-    if ! command -v apt-get >/dev/null; then
-        say "apt-get not available: cannot install libns3-dev; ns-3 validation will be skipped"
-        exit 0
-    fi
-    SUDO=()
-    if [[ $(id -u) -ne 0 ]]; then
-        if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-            SUDO=(sudo -n)
-        else
-            say "not root and no password-less sudo: cannot install libns3-dev; skipping"
-            exit 0
-        fi
-    fi
     pkgs=()
     have_ns3 || pkgs+=(libns3-dev)
     command -v g++ >/dev/null || pkgs+=(g++)
-    say "installing ${pkgs[*]} with apt-get (a few minutes the first time)"
-    export DEBIAN_FRONTEND=noninteractive
-    if ! "${SUDO[@]}" apt-get update -qq >/dev/null ||
-        ! "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null; then
-        say "apt-get could not install ${pkgs[*]}; ns-3 validation will be skipped"
+    if ! apt_install "ns3/install.sh (ns-3 validation)" "${pkgs[@]}"; then
+        say "ns-3 validation will be skipped"
         exit 0
     fi
 fi
