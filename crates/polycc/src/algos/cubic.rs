@@ -14,7 +14,9 @@
 
 use crate::algos::hystart::LinuxHyStart;
 use crate::algos::reno;
-use crate::algos::reno::{reno_family_methods, reno_window_in, ByteCarry, RenoFamily, RenoWindow};
+use crate::algos::reno::{
+    reno_family_methods, reno_window_in, ByteCarry, RecoveryPeriod, RenoFamily, RenoWindow,
+};
 use crate::algos::round::RoundTracker;
 use crate::cc::{CcContext, CongestionControl, Telemetry};
 use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
@@ -105,6 +107,13 @@ pub struct CubicConfig {
     /// `last_max_cwnd == 0`), which matters after HyStart ends slow start on a flat curve.
     /// 0: none (RFC 9438).
     pub min_growth_before_loss: f64,
+    /// Whether the loss of a retransmission sent during recovery belongs to the congestion
+    /// event already answered (TCP's recovery period, see `reno::RecoveryPeriod`), rather
+    /// than being a new one (RFC 9002).
+    pub recovery_spans_retransmissions: bool,
+    /// Whether the window follows proportional rate reduction in recovery (RFC 6937, Linux)
+    /// instead of dropping to ssthresh at once (RFC 9002); see `reno::Prr`.
+    pub prr: bool,
 }
 
 /// Which slow-start exit CUBIC uses.
@@ -143,6 +152,8 @@ impl Default for CubicConfig {
             alpha_to_one: true,
             target_rtt: TargetRtt::Smoothed,
             min_growth_before_loss: 0.0,
+            recovery_spans_retransmissions: false,
+            prr: false,
         }
     }
 }
@@ -209,6 +220,18 @@ impl ParamTable for CubicConfig {
             "Linux tcp_cubic.c bictcp_update: cnt <= 20 while last_max_cwnd == 0",
         )
         .range(0.0, 1.0),
+        ParamSpec::new(
+            "recovery_spans_retransmissions",
+            Kind::Bool,
+            "the loss of a retransmission sent during recovery is no new congestion event (TCP's recovery; false: RFC 9002's)",
+            "RFC 6675 §5 RecoveryPoint; Linux tcp_input.c TCP_CA_Recovery until snd_una >= high_seq",
+        ),
+        ParamSpec::new(
+            "prr",
+            Kind::Bool,
+            "in recovery the window follows proportional rate reduction instead of dropping to ssthresh at once",
+            "RFC 6937; Linux tcp_input.c tcp_cwnd_reduction",
+        ),
     ];
 }
 
@@ -266,9 +289,16 @@ impl Cubic {
     /// CUBIC in slow start from the context's initial window, with HyStart++ or Linux's HyStart
     /// armed when `cfg.hystart` is set.
     pub fn new(ctx: &CcContext, cfg: CubicConfig) -> Self {
+        let mut reno = RenoWindow::new(ctx);
+        if cfg.recovery_spans_retransmissions {
+            reno.recovery = RecoveryPeriod::spanning_retransmissions();
+        }
+        if cfg.prr {
+            reno = reno.with_prr();
+        }
         Cubic {
             cfg,
-            reno: RenoWindow::new(ctx),
+            reno,
             carry: ByteCarry::default(),
             w_max: 0.0,
             cwnd_prior: 0.0,
@@ -495,6 +525,8 @@ impl CongestionControl for Cubic {
     }
 
     fn on_sent(&mut self, _now: Time, sent: &SentPacket) {
+        self.reno.recovery.on_sent(sent);
+        self.reno.prr_on_sent(sent.bytes);
         if let Some(hs) = self.hystart.as_mut() {
             hs.rounds.on_sent(sent.pn);
         }
@@ -505,9 +537,14 @@ impl CongestionControl for Cubic {
 
     fn on_ack(&mut self, now: Time, ack: &AckEvent) {
         if self.reno.recovery.covers(ack.largest_acked_sent_time) {
-            return; // acknowledges a packet from before the last reduction
+            // Acknowledges a packet from before the last reduction: no growth (PRR's window).
+            self.reno.prr_on_ack(ack.acked_bytes, ack.in_flight);
+            self.reno.apply_clamp();
+            return;
         }
-        self.reno.recovery.end();
+        if self.reno.recovery.end() {
+            self.reno.prr_end();
+        }
         if ack.app_limited {
             // No growth while application-limited (RFC 9002 §7.8), and the time does not count
             // towards t (RFC 9438 §4.2).
