@@ -275,7 +275,8 @@ mod tests {
                 "target_rtt",
                 "min_growth_before_loss",
                 "recovery_spans_retransmissions",
-                "prr"
+                "prr",
+                "growth"
             ]
         );
         let beta = &cubic[0];

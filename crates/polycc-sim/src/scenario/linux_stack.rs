@@ -7,7 +7,7 @@
 //!
 //! | kernel | polycc | parameters (the kernel's behaviour they select) |
 //! |---|---|---|
-//! | `cubic` | `cubic` | β = 717/1024; α_cubic kept (no switch to 1); the curve read min RTT ahead; HyStart's ACK train and delay signals (`tcp_cubic.c`) instead of HyStart++; ≥ 5 % growth per RTT before the first loss; recovery as TCP's (below) |
+//! | `cubic` | `cubic` | β = 717/1024; α_cubic kept (no switch to 1); the curve read min RTT ahead; HyStart's ACK train and delay signals (`tcp_cubic.c`) instead of HyStart++; ≥ 5 % growth per RTT before the first loss; growth in whole segments through `bictcp_update`'s divisor `cnt` (`growth = "linux"`, `algos/bictcp_update.rs`); recovery as TCP's (below) |
 //! | `bbr` | `bbr` (v1) | `extra_acked`: the ACK-aggregation allowance (`tcp_bbr.c` since 4.19) |
 //! | `reno` | `newreno` | recovery as TCP's (below); otherwise none: `tcp_reno_cong_avoid` is one MSS per window of acknowledged packets, halving on loss |
 //!
@@ -103,6 +103,7 @@ fn cubic_params() -> Params {
         "min_growth_before_loss": LINUX_MIN_GROWTH_BEFORE_LOSS,
         "recovery_spans_retransmissions": true,
         "prr": true,
+        "growth": "linux",
     }))
 }
 
@@ -166,7 +167,7 @@ mod tests {
             r.build(&spec, &CcContext::new(1500))
                 .unwrap_or_else(|e| panic!("{}: {e}", k.kernel));
         }
-        assert_eq!(controller("cubic").expect("cubic").params().len(), 7);
+        assert_eq!(controller("cubic").expect("cubic").params().len(), 8);
         assert_eq!(controller("reno").expect("reno").params().len(), 2);
     }
 

@@ -12,6 +12,7 @@
 //! byte is carried over (`reno::ByteCarry`) so that slow per-ACK increments are not lost to
 //! rounding. Recovery, the window's bounds and calibration are the Reno family's (`reno/`).
 
+use crate::algos::bictcp_update::{BictcpUpdate, Curve};
 use crate::algos::hystart::LinuxHyStart;
 use crate::algos::reno;
 use crate::algos::reno::{
@@ -114,6 +115,23 @@ pub struct CubicConfig {
     /// Whether the window follows proportional rate reduction in recovery (RFC 6937, Linux)
     /// instead of dropping to ssthresh at once (RFC 9002); see `reno::Prr`.
     pub prr: bool,
+    /// How the window follows the curve and W_est in congestion avoidance: RFC 9438's
+    /// per-ACK fractions, or Linux's whole-segment divisor (`bictcp_update.rs`).
+    pub growth: Growth,
+}
+
+/// How CUBIC's window follows its targets in congestion avoidance.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Growth {
+    /// RFC 9438 §4.3–4.5: towards W_cubic(t + RTT) by fractions of a byte per ACK, or to
+    /// W_est when it is above the curve.
+    #[default]
+    Rfc9438,
+    /// Linux `bictcp_update` + `tcp_cong_avoid_ai`: a divisor `cnt` in whole segments,
+    /// refreshed at most every 1/32 s while the window is unchanged, approaching W_est a round
+    /// trip behind it.
+    Linux,
 }
 
 /// Which slow-start exit CUBIC uses.
@@ -154,6 +172,7 @@ impl Default for CubicConfig {
             min_growth_before_loss: 0.0,
             recovery_spans_retransmissions: false,
             prr: false,
+            growth: Growth::Rfc9438,
         }
     }
 }
@@ -232,6 +251,12 @@ impl ParamTable for CubicConfig {
             "in recovery the window follows proportional rate reduction instead of dropping to ssthresh at once",
             "RFC 6937; Linux tcp_input.c tcp_cwnd_reduction",
         ),
+        ParamSpec::new(
+            "growth",
+            Kind::Choice(&["rfc9438", "linux"]),
+            "how the window follows the curve and W_est in congestion avoidance: per-ACK fractions, or Linux's whole-segment divisor cnt",
+            "RFC 9438 §4.3-4.5; Linux tcp_cubic.c bictcp_update, tcp_cong.c tcp_cong_avoid_ai",
+        ),
     ];
 }
 
@@ -283,6 +308,8 @@ pub struct Cubic {
     /// A congestion event set W_max since the start or the last persistent congestion (Linux
     /// `last_max_cwnd != 0`).
     congestion_seen: bool,
+    /// `Some` with `growth = "linux"`: the kernel's per-ACK divisor state.
+    bictcp: Option<BictcpUpdate>,
 }
 
 impl Cubic {
@@ -309,6 +336,7 @@ impl Cubic {
                 .then(HyStart::default),
             linux_hystart: Self::linux_hystart(&cfg),
             congestion_seen: false,
+            bictcp: (cfg.growth == Growth::Linux).then(BictcpUpdate::default),
         }
     }
 
@@ -411,12 +439,17 @@ impl Cubic {
     }
 
     fn congestion_avoidance(&mut self, now: Time, ack: &AckEvent, seg: f64) {
-        if self.epoch.is_none() {
+        let new_epoch = self.epoch.is_none();
+        if new_epoch {
             self.start_epoch(now, seg);
         }
         let Some(mut epoch) = self.epoch else {
             return;
         };
+        if self.bictcp.is_some() {
+            self.linux_growth(now, ack, seg, epoch, new_epoch);
+            return;
+        }
         let cwnd_seg = self.reno.cwnd as f64 / seg;
         let t = (now - epoch.start).as_secs_f64();
         let rtt = match self.cfg.target_rtt {
@@ -462,6 +495,42 @@ impl Cubic {
                 growth
             });
         }
+    }
+}
+
+impl Cubic {
+    /// `growth = "linux"`: whole segments as `bictcp_update` and `tcp_cong_avoid_ai` give them.
+    fn linux_growth(&mut self, now: Time, ack: &AckEvent, seg: f64, epoch: Epoch, new: bool) {
+        let cwnd = (self.reno.cwnd as f64 / seg) as u64;
+        let curve = Curve {
+            start: epoch.start,
+            k: epoch.k,
+            origin: self.w_max / seg,
+            c: self.cfg.c,
+            ahead: match self.cfg.target_rtt {
+                TargetRtt::Smoothed => ack.rtt.smoothed,
+                TargetRtt::Min => ack.rtt.min,
+            },
+        };
+        let (beta, before_loss) = (self.cfg.beta, !self.congestion_seen);
+        let Some(u) = self.bictcp.as_mut() else {
+            return;
+        };
+        if new {
+            u.start_epoch(cwnd);
+        }
+        let grow = u.on_ack(
+            now,
+            u64::from(ack.acked_packets),
+            cwnd,
+            &curve,
+            beta,
+            before_loss,
+        );
+        self.reno.cwnd = self
+            .reno
+            .cwnd
+            .saturating_add(grow.saturating_mul(seg as Bytes));
     }
 }
 
