@@ -178,8 +178,8 @@ fn cubic_leaves_slow_start_where_linux_hystart_does() {
 }
 
 /// Two Reno flows on the Linux stack, the second 0.5 s after the first, over a dumbbell of
-/// `rate` and 80 ms with a quarter-BDP buffer, for `secs`.
-fn two_reno_flows(rate: &str, secs: u32) -> RunOutput {
+/// `rate` and 80 ms with a drop-tail buffer of `buffer`, for `secs`.
+fn two_reno_flows(rate: &str, buffer: &str, secs: u32) -> RunOutput {
     run(&format!(
         r#"
         name = "linux-reno-2x"
@@ -188,7 +188,7 @@ fn two_reno_flows(rate: &str, secs: u32) -> RunOutput {
         [[links]]
         id = "b"
         rate = "{rate}"
-        queue = {{ kind = "droptail", size = "0.25bdp" }}
+        queue = {{ kind = "droptail", size = "{buffer}" }}
         [[flows]]
         id = "a"
         cca = "reno"
@@ -213,7 +213,7 @@ fn a_slow_start_overshoot_halves_the_window_once_as_the_kernel_does() {
     // model refilled at twice the bottleneck's rate in recovery (each ACK acknowledged one
     // packet and declared one lost), overflowed the queue again and halved a second time, to
     // 126 packets at 0.7 s: 16.8 Mbit/s per flow, p95 queue 3.3 ms.
-    let out = two_reno_flows("50Mbps", 10);
+    let out = two_reno_flows("50Mbps", "0.25bdp", 10);
     let t = column(&out, "t_s");
     let ssthresh = column(&out, "cc_ssthresh_bytes");
     // The second flow's threshold stays below 100 packets in these 10 s; the first's above.
@@ -262,4 +262,23 @@ fn cubic_at_random_loss_on_a_short_path_grows_in_whole_segments_as_the_kernels()
         .sum::<f64>()
         / n;
     assert!((8.9..9.6).contains(&mean), "{mean} Mbit/s");
+}
+
+#[test]
+fn after_a_tail_loss_probe_the_rto_is_counted_from_the_probe() {
+    // `polycc validate linux`'s row reno 2× 50 Mbit/s, 80 ms, 4 BDP, no loss, 20 s. The second
+    // flow starts while the first's slow start fills the 320-ms buffer: its RTT grows from 100
+    // to 400 ms faster than its RTO estimate. On the kernel (one 20-s run) it had no RTO
+    // (`tcpi_total_rto` 0), 2.29 Mbit/s, and the queueing delay averaged 146 ms. With the RTO
+    // counted from the last ACK even after the tail-loss probe, the model's second flow had two
+    // spurious RTOs (40 packets declared lost and then acknowledged), starved at 1.0 Mbit/s, and
+    // the first kept the buffer full: 216 ms on average. Linux re-arms the RTO from the probe
+    // (`tcp_send_loss_probe`).
+    let out = two_reno_flows("50Mbps", "4bdp", 20);
+    let second = &out.summary.flows[1];
+    assert_eq!(second.persistent_congestions, 0);
+    assert_eq!(second.spurious_losses, 0);
+    assert!(second.goodput_mbps > 2.0, "{} Mbit/s", second.goodput_mbps);
+    let q = out.summary.links[0].queue_delay_ms.mean;
+    assert!((120.0..180.0).contains(&q), "mean queueing delay {q} ms");
 }

@@ -33,8 +33,8 @@
 //! - no pacing unless the controller sets a rate (no `fq` qdisc: the kernel paces BBR itself,
 //!   CUBIC and Reno send what the window allows at once);
 //! - paced packets in TSO bursts of `tcp_tso_autosize` (`Pacer::LinuxTso`);
-//! - RACK from the start, the tail-loss probe and the 200-ms minimum RTO
-//!   ([`LossRules::linux`]);
+//! - RACK from the start, the tail-loss probe (the RTO restarts from it, as
+//!   `tcp_send_loss_probe` re-arms it) and the 200-ms minimum RTO ([`LossRules::linux`]);
 //! - no ACK delay in RTT samples (TCP has no ACK-delay field: `max_ack_delay` is 0).
 //!
 //! Not modelled: F-RTO and undo on spurious retransmissions, TSQ and the host's queues, SACK
