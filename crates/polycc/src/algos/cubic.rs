@@ -1,11 +1,14 @@
 //! CUBIC as RFC 9438, with HyStart++ (RFC 9406) for the initial slow start.
 //!
-//! Linux's CUBIC (`net/ipv4/tcp_cubic.c`) is the same controller with four parameters set
+//! Linux's CUBIC (`net/ipv4/tcp_cubic.c`) is the same controller with these parameters set
 //! otherwise (`stack = "linux"` sets them; see [`CubicConfig`]): `beta` = 717/1024,
 //! `alpha_to_one = false` (the kernel's Reno-friendly estimate grows at α_cubic throughout),
 //! `target_rtt = "min"` (the curve is read `delay_min` ahead, not srtt), `hystart_variant =
-//! "linux"` (HyStart's ACK train and delay signals, `hystart.rs`, instead of HyStart++) and
-//! `min_growth_before_loss = 0.05` (until the first loss the window grows at least 5 % per RTT).
+//! "linux"` (HyStart's ACK train and delay signals, `hystart.rs`, instead of HyStart++),
+//! `min_growth_before_loss = 0.05` (until the first loss the window grows at least 5 % per RTT),
+//! `growth = "linux"` (the window moves in whole segments through `bictcp_update`'s divisor,
+//! `bictcp_update.rs`), and the recovery of `tcp_input.c`: `prr` (proportional rate reduction)
+//! and `recovery_spans_retransmissions` (see `reno/`).
 //!
 //! The window is kept in bytes; the cubic curve and the Reno-friendly estimate are computed in
 //! segments of the ACK's MSS, as the RFC defines them, and converted back. Growth smaller than a
@@ -129,8 +132,8 @@ pub enum Growth {
     #[default]
     Rfc9438,
     /// Linux `bictcp_update` + `tcp_cong_avoid_ai`: a divisor `cnt` in whole segments,
-    /// refreshed at most every 1/32 s while the window is unchanged, approaching W_est a round
-    /// trip behind it.
+    /// refreshed only when the window changed or 1/32 s passed, with W_est counted up in whole
+    /// segments only then.
     Linux,
 }
 
