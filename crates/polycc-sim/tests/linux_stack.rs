@@ -179,3 +179,109 @@ fn cubic_leaves_slow_start_where_linux_hystart_does() {
     assert!((70.0..85.0).contains(&linux), "linux {linux}");
     assert!((380.0..440.0).contains(&quic), "quic {quic}");
 }
+
+/// Two Reno flows on the Linux stack, the second 0.5 s after the first, over a dumbbell of
+/// `rate` and 80 ms with a drop-tail buffer of `buffer`, for `secs`.
+fn two_reno_flows(rate: &str, buffer: &str, secs: u32) -> RunOutput {
+    run(&format!(
+        r#"
+        name = "linux-reno-2x"
+        duration = "{secs}s"
+        bin = "10ms"
+        [[links]]
+        id = "b"
+        rate = "{rate}"
+        queue = {{ kind = "droptail", size = "{buffer}" }}
+        [[flows]]
+        id = "a"
+        cca = "reno"
+        stack = "linux"
+        rtt = "80ms"
+        [[flows]]
+        id = "b"
+        cca = "reno"
+        stack = "linux"
+        rtt = "80ms"
+        start = "0.5s"
+    "#
+    ))
+}
+
+#[test]
+fn a_slow_start_overshoot_halves_the_window_once_as_the_kernel_does() {
+    // `polycc validate linux`'s row reno 2× 50 Mbit/s, 80 ms, 0.25 BDP, no loss. The first
+    // flow's slow start ends in a burst of losses (every other packet of its last round). On
+    // the kernel (TCP_INFO, 20-s run): ssthresh 243 packets at 0.6 s, unchanged until 8.8 s;
+    // goodput 20.5 Mbit/s per flow (10-s run), p95 queueing delay 18.4 ms. Without PRR the
+    // model refilled at twice the bottleneck's rate in recovery (each ACK acknowledged one
+    // packet and declared one lost), overflowed the queue again and halved a second time, to
+    // 126 packets at 0.7 s: 16.8 Mbit/s per flow, p95 queue 3.3 ms.
+    let out = two_reno_flows("50Mbps", "0.25bdp", 10);
+    let t = column(&out, "t_s");
+    let ssthresh = column(&out, "cc_ssthresh_bytes");
+    // The second flow's threshold stays below 100 packets in these 10 s; the first's above.
+    let first: Vec<(f64, f64)> = t
+        .iter()
+        .zip(ssthresh)
+        .filter(|(_, s)| s.is_finite() && **s > 100.0 * 1500.0)
+        .map(|(t, s)| (*t, s / 1500.0))
+        .collect();
+    let (t0, s0) = first[0];
+    assert!(
+        (0.5..0.6).contains(&t0) && (230.0..260.0).contains(&s0),
+        "{t0} s: {s0}"
+    );
+    let next = first.iter().find(|(_, s)| (s - s0).abs() > 1.0);
+    assert!(next.is_none_or(|(t, _)| *t > 7.0), "halved again: {next:?}");
+    let s = &out.summary;
+    let goodput = s.flows.iter().map(|f| f.goodput_mbps).sum::<f64>() / 2.0;
+    assert!((18.5..22.6).contains(&goodput), "{goodput} Mbit/s per flow");
+    let q95 = s.links[0].queue_delay_ms.p95;
+    assert!(q95 > 15.0, "p95 queue {q95} ms");
+}
+
+#[test]
+fn cubic_at_random_loss_on_a_short_path_grows_in_whole_segments_as_the_kernels() {
+    // `polycc validate linux`'s row cubic 1× 50 Mbit/s, 20 ms, 1 BDP, 0.5 % loss: the window
+    // stays at 14–21 segments, in CUBIC's Reno-friendly region. The kernel had 9.32 Mbit/s (one
+    // 20-s run) and 9.45 (two 10-s runs). RFC 9438's per-ACK growth in fractions of a byte gave
+    // 9.88 over these six seeds (+5 %); Linux's whole-segment `bictcp_update` growth 9.31.
+    let seeds = 1..=6u64;
+    let n = seeds.clone().count() as f64;
+    let mean = seeds
+        .map(|seed| {
+            let toml = one_flow(
+                "linux",
+                "cubic",
+                "50Mbps",
+                "20ms",
+                20,
+                r#"loss = 0.005
+        queue = { kind = "droptail", size = "1bdp" }"#,
+                "",
+            );
+            run(&format!("seed = {seed}\n{toml}")).summary.flows[0].goodput_mbps
+        })
+        .sum::<f64>()
+        / n;
+    assert!((8.9..9.6).contains(&mean), "{mean} Mbit/s");
+}
+
+#[test]
+fn after_a_tail_loss_probe_the_rto_is_counted_from_the_probe() {
+    // `polycc validate linux`'s row reno 2× 50 Mbit/s, 80 ms, 4 BDP, no loss, 20 s. The second
+    // flow starts while the first's slow start fills the 320-ms buffer: its RTT grows from 100
+    // to 400 ms faster than its RTO estimate. On the kernel (one 20-s run) it had no RTO
+    // (`tcpi_total_rto` 0), 2.29 Mbit/s, and the queueing delay averaged 146 ms. With the RTO
+    // counted from the last ACK even after the tail-loss probe, the model's second flow had two
+    // spurious RTOs (40 packets declared lost and then acknowledged), starved at 1.0 Mbit/s, and
+    // the first kept the buffer full: 216 ms on average. Linux re-arms the RTO from the probe
+    // (`tcp_send_loss_probe`).
+    let out = two_reno_flows("50Mbps", "4bdp", 20);
+    let second = &out.summary.flows[1];
+    assert_eq!(second.persistent_congestions, 0);
+    assert_eq!(second.spurious_losses, 0);
+    assert!(second.goodput_mbps > 2.0, "{} Mbit/s", second.goodput_mbps);
+    let q = out.summary.links[0].queue_delay_ms.mean;
+    assert!((120.0..180.0).contains(&q), "mean queueing delay {q} ms");
+}

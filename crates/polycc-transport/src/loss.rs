@@ -202,7 +202,7 @@ impl<P: Copy> Sender<P> {
 
     /// The TCP timer's deadline: the tail-loss probe (`tcp_schedule_loss_probe`: 2·srtt plus
     /// 2 ms, or plus `min_rto` for a lone packet, from the last send or ACK, never after the
-    /// RTO), or once it was sent, the RTO counted from the last ACK of data.
+    /// RTO), or once it was sent, the RTO counted from the probe or a later ACK of data.
     fn tcp_deadline(&self, min_rto: Duration) -> Time {
         if self.pto_count == 0 {
             let lone = self.in_flight <= self.config.max_datagram;
@@ -244,6 +244,9 @@ impl<P: Copy> Sender<P> {
             let first = self.pto_count == 0;
             self.pto_count += 1;
             if first {
+                // `tcp_send_loss_probe` re-arms the RTO from the probe ("restart timer from
+                // now"), not from the last ACK.
+                self.rto_base = now;
                 self.probes = TLP_PROBES;
                 return Timeout::Probe { probes: TLP_PROBES };
             }

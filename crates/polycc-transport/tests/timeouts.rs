@@ -141,11 +141,13 @@ fn tcp_timeouts_probe_the_tail_once_then_the_rto_declares_everything_lost() {
     assert_eq!(s.poll_send(ms(1302), MSS), SendPermit::Now);
     send(&mut s, ms(1302), 1);
     assert_eq!(s.poll_send(ms(1302), MSS), SendPermit::Blocked);
-    // Then the RTO, still counted from the ACK: all 10 packets in flight are lost and the
-    // controller hears persistent congestion (the window's collapse, `tcp_enter_loss`).
-    assert_eq!(s.loss_deadline(), Some(ms(1400)));
+    // Then the RTO, counted from the probe (`tcp_send_loss_probe` clears the pending timer so
+    // that `tcp_rearm_rto` "will restart timer from now"), not from the last ACK (1400 ms): all
+    // 10 packets in flight are lost and the controller hears persistent congestion (the
+    // window's collapse, `tcp_enter_loss`).
+    assert_eq!(s.loss_deadline(), Some(ms(1602)));
     let mut lost = Vec::new();
-    let t = s.on_loss_timeout(ms(1400), &mut |e| lost.push(e));
+    let t = s.on_loss_timeout(ms(1602), &mut |e| lost.push(e));
     assert_eq!(
         t,
         Timeout::Losses(LossOutcome {
@@ -165,8 +167,8 @@ fn tcp_timeouts_probe_the_tail_once_then_the_rto_declares_everything_lost() {
     // Linux keeps its min RTT filter through an RTO.
     assert_eq!(s.rtt().min(), Duration::from_millis(100));
     // The resent packet starts the timer again, backed off: 2 × 300 ms.
-    send(&mut s, ms(1400), 1);
-    assert_eq!(s.loss_deadline(), Some(ms(2000)));
+    send(&mut s, ms(1602), 1);
+    assert_eq!(s.loss_deadline(), Some(ms(2202)));
 }
 
 #[test]

@@ -273,7 +273,10 @@ mod tests {
                 "hystart_variant",
                 "alpha_to_one",
                 "target_rtt",
-                "min_growth_before_loss"
+                "min_growth_before_loss",
+                "recovery_spans_retransmissions",
+                "prr",
+                "growth"
             ]
         );
         let beta = &cubic[0];

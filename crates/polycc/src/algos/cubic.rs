@@ -1,20 +1,26 @@
 //! CUBIC as RFC 9438, with HyStart++ (RFC 9406) for the initial slow start.
 //!
-//! Linux's CUBIC (`net/ipv4/tcp_cubic.c`) is the same controller with four parameters set
+//! Linux's CUBIC (`net/ipv4/tcp_cubic.c`) is the same controller with these parameters set
 //! otherwise (`stack = "linux"` sets them; see [`CubicConfig`]): `beta` = 717/1024,
 //! `alpha_to_one = false` (the kernel's Reno-friendly estimate grows at α_cubic throughout),
 //! `target_rtt = "min"` (the curve is read `delay_min` ahead, not srtt), `hystart_variant =
-//! "linux"` (HyStart's ACK train and delay signals, `hystart.rs`, instead of HyStart++) and
-//! `min_growth_before_loss = 0.05` (until the first loss the window grows at least 5 % per RTT).
+//! "linux"` (HyStart's ACK train and delay signals, `hystart.rs`, instead of HyStart++),
+//! `min_growth_before_loss = 0.05` (until the first loss the window grows at least 5 % per RTT),
+//! `growth = "linux"` (the window moves in whole segments through `bictcp_update`'s divisor,
+//! `bictcp_update.rs`), and the recovery of `tcp_input.c`: `prr` (proportional rate reduction)
+//! and `recovery_spans_retransmissions` (see `reno/`).
 //!
 //! The window is kept in bytes; the cubic curve and the Reno-friendly estimate are computed in
 //! segments of the ACK's MSS, as the RFC defines them, and converted back. Growth smaller than a
 //! byte is carried over (`reno::ByteCarry`) so that slow per-ACK increments are not lost to
 //! rounding. Recovery, the window's bounds and calibration are the Reno family's (`reno/`).
 
+use crate::algos::bictcp_update::{BictcpUpdate, Curve};
 use crate::algos::hystart::LinuxHyStart;
 use crate::algos::reno;
-use crate::algos::reno::{reno_family_methods, reno_window_in, ByteCarry, RenoFamily, RenoWindow};
+use crate::algos::reno::{
+    reno_family_methods, reno_window_in, ByteCarry, RecoveryPeriod, RenoFamily, RenoWindow,
+};
 use crate::algos::round::RoundTracker;
 use crate::cc::{CcContext, CongestionControl, Telemetry};
 use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
@@ -105,6 +111,30 @@ pub struct CubicConfig {
     /// `last_max_cwnd == 0`), which matters after HyStart ends slow start on a flat curve.
     /// 0: none (RFC 9438).
     pub min_growth_before_loss: f64,
+    /// Whether the loss of a retransmission sent during recovery belongs to the congestion
+    /// event already answered (TCP's recovery period, see `reno::RecoveryPeriod`), rather
+    /// than being a new one (RFC 9002).
+    pub recovery_spans_retransmissions: bool,
+    /// Whether the window follows proportional rate reduction in recovery (RFC 6937, Linux)
+    /// instead of dropping to ssthresh at once (RFC 9002); see `reno::Prr`.
+    pub prr: bool,
+    /// How the window follows the curve and W_est in congestion avoidance: RFC 9438's
+    /// per-ACK fractions, or Linux's whole-segment divisor (`bictcp_update.rs`).
+    pub growth: Growth,
+}
+
+/// How CUBIC's window follows its targets in congestion avoidance.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Growth {
+    /// RFC 9438 §4.3–4.5: towards W_cubic(t + RTT) by fractions of a byte per ACK, or to
+    /// W_est when it is above the curve.
+    #[default]
+    Rfc9438,
+    /// Linux `bictcp_update` + `tcp_cong_avoid_ai`: a divisor `cnt` in whole segments,
+    /// refreshed only when the window changed or 1/32 s passed, with W_est counted up in whole
+    /// segments only then.
+    Linux,
 }
 
 /// Which slow-start exit CUBIC uses.
@@ -143,6 +173,9 @@ impl Default for CubicConfig {
             alpha_to_one: true,
             target_rtt: TargetRtt::Smoothed,
             min_growth_before_loss: 0.0,
+            recovery_spans_retransmissions: false,
+            prr: false,
+            growth: Growth::Rfc9438,
         }
     }
 }
@@ -209,6 +242,24 @@ impl ParamTable for CubicConfig {
             "Linux tcp_cubic.c bictcp_update: cnt <= 20 while last_max_cwnd == 0",
         )
         .range(0.0, 1.0),
+        ParamSpec::new(
+            "recovery_spans_retransmissions",
+            Kind::Bool,
+            "the loss of a retransmission sent during recovery is no new congestion event (TCP's recovery; false: RFC 9002's)",
+            "RFC 6675 §5 RecoveryPoint; Linux tcp_input.c TCP_CA_Recovery until snd_una >= high_seq",
+        ),
+        ParamSpec::new(
+            "prr",
+            Kind::Bool,
+            "in recovery the window follows proportional rate reduction instead of dropping to ssthresh at once",
+            "RFC 6937; Linux tcp_input.c tcp_cwnd_reduction",
+        ),
+        ParamSpec::new(
+            "growth",
+            Kind::Choice(&["rfc9438", "linux"]),
+            "how the window follows the curve and W_est in congestion avoidance: per-ACK fractions, or Linux's whole-segment divisor cnt",
+            "RFC 9438 §4.3-4.5; Linux tcp_cubic.c bictcp_update, tcp_cong.c tcp_cong_avoid_ai",
+        ),
     ];
 }
 
@@ -260,15 +311,24 @@ pub struct Cubic {
     /// A congestion event set W_max since the start or the last persistent congestion (Linux
     /// `last_max_cwnd != 0`).
     congestion_seen: bool,
+    /// `Some` with `growth = "linux"`: the kernel's per-ACK divisor state.
+    bictcp: Option<BictcpUpdate>,
 }
 
 impl Cubic {
     /// CUBIC in slow start from the context's initial window, with HyStart++ or Linux's HyStart
     /// armed when `cfg.hystart` is set.
     pub fn new(ctx: &CcContext, cfg: CubicConfig) -> Self {
+        let mut reno = RenoWindow::new(ctx);
+        if cfg.recovery_spans_retransmissions {
+            reno.recovery = RecoveryPeriod::spanning_retransmissions();
+        }
+        if cfg.prr {
+            reno = reno.with_prr();
+        }
         Cubic {
             cfg,
-            reno: RenoWindow::new(ctx),
+            reno,
             carry: ByteCarry::default(),
             w_max: 0.0,
             cwnd_prior: 0.0,
@@ -279,6 +339,7 @@ impl Cubic {
                 .then(HyStart::default),
             linux_hystart: Self::linux_hystart(&cfg),
             congestion_seen: false,
+            bictcp: (cfg.growth == Growth::Linux).then(BictcpUpdate::default),
         }
     }
 
@@ -381,12 +442,17 @@ impl Cubic {
     }
 
     fn congestion_avoidance(&mut self, now: Time, ack: &AckEvent, seg: f64) {
-        if self.epoch.is_none() {
+        let new_epoch = self.epoch.is_none();
+        if new_epoch {
             self.start_epoch(now, seg);
         }
         let Some(mut epoch) = self.epoch else {
             return;
         };
+        if self.bictcp.is_some() {
+            self.linux_growth(now, ack, seg, epoch, new_epoch);
+            return;
+        }
         let cwnd_seg = self.reno.cwnd as f64 / seg;
         let t = (now - epoch.start).as_secs_f64();
         let rtt = match self.cfg.target_rtt {
@@ -432,6 +498,42 @@ impl Cubic {
                 growth
             });
         }
+    }
+}
+
+impl Cubic {
+    /// `growth = "linux"`: whole segments as `bictcp_update` and `tcp_cong_avoid_ai` give them.
+    fn linux_growth(&mut self, now: Time, ack: &AckEvent, seg: f64, epoch: Epoch, new: bool) {
+        let cwnd = (self.reno.cwnd as f64 / seg) as u64;
+        let curve = Curve {
+            start: epoch.start,
+            k: epoch.k,
+            origin: self.w_max / seg,
+            c: self.cfg.c,
+            ahead: match self.cfg.target_rtt {
+                TargetRtt::Smoothed => ack.rtt.smoothed,
+                TargetRtt::Min => ack.rtt.min,
+            },
+        };
+        let (beta, before_loss) = (self.cfg.beta, !self.congestion_seen);
+        let Some(u) = self.bictcp.as_mut() else {
+            return;
+        };
+        if new {
+            u.start_epoch(cwnd);
+        }
+        let grow = u.on_ack(
+            now,
+            u64::from(ack.acked_packets),
+            cwnd,
+            &curve,
+            beta,
+            before_loss,
+        );
+        self.reno.cwnd = self
+            .reno
+            .cwnd
+            .saturating_add(grow.saturating_mul(seg as Bytes));
     }
 }
 
@@ -495,6 +597,8 @@ impl CongestionControl for Cubic {
     }
 
     fn on_sent(&mut self, _now: Time, sent: &SentPacket) {
+        self.reno.recovery.on_sent(sent);
+        self.reno.prr_on_sent(sent.bytes);
         if let Some(hs) = self.hystart.as_mut() {
             hs.rounds.on_sent(sent.pn);
         }
@@ -505,9 +609,14 @@ impl CongestionControl for Cubic {
 
     fn on_ack(&mut self, now: Time, ack: &AckEvent) {
         if self.reno.recovery.covers(ack.largest_acked_sent_time) {
-            return; // acknowledges a packet from before the last reduction
+            // Acknowledges a packet from before the last reduction: no growth (PRR's window).
+            self.reno.prr_on_ack(ack.acked_bytes, ack.in_flight);
+            self.reno.apply_clamp();
+            return;
         }
-        self.reno.recovery.end();
+        if self.reno.recovery.end() {
+            self.reno.prr_end();
+        }
         if ack.app_limited {
             // No growth while application-limited (RFC 9002 §7.8), and the time does not count
             // towards t (RFC 9438 §4.2).

@@ -1,6 +1,7 @@
 //! The algorithm pool: one file (or folder) per controller. Each module registers its own names.
 
 pub mod bbr;
+pub mod bictcp_update;
 pub mod copa;
 pub mod cubic;
 pub mod gcc;

@@ -2,12 +2,13 @@
 //! byte-counting congestion avoidance, halving on loss, persistent congestion to the minimum.
 
 use crate::algos::reno::{
-    reno_family_methods, reno_window_in, AiCredit, RenoFamily, RenoWindow, RENO_BETA,
+    reno_family_methods, reno_window_in, AiCredit, RecoveryPeriod, RenoFamily, RenoWindow,
+    RENO_BETA,
 };
 use crate::cc::{CcContext, CongestionControl, Telemetry};
 use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
 use crate::registry::{CcError, Params, Registry};
-use crate::signals::AckEvent;
+use crate::signals::{AckEvent, SentPacket};
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +31,10 @@ pub fn register(r: &mut Registry) {
 struct NewRenoParams {
     #[serde(default = "default_beta")]
     beta: f64,
+    #[serde(default)]
+    recovery_spans_retransmissions: bool,
+    #[serde(default)]
+    prr: bool,
 }
 
 fn default_beta() -> f64 {
@@ -38,24 +43,46 @@ fn default_beta() -> f64 {
 
 impl ParamTable for NewRenoParams {
     // A reduction of nothing or of everything is no congestion response (as CUBIC's beta).
-    const PARAMS: &'static [ParamSpec] = &[ParamSpec::new(
-        "beta",
-        Kind::Number,
-        "fraction of the window kept on a congestion event",
-        "RFC 9002 §7.3.2 kLossReductionFactor",
-    )
-    .range(0.05, 0.95)];
+    const PARAMS: &'static [ParamSpec] = &[
+        ParamSpec::new(
+            "beta",
+            Kind::Number,
+            "fraction of the window kept on a congestion event",
+            "RFC 9002 §7.3.2 kLossReductionFactor",
+        )
+        .range(0.05, 0.95),
+        ParamSpec::new(
+            "recovery_spans_retransmissions",
+            Kind::Bool,
+            "the loss of a retransmission sent during recovery is no new congestion event (TCP's recovery; false: RFC 9002's)",
+            "RFC 6675 §5 RecoveryPoint; Linux tcp_input.c TCP_CA_Recovery until snd_una >= high_seq",
+        ),
+        ParamSpec::new(
+            "prr",
+            Kind::Bool,
+            "in recovery the window follows proportional rate reduction instead of dropping to ssthresh at once",
+            "RFC 6937; Linux tcp_input.c tcp_cwnd_reduction",
+        ),
+    ];
 }
 
 /// Builds NewReno from scenario parameters (`beta`, the fraction of the window kept on a
-/// congestion event), checking them against the declared schema.
+/// congestion event; `recovery_spans_retransmissions`, TCP's recovery period), checking them
+/// against the declared schema.
 pub fn build(
     p: &Params,
     ctx: &CcContext,
     _: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
     let params: NewRenoParams = params::parse(NAME, p)?;
-    Ok(Box::new(NewReno::new(ctx, params.beta)))
+    let mut cc = NewReno::new(ctx, params.beta);
+    if params.recovery_spans_retransmissions {
+        cc.reno.recovery = RecoveryPeriod::spanning_retransmissions();
+    }
+    if params.prr {
+        cc.reno = cc.reno.with_prr();
+    }
+    Ok(Box::new(cc))
 }
 
 /// NewReno for one flow (the model is in the module docs).
@@ -101,12 +128,23 @@ impl CongestionControl for NewReno {
         "newreno"
     }
 
+    fn on_sent(&mut self, _now: Time, sent: &SentPacket) {
+        self.reno.recovery.on_sent(sent);
+        self.reno.prr_on_sent(sent.bytes);
+    }
+
     fn on_ack(&mut self, _now: Time, ack: &AckEvent) {
         // RFC 9002 §7.3.2: recovery is judged by send time only: an ACK of a packet sent before
         // the recovery start neither grows the window nor ends the epoch, so losses of such
         // packets detected later do not reduce it again.
+        let was_in_recovery = self.reno.recovery.is_active();
         if self.reno.recovery.follow(ack) {
+            self.reno.prr_on_ack(ack.acked_bytes, ack.in_flight);
+            self.reno.apply_clamp();
             return;
+        }
+        if was_in_recovery {
+            self.reno.prr_end();
         }
         if ack.app_limited {
             return; // RFC 9002 §7.8: no growth while application-limited

@@ -43,9 +43,13 @@ pub(crate) trait RenoFamily {
     /// collapse (§7.6.2), then the bounds.
     fn reno_on_loss(&mut self, now: Time, loss: &LossEvent) {
         if self.reno().recovery.is_new_event(loss) {
+            let prior_cwnd = self.reno().cwnd;
             self.reno_mut().recovery.begin(now);
             self.on_congestion_event(now);
             self.reset_growth();
+            self.reno_mut().prr_begin(prior_cwnd, loss.in_flight);
+        } else {
+            self.reno_mut().prr_on_loss();
         }
         if loss.persistent_congestion {
             self.on_persistent_congestion(now);

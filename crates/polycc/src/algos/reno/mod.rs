@@ -4,6 +4,8 @@
 //! NewReno, CUBIC, H-TCP, Illinois, Hybla, Westwood+ and Vegas differ in their increase rule,
 //! their decrease factor and the state those need; the rest is one mechanism:
 //! - [`RecoveryPeriod`] (`recovery.rs`): RFC 9002 §7.3.2's one reduction per congestion event;
+//! - [`Prr`] (`prr.rs`): proportional rate reduction in recovery (RFC 6937, Linux), an option
+//!   of the window;
 //! - [`RenoWindow`] (`window.rs`): the window, the threshold and their bounds, slow start, the
 //!   multiplicative decrease, the persistent-congestion collapse and the telemetry preamble;
 //! - [`AiCredit`] and [`ByteCarry`] (`growth.rs`): the two ways the family accumulates
@@ -14,10 +16,12 @@
 
 mod family;
 mod growth;
+mod prr;
 mod recovery;
 mod window;
 
 pub(crate) use family::{reno_family_methods, reno_window_in, RenoFamily};
 pub(crate) use growth::{AiCredit, ByteCarry};
+pub(crate) use prr::Prr;
 pub(crate) use recovery::RecoveryPeriod;
 pub(crate) use window::{millis_or_nan, RenoWindow, RENO_BETA};

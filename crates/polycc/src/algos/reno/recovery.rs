@@ -1,11 +1,12 @@
-//! The recovery period of RFC 9002 §7.3.2 (RFC 6582's one reduction per window of data).
+//! The recovery period of RFC 9002 §7.3.2 (RFC 6582's one reduction per window of data), and
+//! TCP's reading of it for retransmissions ([`RecoveryPeriod::spanning_retransmissions`]).
 
-use crate::signals::{AckEvent, LossEvent};
+use crate::signals::{AckEvent, LossEvent, SentPacket};
 use crate::units::Time;
 
 /// One reduction per congestion event: losses of packets sent before the period began belong to
 /// the event already answered, and ACKs of such packets do not grow the window.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct RecoveryPeriod {
     /// RFC 9002's congestion_recovery_start_time: packets sent at or before it belong to the last
     /// period. Kept after the period ends, so a late loss of such a packet is not a new event.
@@ -13,9 +14,43 @@ pub(crate) struct RecoveryPeriod {
     /// The telemetry's "recovery": from a reduction until an ACK ends it (see
     /// [`RecoveryPeriod::follow`] and [`RecoveryPeriod::end`] for the two readings).
     active: bool,
+    /// `Some` when the period spans its retransmissions (TCP's recovery): the packet numbers of
+    /// the retransmissions sent since it began, in increasing order. `None`: RFC 9002's rule.
+    retransmissions: Option<Vec<u64>>,
 }
 
 impl RecoveryPeriod {
+    /// TCP's recovery period: it lasts until the data outstanding when it began is acknowledged
+    /// (RFC 6675 §5's RecoveryPoint; Linux stays in `TCP_CA_Recovery` until `snd_una` reaches
+    /// `high_seq`, `tcp_input.c` `tcp_try_undo_recovery`/`tcp_fastretrans_alert`). A
+    /// retransmission carries such data, so its loss, however late it is found, belongs to the
+    /// event already answered. RFC 9002 gives a retransmission a new packet number sent after the
+    /// period began, which makes its loss a new event: after a slow-start overshoot, where the
+    /// first retransmissions meet a still-full queue, that halves the window a second time.
+    pub(crate) fn spanning_retransmissions() -> Self {
+        RecoveryPeriod {
+            retransmissions: Some(Vec::new()),
+            ..RecoveryPeriod::default()
+        }
+    }
+
+    /// A packet left: a retransmission sent since the period began is recorded when the period
+    /// spans them.
+    pub(crate) fn on_sent(&mut self, sent: &SentPacket) {
+        if let (Some(v), Some(_)) = (self.retransmissions.as_mut(), self.start) {
+            if sent.is_retransmission {
+                v.push(sent.pn);
+            }
+        }
+    }
+
+    /// The packet `pn` is a retransmission of this period (only when it spans them).
+    fn holds(&self, pn: u64) -> bool {
+        self.retransmissions
+            .as_ref()
+            .is_some_and(|v| v.binary_search(&pn).is_ok())
+    }
+
     pub(crate) fn is_active(&self) -> bool {
         self.active
     }
@@ -40,18 +75,28 @@ impl RecoveryPeriod {
     }
 
     /// A loss of a packet sent after the last period began is a new congestion event.
+    /// When the period spans its retransmissions, the loss of one of them is not.
     pub(crate) fn is_new_event(&self, loss: &LossEvent) -> bool {
         self.start.is_none_or(|r| loss.largest_lost_sent_time > r)
+            && !self.holds(loss.largest_lost_pn)
     }
 
     pub(crate) fn begin(&mut self, now: Time) {
         self.start = Some(now);
         self.active = true;
+        if let Some(v) = self.retransmissions.as_mut() {
+            v.clear();
+        }
     }
 
     /// Persistent congestion (RFC 9002 §7.6.2) leaves recovery and forgets its start.
     pub(crate) fn reset(&mut self) {
-        *self = RecoveryPeriod::default();
+        let spans = self.retransmissions.is_some();
+        *self = if spans {
+            RecoveryPeriod::spanning_retransmissions()
+        } else {
+            RecoveryPeriod::default()
+        };
     }
 }
 
@@ -86,6 +131,41 @@ mod tests {
         assert!(r.is_new_event(&loss(0, at(11), 1000, 1000)));
         r.reset();
         assert!(r.is_new_event(&loss(0, at(5), 1000, 1000)));
+    }
+
+    fn retransmission(pn: u64) -> SentPacket {
+        SentPacket {
+            pn,
+            bytes: 1000,
+            is_retransmission: true,
+            ..SentPacket::default()
+        }
+    }
+
+    #[test]
+    fn a_lost_retransmission_is_a_new_event_unless_the_period_spans_them() {
+        for (mut r, new_event) in [
+            (RecoveryPeriod::default(), true),
+            (RecoveryPeriod::spanning_retransmissions(), false),
+        ] {
+            r.on_sent(&retransmission(3)); // before any period: not recorded
+            r.begin(at(10));
+            r.on_sent(&retransmission(20));
+            r.on_sent(&SentPacket {
+                pn: 21,
+                bytes: 1000,
+                ..SentPacket::default()
+            });
+            // The retransmission, sent at 12 ms, is found lost at 100 ms.
+            assert_eq!(r.is_new_event(&loss(20, at(12), 1000, 1000)), new_event);
+            // New data sent during the period still starts a new event when lost.
+            assert!(r.is_new_event(&loss(21, at(12), 1000, 1000)));
+            // The next period forgets the last one's retransmissions.
+            r.begin(at(200));
+            assert!(r.is_new_event(&loss(20, at(201), 1000, 1000)));
+            r.reset();
+            assert_eq!(r.retransmissions.is_some(), !new_event);
+        }
     }
 
     #[test]

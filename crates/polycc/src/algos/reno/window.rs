@@ -1,6 +1,6 @@
 //! The window a Reno-family controller moves, with its threshold, bounds and recovery period.
 
-use super::RecoveryPeriod;
+use super::{Prr, RecoveryPeriod};
 use crate::cc::{CcContext, Telemetry, MIN_WINDOW_PACKETS};
 use crate::units::{Bytes, Duration};
 
@@ -25,6 +25,9 @@ pub(crate) struct RenoWindow {
     pub(crate) clamp: Option<Bytes>,
     /// The controller's own bound, as Linux's `snd_cwnd_clamp`; `Bytes::MAX` unless it has one.
     max_cwnd: Bytes,
+    /// `Some` when the window follows proportional rate reduction in recovery (`prr.rs`):
+    /// the accounting of the reduction in progress (or of the last one).
+    prr: Option<Prr>,
 }
 
 impl RenoWindow {
@@ -38,6 +41,59 @@ impl RenoWindow {
             recovery: RecoveryPeriod::default(),
             clamp: None,
             max_cwnd: Bytes::MAX,
+            prr: None,
+        }
+    }
+
+    /// The window follows proportional rate reduction in recovery (Linux), instead of dropping
+    /// to ssthresh at once (RFC 9002).
+    pub(crate) fn with_prr(self) -> Self {
+        RenoWindow {
+            prr: Some(Prr::default()),
+            ..self
+        }
+    }
+
+    /// A reduction began from `prior_cwnd` with `pipe` bytes in flight; with PRR the window is
+    /// now `pipe` plus the fast retransmit, otherwise it stays (at ssthresh).
+    pub(crate) fn prr_begin(&mut self, prior_cwnd: Bytes, pipe: Bytes) {
+        if self.prr.is_some() {
+            let (prr, cwnd) = Prr::begin(prior_cwnd, pipe, self.mss);
+            self.prr = Some(prr);
+            self.cwnd = cwnd;
+        }
+    }
+
+    /// A packet left during recovery.
+    pub(crate) fn prr_on_sent(&mut self, bytes: Bytes) {
+        if let Some(p) = self.prr.as_mut().filter(|_| self.recovery.is_active()) {
+            p.on_sent(bytes);
+        }
+    }
+
+    /// A loss that belongs to the reduction in progress.
+    pub(crate) fn prr_on_loss(&mut self) {
+        if let Some(p) = self.prr.as_mut() {
+            p.on_loss();
+        }
+    }
+
+    /// An ACK during recovery delivered `delivered` bytes and left `pipe` in flight.
+    pub(crate) fn prr_on_ack(&mut self, delivered: Bytes, pipe: Bytes) {
+        let (ssthresh, mss) = (self.ssthresh, self.mss);
+        if let Some(w) = self
+            .prr
+            .as_mut()
+            .and_then(|p| p.on_ack(delivered, pipe, ssthresh, mss))
+        {
+            self.cwnd = w.max(self.min_window());
+        }
+    }
+
+    /// Recovery is over: with PRR the window is set to ssthresh (`tcp_end_cwnd_reduction`).
+    pub(crate) fn prr_end(&mut self) {
+        if self.prr.is_some() {
+            self.cwnd = self.ssthresh;
         }
     }
 
