@@ -116,6 +116,9 @@ def test_cca_parameters_are_the_declared_schema() -> None:
         "alpha_to_one",
         "target_rtt",
         "min_growth_before_loss",
+        "recovery_spans_retransmissions",
+        "prr",
+        "growth",
     ]
     beta = params["beta"]
     assert (beta.type, beta.default, beta.range) == ("number", 0.7, (0.05, 0.95))
