@@ -51,18 +51,8 @@ impl ParamTable for NewRenoParams {
             "RFC 9002 §7.3.2 kLossReductionFactor",
         )
         .range(0.05, 0.95),
-        ParamSpec::new(
-            "recovery_spans_retransmissions",
-            Kind::Bool,
-            "the loss of a retransmission sent during recovery is no new congestion event (TCP's recovery; false: RFC 9002's)",
-            "RFC 6675 §5 RecoveryPoint; Linux tcp_input.c TCP_CA_Recovery until snd_una >= high_seq",
-        ),
-        ParamSpec::new(
-            "prr",
-            Kind::Bool,
-            "in recovery the window follows proportional rate reduction instead of dropping to ssthresh at once",
-            "RFC 6937; Linux tcp_input.c tcp_cwnd_reduction",
-        ),
+        super::reno::RECOVERY_SPANS_RETRANSMISSIONS,
+        super::reno::PRR,
     ];
 }
 

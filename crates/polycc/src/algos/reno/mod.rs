@@ -25,3 +25,21 @@ pub(crate) use growth::{AiCredit, ByteCarry};
 pub(crate) use prr::Prr;
 pub(crate) use recovery::RecoveryPeriod;
 pub(crate) use window::{millis_or_nan, RenoWindow, RENO_BETA};
+
+use crate::params::{Kind, ParamSpec};
+
+/// The declared parameter of [`RecoveryPeriod`]'s TCP rule, for the family members that offer it.
+pub(crate) const RECOVERY_SPANS_RETRANSMISSIONS: ParamSpec = ParamSpec::new(
+    "recovery_spans_retransmissions",
+    Kind::Bool,
+    "the loss of a retransmission sent during recovery is no new congestion event (TCP's recovery; false: RFC 9002's)",
+    "RFC 6675 §5 RecoveryPoint; Linux tcp_input.c TCP_CA_Recovery until snd_una >= high_seq",
+);
+
+/// The declared parameter of [`Prr`], for the family members that offer it.
+pub(crate) const PRR: ParamSpec = ParamSpec::new(
+    "prr",
+    Kind::Bool,
+    "in recovery the window follows proportional rate reduction instead of dropping to ssthresh at once",
+    "RFC 6937; Linux tcp_input.c tcp_cwnd_reduction",
+);
