@@ -164,13 +164,16 @@ impl FlowShared {
         lock(&self.transfers).requested.push(t);
     }
 
-    /// The receiver has the next transfer in full at `t`.
-    pub fn complete(&self, t: Time) {
-        lock(&self.transfers).completed.push(t);
-    }
-
-    /// Transfers the receiver has in full.
-    pub fn transfers_completed(&self) -> usize {
-        lock(&self.transfers).completed.len()
+    /// The receiving application has `received` units (bytes or segments) of the flow's
+    /// transfers of `per_transfer` units each, all of them from the first on: records, at `now`,
+    /// each transfer this completes; returns how many it did.
+    pub fn complete_through(&self, received: u64, per_transfer: u64, now: Time) -> u64 {
+        let mut log = lock(&self.transfers);
+        let before = log.completed.len() as u64;
+        let full = received / per_transfer.max(1);
+        for _ in before..full {
+            log.completed.push(now);
+        }
+        full.saturating_sub(before)
     }
 }

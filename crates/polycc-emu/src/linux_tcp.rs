@@ -307,10 +307,9 @@ pub fn run_server(
                 Ok(n) => {
                     let total = flow.add_received(n as u64);
                     let Some(bytes) = transfer else { continue };
-                    let mut completed = flow.transfers_completed() as u64;
-                    while total >= (completed + 1) * bytes {
-                        flow.complete(clock.now());
-                        completed += 1;
+                    // One cue per transfer now in full (at most one: the client sends the next
+                    // only after the cue).
+                    for _ in 0..flow.complete_through(total, bytes, clock.now()) {
                         if stream.write_all(&[TRANSFER_DONE]).is_err() {
                             break;
                         }

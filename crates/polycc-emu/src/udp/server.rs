@@ -112,11 +112,7 @@ pub fn run_server(
                 if d.segment != NO_SEGMENT && segs.insert(d.segment) {
                     flow.add_received((n - DATA_HEADER) as u64);
                     if let Some(n) = cfg.transfer_segments {
-                        let mut completed = flow.transfers_completed() as u64;
-                        while segs.cumulative() >= (completed + 1) * n {
-                            flow.complete(now);
-                            completed += 1;
-                        }
+                        flow.complete_through(segs.cumulative(), n, now);
                     }
                 }
                 if cfg.unresponsive_return.is_some() {
