@@ -60,14 +60,20 @@ class RayExecutor:
             and num_cpus_per_run > 0
         ):
             raise ValueError(f"num_cpus_per_run: {num_cpus_per_run!r}; give a positive number of CPUs")
-        ray = _ray()
+        _ray()
         self.address = address
         self.num_cpus_per_run = float(num_cpus_per_run)
+        self._num_cpus = num_cpus
         self._owns_ray = False
+        self._start()
+
+    def _start(self) -> None:
+        """Starts or joins Ray unless this process is already connected to it."""
+        ray = _ray()
         if not ray.is_initialized():
             ray.init(
-                address=address,
-                num_cpus=num_cpus if address is None else None,
+                address=self.address,
+                num_cpus=self._num_cpus if self.address is None else None,
                 include_dashboard=False,
                 log_to_driver=False,
                 configure_logging=False,
@@ -90,6 +96,7 @@ class RayExecutor:
         raises, without `on_lost`). Closing the iterator cancels the tasks not yet finished."""
         if not items:
             return
+        self._start()
         ray = _ray()
         lost = _lost_worker_errors(ray)
         task = ray.remote(num_cpus=self.num_cpus_per_run, max_retries=0)(fn)
@@ -118,8 +125,15 @@ class RayExecutor:
                     if nxt is not None:
                         pending[task.remote(nxt)] = nxt
         finally:
-            for ref in pending:
-                ray.cancel(ref, force=True)
+            if pending and self._owns_ray:
+                # Stopping the instance this executor started kills its workers. Cancelling
+                # instead races with the replies of tasks finishing at that moment, which aborts
+                # the driver in Ray's core worker ("Tried to complete task that was not pending",
+                # ray-project/ray#54798); the next call starts a fresh instance.
+                self.shutdown()
+            else:
+                for ref in pending:
+                    ray.cancel(ref, force=True)
 
     def shutdown(self) -> None:
         """Stops the Ray instance this executor started (a joined cluster stays up)."""

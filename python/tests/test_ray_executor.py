@@ -112,6 +112,23 @@ def divide_by(n: int) -> float:
     return 1 / n
 
 
+def nap(n: int) -> int:
+    import time
+
+    time.sleep(0.05 * (n % 3))
+    return n
+
+
+def test_closing_early_stops_the_tasks_under_way_and_the_executor_runs_again(local_ray: RayExecutor) -> None:
+    """Closing the iterator while tasks run and finish around it (Ctrl-C in a sweep) never
+    aborts the driver, and the next call runs all its items."""
+    for _ in range(3):
+        it = local_ray.map_unordered(nap, list(range(12)))
+        assert next(it) in range(12)
+        it.close()
+    assert sorted(local_ray.map_unordered(nap, list(range(6)))) == list(range(6))
+
+
 def test_a_lost_worker_marks_the_run_failed_with_its_reason(tmp_path: Path, local_ray: RayExecutor) -> None:
     from polycc.sweeps import _execute_all
     from polycc.tasks import lost
