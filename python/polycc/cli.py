@@ -17,11 +17,15 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, NoReturn, TypeVar
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from polycc import _native
+
+if TYPE_CHECKING:
+    from polycc.api import RunResult
+    from polycc.scenario import Scenario
 
 EXIT_USER = 2
 EXIT_INTERNAL = 1
@@ -179,19 +183,9 @@ def run(file: Path, out: Path | None, seed: int | None, plots: bool, backend: st
         from polycc.results import stream_run
 
         if backend == "emu":
-            from polycc.api import run_scenario
             from polycc.results import write_run
 
-            # Emulated time is the wall clock's: the line shows how much of the run has passed.
-            total_s = scenario.simulation(seed).duration_s
-            progress = ProgressLine(f"running {name}", kind="emulated")
-            try:
-                result = _cancellable(
-                    lambda cancel: run_scenario(scenario, seed=seed, backend="emu", cancelled=cancel.is_set),
-                    tick=lambda: progress.update(min(progress.clock() - progress.t0, total_s), total_s),
-                )
-            finally:
-                progress.close()
+            result = _emulated(scenario, seed, name)
             write_run(result, target, plots=plots)
         else:
             # The run steps in this thread, a quarter of a second of wall time at a time, so
@@ -205,6 +199,66 @@ def run(file: Path, out: Path | None, seed: int | None, plots: bool, backend: st
                 progress.close()
     _print_run(result.summary)
     click.echo(f"report: {(target / 'report.html').resolve()}")
+
+
+@cli.command()
+@SCENARIO
+@_out_option(None, "Comparison directory [default: results/compare-<scenario name>].")
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Replace the scenario's seed.")
+@PLOTS
+def compare(file: Path, out: Path | None, seed: int | None, plots: bool) -> None:
+    """Run one scenario FILE in the simulator and in the emulated testbed, side by side.
+
+    Writes sim/ and emu/ (each a run's results directory), compare.json (every flow's and link's
+    metrics in both, with the testbed's over the simulator's), compare-flows.png and
+    compare-links.png (both runs' time series overlaid) and report.html. The testbed part needs
+    root and runs in real time.
+    """
+    from polycc.api import run_scenario
+    from polycc.compare import write_comparison
+    from polycc.outdir import check_output_dir
+    from polycc.scenario import Scenario
+
+    with user_errors():
+        scenario = Scenario.from_file(file)
+        name = scenario.validate(seed)
+        target = out or Path("results") / f"compare-{name}"
+        check_output_dir(target)
+        # The testbed first: what it cannot emulate is refused before anything runs.
+        emu = _emulated(scenario, seed, name)
+        sim = run_scenario(scenario, seed=seed)
+        rows = write_comparison(sim, emu, target, plots=plots)
+    click.echo(f"{name}: simulator / testbed")
+    for r in rows:
+        if r.metric in ("goodput_mbps", "rtt_ms.mean", "utilization"):
+            ratio = f", testbed / simulator {r.ratio:.3f}" if r.ratio is not None else ""
+            both = f"{_shown(r.sim, r.fraction)} / {_shown(r.emu, r.fraction)}"
+            click.echo(f"  {r.kind} {r.id} {r.label}: {both}{ratio}")
+    click.echo(f"report: {(target / 'report.html').resolve()}")
+
+
+def _shown(value: float | None, fraction: bool) -> str:
+    if value is None:
+        return "-"
+    return f"{100 * value:.1f} %" if fraction else f"{value:.2f}"
+
+
+def _emulated(scenario: Scenario, seed: int | None, name: str) -> RunResult:
+    """Runs `scenario` in the emulated testbed with a progress line; Ctrl-C and SIGTERM end it
+    after it has removed what it made."""
+    from polycc.api import run_scenario
+    from polycc.progress import ProgressLine
+
+    # Emulated time is the wall clock's: the line shows how much of the run has passed.
+    total_s = scenario.simulation(seed).duration_s
+    progress = ProgressLine(f"running {name}", kind="emulated")
+    try:
+        return _cancellable(
+            lambda cancel: run_scenario(scenario, seed=seed, backend="emu", cancelled=cancel.is_set),
+            tick=lambda: progress.update(min(progress.clock() - progress.t0, total_s), total_s),
+        )
+    finally:
+        progress.close()
 
 
 def _cancellable(fn: Callable[[threading.Event], T], tick: Callable[[], None] | None = None) -> T:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 #: A directory holding one of these was written by polycc and may be replaced by a new result.
-MARKERS = ("summary.json", "results.parquet", "index.html")
+MARKERS = ("summary.json", "results.parquet", "index.html", "compare.json")
 
 
 class OutputError(ValueError):

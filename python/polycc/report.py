@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from polycc.api import RunResult
+    from polycc.compare import Row
     from polycc.plots import Plot
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -86,6 +87,22 @@ def render_run_report(result: RunResult, plots: Sequence[Plot], *, back: str | N
             plots=plots,
             resolved_toml=result.resolved_toml,
             back=back,
+        )
+    )
+
+
+def render_comparison(sim: RunResult, rows: Sequence[Row], plots: Sequence[Plot]) -> str:
+    """The page of `polycc compare`: both runs' metrics side by side and the overlaid plots."""
+    return (
+        _env()
+        .get_template("compare.html.j2")
+        .render(
+            name=sim.name,
+            seed=sim.seed,
+            description=_description(sim.resolved_toml),
+            sim=sim.summary,
+            rows=rows,
+            plots=plots,
         )
     )
 

@@ -3,6 +3,8 @@ that exit codes, stderr and the absence of tracebacks are checked exactly as a u
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -69,6 +71,23 @@ class Cli:
     returncode: int
     stdout: str
     stderr: str
+
+
+def emulator_or_skip() -> None:
+    """Skips a test that emulates where the testbed cannot run (root, TUN, iproute2), except
+    under POLYCC_REQUIRE_EMU=1 (CI), where that is a failure."""
+    reason = None
+    if os.geteuid() != 0:
+        reason = "needs root"
+    elif not Path("/dev/net/tun").exists():
+        reason = "needs /dev/net/tun"
+    elif shutil.which("ip") is None:
+        reason = "needs iproute2 (scripts/install-emu-deps.sh)"
+    if reason is None:
+        return
+    if os.environ.get("POLYCC_REQUIRE_EMU") == "1":
+        pytest.fail(f"the emulator cannot run here ({reason}) and POLYCC_REQUIRE_EMU=1 demands it")
+    pytest.skip(f"emulator: {reason}")
 
 
 def polycc(*args: str | Path) -> Cli:

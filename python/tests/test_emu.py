@@ -8,8 +8,6 @@ the reason, except under POLYCC_REQUIRE_EMU=1 (CI), where skipping is a failure.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -18,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import polycc_process
+from conftest import emulator_or_skip, polycc_process
 
 KERNEL_CUBIC = """\
 name = "kernel-cubic"
@@ -35,21 +33,6 @@ cca = "cubic"
 stack = "linux"
 rtt = "40ms"
 """
-
-
-def emulator_or_skip() -> None:
-    reason = None
-    if os.geteuid() != 0:
-        reason = "needs root"
-    elif not Path("/dev/net/tun").exists():
-        reason = "needs /dev/net/tun"
-    elif shutil.which("ip") is None:
-        reason = "needs iproute2 (scripts/install-emu-deps.sh)"
-    if reason is None:
-        return
-    if os.environ.get("POLYCC_REQUIRE_EMU") == "1":
-        pytest.fail(f"the emulator cannot run here ({reason}) and POLYCC_REQUIRE_EMU=1 demands it")
-    pytest.skip(f"emulator: {reason}")
 
 
 def our_namespaces(pid: int) -> list[str]:
