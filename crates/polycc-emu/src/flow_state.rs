@@ -2,7 +2,7 @@
 //! flow: goodput as the receiving application reads it, the sender's state as a [`Sample`],
 //! RTT samples, the flow's times and its end-of-run counters.
 
-use crate::tcp_info::TcpInfo;
+use crate::tcp_info::{BbrInfo, TcpInfo};
 use polycc::units::Time;
 use polycc_sim::engine::delay_histogram::DelayHistogram;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,10 +21,14 @@ pub struct Sample {
 }
 
 impl Sample {
-    /// The kernel's view of a TCP sender.
-    pub fn from_tcp(i: &TcpInfo) -> Sample {
+    /// The kernel's view of a TCP sender; with `bbr` (the kernel's BBR's `TCP_CC_INFO`), its
+    /// mode as `cc_state` and its model in the columns polycc's `bbr` reports
+    /// (`cc_btl_bw_mbps`, `cc_min_rtt_ms` from BBR's own filter, `cc_pacing_gain`,
+    /// `cc_cwnd_gain`), so that the two compare column by column.
+    pub fn from_tcp(i: &TcpInfo, bbr: Option<&BbrInfo>) -> Sample {
+        let min_rtt_us = bbr.map_or(i.min_rtt_us, |b| b.min_rtt_us);
         let mut extras = vec![
-            ("min_rtt_ms", i.min_rtt_us as f64 / 1000.0),
+            ("min_rtt_ms", min_rtt_us as f64 / 1000.0),
             ("delivery_rate_mbps", i.delivery_rate as f64 * 8.0 / 1e6),
             ("retransmits", i.total_retrans as f64),
         ];
@@ -32,8 +36,21 @@ impl Sample {
         if i.snd_ssthresh < i32::MAX as u32 / 2 {
             extras.push(("ssthresh_bytes", i.snd_ssthresh as f64 * i.snd_mss as f64));
         }
+        if let Some(b) = bbr {
+            extras.push(("btl_bw_mbps", b.bw as f64 * 8.0 / 1e6));
+            extras.push(("pacing_gain", b.pacing_gain));
+            extras.push(("cwnd_gain", b.cwnd_gain));
+            // polycc's bbr numbers its recovery states Open 0, Recovery 1, Loss 2; the kernel's
+            // Disorder and CWR leave BBR's window alone, as Open does.
+            let ca_state = match i.state_name() {
+                "recovery" => 1.0,
+                "loss" => 2.0,
+                _ => 0.0,
+            };
+            extras.push(("ca_state", ca_state));
+        }
         Sample {
-            state: i.state_name(),
+            state: bbr.map_or_else(|| i.state_name(), BbrInfo::mode),
             cwnd_bytes: Some(i.cwnd_bytes() as f64),
             inflight_bytes: Some(i.inflight_bytes() as f64),
             pacing_rate_mbps: Some(i.pacing_rate as f64 * 8.0 / 1e6),

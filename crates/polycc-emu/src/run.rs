@@ -11,7 +11,7 @@ use crate::flow_state::{lock, FlowShared, Sample};
 use crate::linux_tcp::{self, Client, SocketSlot};
 use crate::netns::Netns;
 use crate::output::{self, FlowSeries};
-use crate::tcp_info::TcpInfo;
+use crate::tcp_info::{BbrInfo, TcpInfo};
 use crate::testbed::Testbed;
 use crate::tunnel::{LEFT_ADDR, RIGHT_ADDR};
 use crate::udp::client::{segments_of, ClientConfig, NewController, WIRE_BYTES};
@@ -288,14 +288,14 @@ fn sample(
             // Kernel TCP: read its TCP_INFO now; polycc's sender publishes its own.
             let tcp = lock(slot)
                 .as_ref()
-                .and_then(|sock| TcpInfo::read(sock).ok());
-            if let Some(i) = &tcp {
+                .and_then(|sock| Some((TcpInfo::read(sock).ok()?, BbrInfo::read(sock))));
+            if let Some((i, _)) = &tcp {
                 if i.rtt_us > 0 {
                     lock(&f.rtt).record(i.rtt_us as u64);
                 }
             }
             let sample = match tcp {
-                Some(i) => Some(Sample::from_tcp(&i)),
+                Some((i, bbr)) => Some(Sample::from_tcp(&i, bbr.as_ref())),
                 None => lock(&f.sample).clone(),
             };
             s.sample(sample);

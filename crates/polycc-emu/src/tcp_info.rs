@@ -36,27 +36,33 @@ pub struct TcpInfo {
     pub total_rto: u16,
 }
 
+/// Reads the TCP-level socket option `option` into `buf`; returns the bytes the kernel wrote.
+fn tcp_option(socket: &impl AsFd, option: libc::c_int, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: `buf` is a live, writable buffer of `len` bytes for the duration of the call;
+    // getsockopt writes at most `len` bytes into it and stores the count in `len`, and the fd
+    // is borrowed from an open socket, so the call cannot touch memory we do not own.
+    let rc = unsafe {
+        libc::getsockopt(
+            socket.as_fd().as_raw_fd(),
+            libc::IPPROTO_TCP,
+            option,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok((len as usize).min(buf.len()))
+}
+
 impl TcpInfo {
     /// Reads `TCP_INFO` of a TCP socket.
     pub fn read(socket: &impl AsFd) -> std::io::Result<TcpInfo> {
         let mut buf = [0u8; size_of::<libc::tcp_info>()];
-        let mut len = buf.len() as libc::socklen_t;
-        // SAFETY: `buf` is a live, writable buffer of `len` bytes for the duration of the call;
-        // getsockopt writes at most `len` bytes into it and stores the count in `len`, and the fd
-        // is borrowed from an open socket, so the call cannot touch memory we do not own.
-        let rc = unsafe {
-            libc::getsockopt(
-                socket.as_fd().as_raw_fd(),
-                libc::IPPROTO_TCP,
-                libc::TCP_INFO,
-                buf.as_mut_ptr().cast(),
-                &mut len,
-            )
-        };
-        if rc != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(Self::parse(&buf[..len as usize]))
+        let len = tcp_option(socket, libc::TCP_INFO, &mut buf)?;
+        Ok(Self::parse(&buf[..len]))
     }
 
     /// Decodes the fields present in `b` (an older kernel returns a shorter struct; missing
@@ -126,6 +132,64 @@ impl TcpInfo {
     }
 }
 
+/// `TCP_CC_INFO` of a socket whose controller is the kernel's `bbr` (`struct tcp_bbr_info`,
+/// `include/uapi/linux/inet_diag.h`): five native-endian u32, the bandwidth split in two.
+const BBR_INFO_BYTES: usize = 20;
+/// The kernel's gains are fixed point with 8 fractional bits (`BBR_SCALE`, `tcp_bbr.c`).
+const BBR_UNIT: f64 = 256.0;
+
+/// What Linux's BBR (v1, `tcp_bbr.c`) tells of its model through `TCP_CC_INFO`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BbrInfo {
+    /// The max-filtered bottleneck bandwidth, bytes/s.
+    pub bw: u64,
+    /// BBR's own min RTT filter (10 s window), µs.
+    pub min_rtt_us: u32,
+    pub pacing_gain: f64,
+    pub cwnd_gain: f64,
+}
+
+impl BbrInfo {
+    /// Reads `TCP_CC_INFO`; None when the socket's controller is not BBR (the kernel then
+    /// fills another member of `union tcp_cc_info`, or nothing).
+    pub fn read(socket: &impl AsFd) -> Option<BbrInfo> {
+        let mut buf = [0u8; 64];
+        let len = tcp_option(socket, libc::TCP_CC_INFO, &mut buf).ok()?;
+        Self::parse(&buf[..len])
+    }
+
+    pub fn parse(b: &[u8]) -> Option<BbrInfo> {
+        if b.len() < BBR_INFO_BYTES {
+            return None;
+        }
+        let u = |i: usize| u32::from_ne_bytes(b[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+        Some(BbrInfo {
+            bw: u64::from(u(0)) | (u64::from(u(1)) << 32),
+            min_rtt_us: u(2),
+            pacing_gain: f64::from(u(3)) / BBR_UNIT,
+            cwnd_gain: f64::from(u(4)) / BBR_UNIT,
+        })
+    }
+
+    /// The BBR mode, named as polycc's `bbr` names it, read from the gains `bbr_update_gains`
+    /// sets in each mode: Startup both at the high gain (2.885), Drain a pacing gain below 1
+    /// under the high cwnd gain, ProbeRTT both at 1, ProbeBW the cwnd gain 2 with the pacing
+    /// cycle's gain.
+    pub fn mode(&self) -> &'static str {
+        if self.cwnd_gain <= 1.0 {
+            "probe_rtt"
+        } else if self.cwnd_gain > 2.0 {
+            if self.pacing_gain < 1.0 {
+                "drain"
+            } else {
+                "startup"
+            }
+        } else {
+            "probe_bw"
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,5 +213,26 @@ mod tests {
         // A short (older) struct reads the missing fields as zero.
         let short = TcpInfo::parse(&b[..offset_of!(libc::tcp_info, tcpi_pacing_rate)]);
         assert_eq!((short.snd_cwnd, short.pacing_rate), (10, 0));
+    }
+
+    #[test]
+    fn bbr_info_is_decoded_and_its_mode_read_from_the_gains() {
+        let info = |words: [u32; 5]| {
+            let b: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+            BbrInfo::parse(&b).expect("20 bytes")
+        };
+        // tcp_bbr.c: high gain 739/256 (2/ln 2), drain 88/256, cwnd gain 512/256.
+        let startup = info([1_250_000, 1, 40_123, 739, 739]);
+        assert_eq!(startup.bw, 1_250_000 + (1 << 32));
+        assert_eq!(startup.min_rtt_us, 40_123);
+        assert!((startup.pacing_gain - 2.887).abs() < 1e-3);
+        assert_eq!(startup.mode(), "startup");
+        assert_eq!(info([0, 0, 0, 88, 739]).mode(), "drain");
+        for gain in [320, 192, 256] {
+            assert_eq!(info([0, 0, 0, gain, 512]).mode(), "probe_bw");
+        }
+        assert_eq!(info([0, 0, 0, 256, 256]).mode(), "probe_rtt");
+        // Another controller's info (Vegas's is 16 bytes) or none is not BBR's.
+        assert!(BbrInfo::parse(&[0u8; 16]).is_none());
     }
 }

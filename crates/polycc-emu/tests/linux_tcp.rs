@@ -91,3 +91,52 @@ rtt = "20ms"
         "{msg}"
     );
 }
+
+#[test]
+fn kernel_bbr_reports_its_mode_and_model_in_polycc_bbrs_columns() {
+    let Some(_one) =
+        emulator_available("kernel_bbr_reports_its_mode_and_model_in_polycc_bbrs_columns")
+    else {
+        return;
+    };
+    let m = model(
+        r#"
+name = "bbr-20m"
+duration = "3s"
+[[links]]
+id = "bottleneck"
+rate = "20Mbps"
+queue = { kind = "droptail", size = "1bdp" }
+[[flows]]
+id = "bbr"
+cca = "bbr"
+stack = "linux"
+rtt = "40ms"
+"#,
+    );
+    let out = polycc_emu::run(&m, &polycc::Registry::standard(), &Default::default()).unwrap();
+    let Some(Column::Str(state)) = out.flows.column("cc_state") else {
+        panic!("cc_state column");
+    };
+    let states: Vec<&str> = state.iter().flatten().collect();
+    eprintln!("{states:?}");
+    // Startup first, then (through Drain, which may fall inside one bin) ProbeBW; no ProbeRTT
+    // within BBR's 10 s min-RTT window.
+    assert_eq!(states.first(), Some(&"startup"), "{states:?}");
+    assert!(states[10..].iter().all(|s| *s == "probe_bw"), "{states:?}");
+    let f64s = |name: &str| match out.flows.column(name) {
+        Some(Column::F64(v)) => v.clone(),
+        _ => panic!("{name} column"),
+    };
+    // BBR's bandwidth filter holds the link's rate (IP packets at 20 Mbit/s); its min RTT the
+    // path's 40 ms.
+    let bw = f64s("cc_btl_bw_mbps");
+    assert!(bw[10..].iter().all(|b| (18.0..21.0).contains(b)), "{bw:?}");
+    let min_rtt = f64s("cc_min_rtt_ms");
+    assert!(
+        min_rtt[10..].iter().all(|r| (40.0..42.0).contains(r)),
+        "{min_rtt:?}"
+    );
+    let cwnd_gain = f64s("cc_cwnd_gain");
+    assert!(cwnd_gain[10..].iter().all(|g| *g == 2.0), "{cwnd_gain:?}");
+}
