@@ -50,7 +50,7 @@ impl Sample {
             extras.push(("ca_state", ca_state));
         }
         Sample {
-            state: bbr.map_or_else(|| i.state_name(), BbrInfo::mode),
+            state: bbr.map_or_else(|| i.state_name(), |b| b.mode(i.snd_cwnd)),
             cwnd_bytes: Some(i.cwnd_bytes() as f64),
             inflight_bytes: Some(i.inflight_bytes() as f64),
             pacing_rate_mbps: Some(i.pacing_rate as f64 * 8.0 / 1e6),

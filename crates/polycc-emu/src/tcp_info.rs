@@ -138,6 +138,9 @@ const BBR_INFO_BYTES: usize = 20;
 /// The kernel's gains are fixed point with 8 fractional bits (`BBR_SCALE`, `tcp_bbr.c`).
 const BBR_UNIT: f64 = 256.0;
 
+/// BBR's window in ProbeRTT, packets (`bbr_cwnd_min_target`, `tcp_bbr.c`).
+const PROBE_RTT_CWND: u32 = 4;
+
 /// What Linux's BBR (v1, `tcp_bbr.c`) tells of its model through `TCP_CC_INFO`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BbrInfo {
@@ -174,10 +177,16 @@ impl BbrInfo {
     /// The BBR mode, named as polycc's `bbr` names it, read from the gains `bbr_update_gains`
     /// sets in each mode: Startup both at the high gain (2.885), Drain a pacing gain below 1
     /// under the high cwnd gain, ProbeRTT both at 1, ProbeBW the cwnd gain 2 with the pacing
-    /// cycle's gain.
-    pub fn mode(&self) -> &'static str {
+    /// cycle's gain. Both gains read 1 also before the first ACK has run BBR's model (the
+    /// connection is in Startup then, with its initial window); ProbeRTT is told apart by its
+    /// window, which the same ACK cut to [`PROBE_RTT_CWND`] packets (`bbr_set_cwnd`).
+    pub fn mode(&self, cwnd_packets: u32) -> &'static str {
         if self.cwnd_gain <= 1.0 {
-            "probe_rtt"
+            if cwnd_packets <= PROBE_RTT_CWND {
+                "probe_rtt"
+            } else {
+                "startup"
+            }
         } else if self.cwnd_gain > 2.0 {
             if self.pacing_gain < 1.0 {
                 "drain"
@@ -226,12 +235,14 @@ mod tests {
         assert_eq!(startup.bw, 1_250_000 + (1 << 32));
         assert_eq!(startup.min_rtt_us, 40_123);
         assert!((startup.pacing_gain - 2.887).abs() < 1e-3);
-        assert_eq!(startup.mode(), "startup");
-        assert_eq!(info([0, 0, 0, 88, 739]).mode(), "drain");
+        assert_eq!(startup.mode(10), "startup");
+        assert_eq!(info([0, 0, 0, 88, 739]).mode(30), "drain");
         for gain in [320, 192, 256] {
-            assert_eq!(info([0, 0, 0, gain, 512]).mode(), "probe_bw");
+            assert_eq!(info([0, 0, 0, gain, 512]).mode(30), "probe_bw");
         }
-        assert_eq!(info([0, 0, 0, 256, 256]).mode(), "probe_rtt");
+        assert_eq!(info([0, 0, 0, 256, 256]).mode(4), "probe_rtt");
+        // Before the first ACK: unit gains, the initial window.
+        assert_eq!(info([0, 0, 0, 256, 256]).mode(10), "startup");
         // Another controller's info (Vegas's is 16 bytes) or none is not BBR's.
         assert!(BbrInfo::parse(&[0u8; 16]).is_none());
     }
