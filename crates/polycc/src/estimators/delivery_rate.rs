@@ -118,7 +118,9 @@ impl DeliveryRateEstimator {
         let s = self.pending.take()?;
         let _ = s.prior_time;
         let interval = s.send_elapsed.max(s.ack_elapsed);
-        let delivered = self.delivered - s.prior_delivered;
+        // A packet sent before the estimator was reset (a new connection or path while packets
+        // of the old one were in flight) counts from the old count: no sample spans the reset.
+        let delivered = self.delivered.checked_sub(s.prior_delivered)?;
         if interval.is_zero() || interval < min_rtt {
             return None;
         }
@@ -173,5 +175,22 @@ mod tests {
         let s = e.finish_ack(Duration::ZERO).unwrap();
         assert!(s.is_app_limited);
         assert!(!e.is_app_limited());
+    }
+
+    #[test]
+    fn a_packet_sent_before_a_reset_gives_no_sample() {
+        // A new connection's estimator starts from zero while a packet of the old one, sent
+        // after 20 000 bytes had been delivered, is still in flight.
+        let mut old = DeliveryRateEstimator::new();
+        old.delivered = 20_000;
+        let stale = old.on_sent(Time(0), 1000);
+        let mut e = DeliveryRateEstimator::new();
+        let fresh = e.on_sent(Time(1_000_000), 0);
+        e.on_packet_acked(Time(40_000_000), &stale, 1000);
+        assert_eq!(e.finish_ack(Duration::ZERO), None);
+        // The new connection's own packets give samples as before.
+        e.on_packet_acked(Time(41_000_000), &fresh, 1000);
+        let s = e.finish_ack(Duration::ZERO).expect("a sample");
+        assert_eq!(s.delivered, 2000);
     }
 }
