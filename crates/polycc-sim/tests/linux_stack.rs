@@ -64,6 +64,7 @@ fn kernel_names_run_as_their_polycc_models_in_linux_hosts() {
             acks: ReceiverAcks::Linux,
             loss_rules: LossRules::linux(),
             pacer: Pacer::LinuxTso,
+            handshake: true,
         }
     );
     // No fallback pacing and no ACK delay taken out of RTT samples.
@@ -111,15 +112,16 @@ fn a_kernel_controller_without_a_model_is_refused_naming_the_models() {
 #[test]
 fn the_initial_window_is_ten_packets() {
     // Ten full segments on a 100-ms path: Linux's initial window of 10 packets carries them in
-    // the first round (the last arrives 50 ms + serialisation after the start); RFC 9002's
-    // 14 720 bytes hold 9 of 1500, the tenth waits for the first ACK (a round trip later).
+    // the first round after the handshake (the last arrives 100 ms + 50 ms + serialisation
+    // after the start); RFC 9002's 14 720 bytes hold 9 of 1500, the tenth waits for the first
+    // ACK (a round trip later; the default stack has no handshake).
     let sized = r#"traffic = { kind = "sized", size = "14480B" }"#;
     let fct = |stack| {
         let out = run(&one_flow(stack, "cubic", "100Mbps", "100ms", 2, "", sized));
         out.summary.flows[0].fct_s.expect("completed")
     };
     let (linux, quic) = (fct("linux"), fct("quic"));
-    assert!((0.051..0.052).contains(&linux), "linux {linux}");
+    assert!((0.151..0.152).contains(&linux), "linux {linux}");
     assert!((0.150..0.151).contains(&quic), "quic {quic}");
 }
 
@@ -228,7 +230,7 @@ fn a_slow_start_overshoot_halves_the_window_once_as_the_kernel_does() {
         .collect();
     let (t0, s0) = first[0];
     assert!(
-        (0.5..0.6).contains(&t0) && (230.0..260.0).contains(&s0),
+        (0.55..0.65).contains(&t0) && (230.0..260.0).contains(&s0),
         "{t0} s: {s0}"
     );
     let next = first.iter().find(|(_, s)| (s - s0).abs() > 1.0);
@@ -284,4 +286,96 @@ fn after_a_tail_loss_probe_the_rto_is_counted_from_the_probe() {
     assert!(second.goodput_mbps > 2.0, "{} Mbit/s", second.goodput_mbps);
     let q = out.summary.links[0].queue_delay_ms.mean;
     assert!((120.0..180.0).contains(&q), "mean queueing delay {q} ms");
+}
+
+#[test]
+fn a_connection_starts_one_handshake_after_its_start_and_a_lost_syn_waits_a_second() {
+    // One segment on a 40-ms path: the SYN and SYN-ACK take a round trip, the segment half a
+    // round trip more.
+    let fct = |capacity: &str| {
+        let out = run(&format!(
+            r#"
+            name = "handshake"
+            duration = "4s"
+            [[links]]
+            id = "b"
+            {capacity}
+            [[flows]]
+            id = "a"
+            cca = "cubic"
+            stack = "linux"
+            rtt = "40ms"
+            traffic = {{ kind = "sized", size = "1000B" }}
+        "#
+        ));
+        out.summary.flows[0].fct_s.expect("completed")
+    };
+    let clean = fct(r#"rate = "100Mbps""#);
+    assert!((0.060..0.0601).contains(&clean), "{clean}");
+    // Every packet is lost for the first 100 ms: the SYN goes again after the 1-s initial
+    // timeout (RFC 6298), and the transfer ends a round trip and a half after that.
+    let lossy = fct(
+        r#"schedule = [{ at = "0s", rate = "100Mbps", loss = 1.0 }, { at = "0.1s", rate = "100Mbps", loss = 0.0 }]"#,
+    );
+    assert!((1.060..1.0601).contains(&lossy), "{lossy}");
+}
+
+#[test]
+fn a_flow_joining_a_queue_takes_its_first_rtt_and_bbrs_start_from_the_handshake() {
+    // A CUBIC flow fills a 4-BDP buffer on 10 Mbit/s, 80 ms; a BBR flow starting at 3 s meets
+    // the queue at its handshake. Its min RTT starts from that round trip (the kernel's
+    // bbr_init reads it), and its first pacing rate is the initial window over it at the
+    // startup gain; without the handshake sample it would be the window over 1 ms.
+    let toml = r#"
+        name = "join"
+        duration = "3.5s"
+        bin = "10ms"
+        [[links]]
+        id = "b"
+        rate = "10Mbps"
+        queue = { kind = "droptail", size = "4bdp" }
+        [[flows]]
+        id = "cubic"
+        cca = "cubic"
+        stack = "linux"
+        rtt = "80ms"
+        [[flows]]
+        id = "bbr"
+        cca = "bbr"
+        stack = "linux"
+        rtt = "80ms"
+        start = "3s"
+    "#;
+    let out = run(toml);
+    let flow = match out.flows.column("flow") {
+        Some(Column::Str(c)) => c.clone(),
+        _ => panic!("flow column"),
+    };
+    let t = column(&out, "t_s");
+    let min_rtt = column(&out, "cc_min_rtt_ms");
+    let pacing = column(&out, "pacing_rate_mbps");
+    let rtt = column(&out, "rtt_ms");
+    // The bbr flow's rows from its start.
+    let rows: Vec<usize> = (0..t.len())
+        .filter(|&i| flow.get(i) == Some("bbr") && min_rtt[i].is_finite())
+        .collect();
+    let first = rows[0];
+    // The cubic flow's queue at 3 s: its smoothed RTT well above the path's 80 ms.
+    let cubic_rtt = (0..t.len())
+        .filter(|&i| flow.get(i) == Some("cubic") && (2.9..3.0).contains(&t[i]))
+        .map(|i| rtt[i])
+        .fold(f64::NAN, f64::max);
+    assert!(cubic_rtt > 150.0, "cubic RTT {cubic_rtt}");
+    let handshake_ms = min_rtt[first];
+    assert!(
+        handshake_ms > 0.8 * cubic_rtt && handshake_ms < 1.2 * cubic_rtt,
+        "bbr min RTT {handshake_ms} with the queue at {cubic_rtt}"
+    );
+    // 2.885 × 10 × 1500 B over the handshake's round trip, less BBR's 1 % pacing margin.
+    let expected = 2.885 * 10.0 * 1500.0 * 8.0 / (handshake_ms / 1e3) * 0.99 / 1e6;
+    assert!(
+        (pacing[first] - expected).abs() < 0.05 * expected,
+        "pacing {} Mbit/s, expected {expected}",
+        pacing[first]
+    );
 }

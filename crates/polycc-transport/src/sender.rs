@@ -175,6 +175,14 @@ impl<P: Copy> Sender<P> {
         self.first_rtt_sample = None;
     }
 
+    /// The connection's handshake completed at `now` after `rtt` (TCP's SYN to its SYN-ACK):
+    /// the first RTT sample, taken before any data is sent, as the kernel takes it from the
+    /// SYN-ACK; the controller hears of it ([`CongestionControl::on_handshake`]).
+    pub fn on_handshake(&mut self, now: Time, rtt: Duration) {
+        self.rtt.update(now, rtt, Duration::ZERO);
+        self.cc.on_handshake(now, rtt);
+    }
+
     /// The controller.
     pub fn controller(&self) -> &dyn CongestionControl {
         self.cc.as_ref()

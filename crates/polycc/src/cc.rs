@@ -7,7 +7,7 @@
 use crate::estimators::rtt::RttSnapshot;
 use crate::intent::Intent;
 use crate::signals::{AckEvent, Feedback, FrameInfo, LossEvent, PacketOutcome, SentPacket};
-use crate::units::{Bytes, Rate, Time};
+use crate::units::{Bytes, Duration, Rate, Time};
 
 /// RFC 9002 §7.2 kMinimumWindow: no controller may let its window fall below 2 datagrams.
 pub const MIN_WINDOW_PACKETS: u64 = 2;
@@ -194,6 +194,11 @@ pub trait CongestionControl: Send {
     /// Registry name of the algorithm.
     fn name(&self) -> &str;
 
+    /// The connection's handshake (TCP's SYN and SYN-ACK) completed with RTT sample `rtt`,
+    /// before any data was sent. A controller that starts from the path's RTT takes it here, as
+    /// Linux's controllers are initialised after the handshake (BBR's initial pacing rate and
+    /// min RTT, `bbr_init`); transports without a handshake sample never call it.
+    fn on_handshake(&mut self, _now: Time, _rtt: Duration) {}
     /// A packet left, already counted in `sent.in_flight`.
     fn on_sent(&mut self, _now: Time, _sent: &SentPacket) {}
     /// An ACK newly acknowledged packets; it comes after the losses it revealed, and

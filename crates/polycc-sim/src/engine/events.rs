@@ -22,6 +22,8 @@ pub enum Ev {
     CcTimer(u32),
     /// A flow starts.
     Start(u32),
+    /// A flow's SYN may have timed out (`engine::handshake`).
+    SynTimer(u32),
     /// A flow stops sending new data.
     Stop(u32),
     /// The application of a flow acts (new web transfer, CBR / Poisson packet).

@@ -7,6 +7,7 @@ pub mod delay_histogram;
 pub mod delayed_ack;
 mod events;
 mod fast_link;
+mod handshake;
 pub mod link;
 mod packet;
 pub mod pipe;
@@ -25,6 +26,7 @@ use crate::scenario::{FlowModel, Model, Traffic};
 use crate::SimError;
 use app::App;
 use events::{Ev, EventQueue, Timer};
+use handshake::{Handshake, Pending, SYN_WIRE_BYTES};
 use link::LinkDir;
 use packet::{Kind, Packet};
 use pipe::Pipe;
@@ -75,6 +77,8 @@ struct Flow {
     ended: Option<Time>,
     stopped: bool,
     next_unresponsive_pn: u64,
+    /// The connection's handshake while it waits for its SYN-ACK.
+    handshake: Option<Box<Handshake>>,
     /// The application's current intent.
     intent: Option<Intent>,
     /// Target rate from each intent change on (`None`: no target), for satisfaction.
@@ -389,6 +393,7 @@ impl Simulator {
             stopped: false,
             next_unresponsive_pn: 0,
             stats: recorder::FlowStats::new(),
+            handshake: None,
             intent: fm.intent,
             target_log: vec![(
                 Time::ZERO + fm.start,
@@ -552,6 +557,7 @@ impl Simulator {
                 }
             }
             Ev::Start(f) => self.start_flow(f)?,
+            Ev::SynTimer(f) => self.syn_timer(f),
             Ev::Stop(f) => {
                 let fl = &mut self.flows[f as usize];
                 fl.stopped = true;
@@ -585,19 +591,13 @@ impl Simulator {
                 if let Some(gap) = fl.app.next_gap(wire_full) {
                     self.q.push(now + gap, Ev::App(f));
                 }
-                let fl = &mut self.flows[f as usize];
                 let mss = self.model.scenario.mss;
-                if let Some(s) = fl.sender.as_mut() {
-                    s.start_transfer(
-                        Transfer {
-                            first: 0,
-                            end: u64::MAX,
-                            last_payload: mss,
-                        },
-                        None,
-                    );
-                }
-                self.try_send(f);
+                let transfer = Transfer {
+                    first: 0,
+                    end: u64::MAX,
+                    last_payload: mss,
+                };
+                self.open(f, transfer, None);
             }
             Traffic::Sized { bytes } | Traffic::Web { bytes, .. } => {
                 fl.app.request(now, bytes);
@@ -653,10 +653,11 @@ impl Simulator {
         match fl.app.traffic {
             Traffic::Web { bytes, .. } => {
                 fl.app.request(now, bytes);
-                let busy = fl
-                    .sender
-                    .as_ref()
-                    .is_some_and(|s| s.transfer().is_some() && !s.transfer_done());
+                let busy = fl.handshake.is_some()
+                    || fl
+                        .sender
+                        .as_ref()
+                        .is_some_and(|s| s.transfer().is_some() && !s.transfer_done());
                 if !busy {
                     self.begin_next_transfer(f, false)?;
                 }
@@ -728,11 +729,94 @@ impl Simulator {
             end: rec.end_seg,
             last_payload: fl.app.last_payload(bytes),
         };
-        if let Some(s) = fl.sender.as_mut() {
-            s.start_transfer(t, cc);
+        if first || !persistent {
+            self.open(f, t, cc);
+        } else {
+            if let Some(s) = fl.sender.as_mut() {
+                s.start_transfer(t, cc);
+            }
+            self.try_send(f);
         }
-        self.try_send(f);
         Ok(())
+    }
+
+    /// Opens a connection for transfer `t` (on `cc`, a fresh controller, when given): at once,
+    /// or after TCP's handshake when the flow's hosts make one (`engine::handshake`).
+    fn open(&mut self, f: u32, t: Transfer, cc: Option<Box<dyn CongestionControl>>) {
+        let fl = &mut self.flows[f as usize];
+        if !fl.model.host.handshake {
+            if let Some(s) = fl.sender.as_mut() {
+                s.start_transfer(t, cc);
+            }
+            self.try_send(f);
+            return;
+        }
+        let pending = Pending { transfer: t, cc };
+        let h = Handshake::new(self.now, pending);
+        self.q.push(h.deadline, Ev::SynTimer(f));
+        fl.handshake = Some(Box::new(h));
+        self.send_syn(f, 0);
+    }
+
+    fn send_syn(&mut self, f: u32, retries: u32) {
+        let p = Packet {
+            flow: f,
+            kind: Kind::Syn,
+            hop: 0,
+            wire_bytes: SYN_WIRE_BYTES,
+            pn: retries as u64,
+            seg: NO_SEGMENT,
+            sent: self.now,
+            queue_ns: 0,
+            ack_delay_ns: 0,
+            log_pos: 0,
+        };
+        self.arrive(p);
+    }
+
+    /// A SYN timed out (unless its SYN-ACK came, or a later SYN's deadline is due instead).
+    fn syn_timer(&mut self, f: u32) {
+        let now = self.now;
+        let Some(h) = self.flows[f as usize].handshake.as_mut() else {
+            return;
+        };
+        if now < h.deadline {
+            return;
+        }
+        if h.retransmit(now) {
+            let (deadline, retries) = (h.deadline, h.retries);
+            self.q.push(deadline, Ev::SynTimer(f));
+            self.send_syn(f, retries);
+        }
+    }
+
+    /// The receiver answers a SYN at once.
+    fn on_syn(&mut self, syn: Packet) {
+        self.arrive(Packet {
+            kind: Kind::SynAck,
+            hop: 0,
+            queue_ns: 0,
+            ..syn
+        });
+    }
+
+    /// The SYN-ACK arrived: the handshake's round trip is the first RTT sample, and the
+    /// connection's data starts (unless the flow stopped meanwhile).
+    fn on_synack(&mut self, p: Packet) {
+        let now = self.now;
+        let fl = &mut self.flows[p.flow as usize];
+        let Some(h) = fl.handshake.take() else {
+            return; // an answer to a retransmitted SYN, after the first answer
+        };
+        if fl.stopped {
+            return;
+        }
+        let Pending { transfer, cc } = h.pending;
+        if let Some(s) = fl.sender.as_mut() {
+            s.start_transfer(transfer, cc);
+            s.on_handshake(now, now - p.sent);
+        }
+        self.try_send(p.flow);
     }
 
     fn try_send(&mut self, f: u32) {
@@ -794,9 +878,10 @@ impl Simulator {
 
     fn route_hop(&self, p: &Packet) -> Hop {
         let fl = &self.flows[p.flow as usize];
-        match p.kind {
-            Kind::Data => fl.data_route.hop(p.hop as usize),
-            Kind::Ack => fl.ack_route.hop(p.hop as usize),
+        if p.kind.forward() {
+            fl.data_route.hop(p.hop as usize)
+        } else {
+            fl.ack_route.hop(p.hop as usize)
         }
     }
 
@@ -958,9 +1043,10 @@ impl Simulator {
     /// A packet has crossed its hop's delay line: on to the next hop or to its endpoint.
     fn leave_hop(&mut self, mut p: Packet) {
         let fl = &self.flows[p.flow as usize];
-        let len = match p.kind {
-            Kind::Data => fl.data_route.len(),
-            Kind::Ack => fl.ack_route.len(),
+        let len = if p.kind.forward() {
+            fl.data_route.len()
+        } else {
+            fl.ack_route.len()
         };
         if (p.hop as usize) + 1 < len {
             p.hop += 1;
@@ -970,6 +1056,8 @@ impl Simulator {
         match p.kind {
             Kind::Data => self.on_data(p),
             Kind::Ack => self.on_ack(p),
+            Kind::Syn => self.on_syn(p),
+            Kind::SynAck => self.on_synack(p),
         }
     }
 

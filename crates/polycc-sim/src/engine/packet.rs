@@ -1,4 +1,4 @@
-//! A packet in the network: a data segment or an ACK. Small and `Copy`, so queues and delay
+//! A packet in the network: a data segment, an ACK, or a handshake's SYN / SYN-ACK. Small and `Copy`, so queues and delay
 //! lines move it by value without allocation.
 
 use crate::queue::Queued;
@@ -8,6 +8,17 @@ use polycc::units::Time;
 pub enum Kind {
     Data,
     Ack,
+    /// A connection's SYN (`engine::handshake`): `pn` counts its retransmissions.
+    Syn,
+    /// The answer to a SYN; `sent` echoes the SYN's send time (as TCP's timestamp option does).
+    SynAck,
+}
+
+impl Kind {
+    /// Whether the packet travels the data route (sender to receiver).
+    pub fn forward(self) -> bool {
+        matches!(self, Kind::Data | Kind::Syn)
+    }
 }
 
 /// 56 bytes, so a packet with its due time fills one cache line in a delay line.

@@ -212,6 +212,11 @@ impl Sender {
         self.transfer = Some(t);
     }
 
+    /// The connection's handshake completed after `rtt` (`engine::handshake`).
+    pub fn on_handshake(&mut self, now: Time, rtt: Duration) {
+        self.transport.on_handshake(now, rtt);
+    }
+
     /// A streaming source (video) appended data: the endless transfer now ends at `end`.
     pub fn extend_transfer(&mut self, end: u64) {
         match self.transfer.as_mut() {

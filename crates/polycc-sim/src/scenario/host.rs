@@ -16,6 +16,9 @@ pub struct HostModel {
     pub loss_rules: LossRules,
     /// How paced packets leave.
     pub pacer: Pacer,
+    /// Whether each connection opens with TCP's handshake, its data one round trip later
+    /// (`engine::handshake`); without, data leaves from the connection's first instant.
+    pub handshake: bool,
 }
 
 /// How a flow's receiver acknowledges.

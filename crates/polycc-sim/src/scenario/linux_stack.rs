@@ -37,11 +37,13 @@
 //!   `tcp_send_loss_probe` re-arms it) and the 200-ms minimum RTO ([`LossRules::linux`]);
 //! - the window restarted after an idle period longer than the RTO (`tcp_cwnd_restart`), but
 //!   for BBR;
-//! - no ACK delay in RTT samples (TCP has no ACK-delay field: `max_ack_delay` is 0).
+//! - no ACK delay in RTT samples (TCP has no ACK-delay field: `max_ack_delay` is 0);
+//! - the handshake: each new connection's data starts when its SYN-ACK arrives, one round trip
+//!   through the path's queues after its start, and that round trip is the first RTT sample
+//!   (BBR's initial pacing rate and min RTT come from it, `engine::handshake`).
 //!
 //! Not modelled: F-RTO and undo on spurious retransmissions, TSQ and the host's queues, SACK
-//! compression, the receive window and its autotuning (and the window-update ACKs it sends),
-//! the handshake (a round trip before each new connection's data).
+//! compression, the receive window and its autotuning (and the window-update ACKs it sends).
 
 use super::host::{HostModel, ReceiverAcks};
 use polycc::algos::cubic::{LINUX_BETA, LINUX_MIN_GROWTH_BEFORE_LOSS};
@@ -69,6 +71,7 @@ pub fn host(cca: &str) -> HostModel {
         acks: ReceiverAcks::Linux,
         loss_rules,
         pacer: Pacer::LinuxTso,
+        handshake: true,
     }
 }
 

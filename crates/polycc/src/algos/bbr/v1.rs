@@ -510,6 +510,15 @@ impl CongestionControl for BbrV1 {
         }
     }
 
+    fn on_handshake(&mut self, now: Time, rtt: Duration) {
+        // Linux's bbr_init runs once the handshake is done: its min RTT starts at the
+        // handshake's sample (`tcp_min_rtt`) and its pacing rate is the initial window over it
+        // (`bbr_init_pacing_rate_from_rtt`), not over 1 ms.
+        self.min_rtt.update(now, Some(rtt));
+        self.pacing
+            .init_from_rtt(self.cwnd, Some(rtt), self.cfg.startup_gain);
+    }
+
     fn on_sent(&mut self, now: Time, sent: &SentPacket) {
         self.rounds.on_sent(sent.pn);
         self.probe_rtt.on_sent(sent.pn);
