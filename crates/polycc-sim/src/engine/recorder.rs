@@ -571,7 +571,11 @@ impl Recorder {
             tb.set_str_code(0, id);
             tb.set("goodput_mbps", Some(mbps(fl.stats.bin_rx_payload, dur)));
             tb.set("throughput_mbps", Some(mbps(fl.stats.bin_rx_wire, dur)));
-            let active = fl.started.is_some() && fl.ended.is_none_or(|e| e > start);
+            // A connection waiting for its SYN-ACK has no sender state yet (as the kernel's
+            // TCP_INFO has none before `connect` returns).
+            let active = fl.started.is_some()
+                && fl.ended.is_none_or(|e| e > start)
+                && fl.handshake.is_none();
             if self.targets {
                 let target = target_at(&fl.target_log, start).filter(|_| active);
                 let goodput = mbps(fl.stats.bin_rx_payload, dur);
