@@ -14,15 +14,20 @@
 //! [`Shim::register`] says what is missing. Registering needs root (`CAP_BPF` and
 //! `CAP_NET_ADMIN`) and a kernel with BTF and BPF struct_ops.
 
+pub mod agent;
+mod agent_thread;
 mod error;
 mod report;
+pub mod translate;
 #[cfg(feature = "bpf")]
 mod shim;
 #[cfg(not(feature = "bpf"))]
 mod unbuilt;
 
 pub use error::ShimError;
-pub use report::{Decision, FlowKey, Report};
+pub use agent::{Agent, AgentError, AgentStats, FlowView, Views};
+pub use agent_thread::AgentThread;
+pub use report::{Decision, FlowKey, Report, ReportKind, TCP_CA_LOSS};
 #[cfg(feature = "bpf")]
 pub use shim::Shim;
 #[cfg(not(feature = "bpf"))]
@@ -30,3 +35,17 @@ pub use unbuilt::Shim;
 
 /// The controller's name, as `TCP_CONGESTION` and `tcp_available_congestion_control` know it.
 pub const CONTROLLER: &str = "polycc";
+
+/// `CLOCK_MONOTONIC` now, ns: the clock of `bpf_ktime_get_ns`, so report times and user-space
+/// times compare.
+pub fn monotonic_ns() -> u64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
+        .unwrap_or(0)
+}
+
+/// Locks a mutex whose holders never panic while holding it (a poisoned one still holds valid
+/// data: every critical section is a plain store).
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
