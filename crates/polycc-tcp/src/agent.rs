@@ -19,7 +19,9 @@
 use crate::report::{Decision, FlowKey, Report, ReportKind};
 use crate::translate::Translator;
 use crate::{monotonic_ns, Shim, ShimError};
-use polycc::{Bytes, CcContext, CcError, CcSpec, CongestionControl, Rate, Registry, Telemetry, Time};
+use polycc::{
+    Bytes, CcContext, CcError, CcSpec, CongestionControl, Rate, Registry, Telemetry, Time,
+};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -60,8 +62,9 @@ pub enum AgentError {
 }
 
 /// Builds the controller of a socket at its first report; `Ok(None)` leaves it alone.
-pub type Factory =
-    Box<dyn FnMut(FlowKey, &CcContext) -> Result<Option<Box<dyn CongestionControl>>, String> + Send>;
+pub type Factory = Box<
+    dyn FnMut(FlowKey, &CcContext) -> Result<Option<Box<dyn CongestionControl>>, String> + Send,
+>;
 
 /// What the agent publishes of each socket's controller, for telemetry.
 #[derive(Clone, Debug)]
@@ -85,6 +88,8 @@ pub struct AgentStats {
     pub decisions_written: u64,
     pub controllers_built: u64,
     pub controllers_dropped: u64,
+    /// Sockets that reported their release.
+    pub releases: u64,
     /// Factory failures, with the first message.
     pub build_failures: u64,
     pub first_build_failure: Option<String>,
@@ -115,11 +120,17 @@ pub struct Agent {
     stats: AgentStats,
 }
 
-fn build(registry: &Registry, spec: &CcSpec, ctx: &CcContext) -> Result<Box<dyn CongestionControl>, AgentError> {
-    registry.build(spec, ctx).map_err(|source| AgentError::Spec {
-        spec: spec.name().to_string(),
-        source,
-    })
+fn build(
+    registry: &Registry,
+    spec: &CcSpec,
+    ctx: &CcContext,
+) -> Result<Box<dyn CongestionControl>, AgentError> {
+    registry
+        .build(spec, ctx)
+        .map_err(|source| AgentError::Spec {
+            spec: spec.name().to_string(),
+            source,
+        })
 }
 
 fn context(key: FlowKey, now_ns: u64) -> CcContext {
@@ -150,7 +161,10 @@ impl Agent {
         build(&registry, spec, &CcContext::new(DEFAULT_MSS))?;
         let spec = spec.clone();
         Ok(Agent::new(Box::new(move |_, ctx| {
-            registry.build(&spec, ctx).map(Some).map_err(|e| e.to_string())
+            registry
+                .build(&spec, ctx)
+                .map(Some)
+                .map_err(|e| e.to_string())
         })))
     }
 
@@ -209,6 +223,7 @@ impl Agent {
     pub fn on_report(&mut self, r: &Report) -> Option<(FlowKey, Decision)> {
         self.stats.reports += 1;
         if r.kind == ReportKind::Release {
+            self.stats.releases += 1;
             self.forget(r.key);
             return None;
         }
@@ -271,12 +286,11 @@ impl Agent {
     fn written(&mut self, key: FlowKey, d: Decision, written_ns: u64) {
         self.stats.decisions_written += 1;
         if let Some(f) = self.flows.get_mut(&key) {
-            if f.written.is_none_or(|(w, _)| w.ack_ns != d.ack_ns) && d.ack_ns != 0 {
-                if self.stats.decide_latency_ns.len() < MAX_LATENCY_SAMPLES {
-                    self.stats
-                        .decide_latency_ns
-                        .push(written_ns.saturating_sub(d.ack_ns));
-                }
+            let new = f.written.is_none_or(|(w, _)| w.ack_ns != d.ack_ns) && d.ack_ns != 0;
+            if new && self.stats.decide_latency_ns.len() < MAX_LATENCY_SAMPLES {
+                self.stats
+                    .decide_latency_ns
+                    .push(written_ns.saturating_sub(d.ack_ns));
             }
             f.written = Some((d, written_ns));
         }

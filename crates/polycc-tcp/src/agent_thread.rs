@@ -47,7 +47,6 @@ impl AgentThread {
                 };
                 let cpu0 = thread_cpu_ns();
                 let result = agent.run(&mut shim, &flag);
-                drop(shim);
                 let mut stats = agent.stats().clone();
                 stats.cpu_ns = thread_cpu_ns().saturating_sub(cpu0);
                 result.map(|()| stats)

@@ -18,20 +18,24 @@ pub mod agent;
 mod agent_thread;
 mod error;
 mod report;
-pub mod translate;
 #[cfg(feature = "bpf")]
 mod shim;
+pub mod translate;
 #[cfg(not(feature = "bpf"))]
 mod unbuilt;
 
-pub use error::ShimError;
 pub use agent::{Agent, AgentError, AgentStats, FlowView, Views};
 pub use agent_thread::AgentThread;
+pub use error::ShimError;
 pub use report::{Decision, FlowKey, Report, ReportKind, TCP_CA_LOSS};
 #[cfg(feature = "bpf")]
 pub use shim::Shim;
 #[cfg(not(feature = "bpf"))]
 pub use unbuilt::Shim;
+
+/// Whether this build has the BPF program (the `bpf` feature): without it nothing can be
+/// registered, and callers can refuse early with [`ShimError::NotBuilt`]'s message.
+pub const BUILT: bool = cfg!(feature = "bpf");
 
 /// The controller's name, as `TCP_CONGESTION` and `tcp_available_congestion_control` know it.
 pub const CONTROLLER: &str = "polycc";

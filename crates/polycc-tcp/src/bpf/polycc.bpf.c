@@ -49,6 +49,14 @@ struct {
 	__type(value, struct decision);
 } decisions SEC(".maps");
 
+/* Each socket's key, taken at init: by `release` the remote port is zeroed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} socket_keys SEC(".maps");
+
 #define REPORT_ACK 0
 #define REPORT_RELEASE 1
 
@@ -87,15 +95,23 @@ struct {
 } reports SEC(".maps");
 
 /* The socket's local port in the high half, the remote port in the low half (host order):
- * unique among one host's connections to one server, which is what the testbed makes. */
+ * unique among one host's connections to one server, which is what the testbed makes. The
+ * local port is read from inet_sport, which stays set while the socket lives (skc_num is
+ * zeroed when the port is released at TCP_CLOSE). */
 static __always_inline __u32 flow_key(const struct sock *sk)
 {
-	return ((__u32)sk->__sk_common.skc_num << 16) | bpf_ntohs(sk->__sk_common.skc_dport);
+	const struct inet_sock *inet = (const struct inet_sock *)sk;
+
+	return ((__u32)bpf_ntohs(inet->inet_sport) << 16) | bpf_ntohs(sk->__sk_common.skc_dport);
 }
 
 SEC("struct_ops")
 void BPF_PROG(polycc_init, struct sock *sk)
 {
+	__u32 *k = bpf_sk_storage_get(&socket_keys, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+
+	if (k)
+		*k = flow_key(sk);
 	sk->sk_pacing_status = PACING_NEEDED;
 }
 
@@ -104,7 +120,8 @@ void BPF_PROG(polycc_init, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(polycc_release, struct sock *sk)
 {
-	__u32 key = flow_key(sk);
+	__u32 *k = bpf_sk_storage_get(&socket_keys, sk, 0, 0);
+	__u32 key = k ? *k : flow_key(sk);
 	struct report *r;
 
 	bpf_map_delete_elem(&decisions, &key);
