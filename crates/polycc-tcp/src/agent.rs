@@ -98,7 +98,7 @@ pub struct AgentStats {
     pub decide_latency_ns: Vec<u64>,
     /// ACK to the first later ACK the kernel applied that decision at, ns: the control loop.
     pub apply_latency_ns: Vec<u64>,
-    /// CPU time of the agent's thread, ns (set by [`AgentThread::stop`]).
+    /// CPU time of the agent's thread, ns (set by [`crate::AgentThread::stop`]).
     pub cpu_ns: u64,
 }
 
