@@ -27,7 +27,11 @@ rtt = "40ms"
         .expect_err("refused");
     assert!(e.is_user_error(), "exit 2: {e}");
     let text = e.to_string();
-    for want in ["flows (f).stack", "--features polycc-tcp/bpf", "install-bpf-deps.sh"] {
+    for want in [
+        "flows (f).stack",
+        "--features polycc-tcp/bpf",
+        "install-bpf-deps.sh",
+    ] {
         assert!(text.contains(want), "{want:?} in {text}");
     }
 }

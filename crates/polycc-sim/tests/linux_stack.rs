@@ -312,8 +312,8 @@ fn stack_tcp_runs_the_polycc_controller_between_linux_hosts() {
         ("cubic", "pacing = false", "flows[0].pacing"),
     ] {
         let toml = one_flow("tcp", cca, "20Mbps", "40ms", 1, "", flow);
-        let e = polycc_sim::load_toml(&toml, &origin(), &Registry::standard())
-            .expect_err("refused");
+        let e =
+            polycc_sim::load_toml(&toml, &origin(), &Registry::standard()).expect_err("refused");
         assert!(e.to_string().contains(key), "{e}");
     }
 }

@@ -350,3 +350,77 @@ fn publish(views: &Views, key: FlowKey, tr: &Translator, now_ns: u64) {
     };
     crate::lock(views).insert(key, view);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::translate::tests::report;
+
+    #[test]
+    fn a_socket_gets_its_controller_at_its_first_report_and_loses_it_at_its_release() {
+        let mut agent = Agent::for_spec(&CcSpec::named("cubic")).expect("cubic");
+        agent
+            .attach(FlowKey(2), &CcSpec::named("bbr"))
+            .expect("bbr");
+        let mut r = report(10);
+        let (key, d) = agent.on_report(&r).expect("a first decision");
+        assert_eq!((key, d.cwnd_packets, d.ack_ns), (FlowKey(1), 10, r.now_ns));
+        agent.written(key, d, r.now_ns + 50_000);
+        assert_eq!(agent.stats().decide_latency_ns, vec![50_000]);
+        // The same window 10 ms later: nothing to write until REFRESH has passed.
+        r.now_ns += 10_000_000;
+        assert_eq!(agent.on_report(&r), None);
+        r.now_ns += REFRESH.as_nanos() as u64;
+        let (_, again) = agent.on_report(&r).expect("a refresh");
+        assert_eq!(again, d, "the same decision, still answering its ACK");
+        // Another key gets the controller attached to it.
+        let mut other = report(20);
+        other.key = FlowKey(2);
+        agent.on_report(&other).expect("bbr's first decision");
+        assert_eq!(
+            agent.views().lock().map(|v| v.len()).unwrap_or(0),
+            2,
+            "both published"
+        );
+        let name = |k: FlowKey| {
+            agent
+                .flows
+                .get(&k)
+                .map(|f| f.tr.controller().name().to_string())
+        };
+        assert_eq!(name(FlowKey(1)).as_deref(), Some("cubic"));
+        assert_eq!(name(FlowKey(2)).as_deref(), Some("bbr"));
+        // The kernel applied the decision at a later ACK: the loop's latency.
+        let mut applied = report(30);
+        applied.applied_ack_ns = d.ack_ns;
+        agent.on_report(&applied);
+        assert_eq!(agent.stats().apply_latency_ns, vec![20_000_000]);
+        // Release: the controller goes, the other stays.
+        let mut release = report(40);
+        release.kind = ReportKind::Release;
+        assert_eq!(agent.on_report(&release), None);
+        assert_eq!(agent.sockets(), vec![FlowKey(2)]);
+        assert_eq!(agent.stats().controllers_dropped, 1);
+        // A silent socket is forgotten after FORGET_AFTER.
+        agent.on_idle(other.now_ns + FORGET_AFTER.as_nanos() as u64 + 1);
+        assert!(agent.sockets().is_empty());
+    }
+
+    #[test]
+    fn a_factory_may_leave_a_socket_to_the_fallback_and_its_failures_are_counted() {
+        let mut agent = Agent::new(Box::new(|key: FlowKey, _: &CcContext| match key.0 {
+            1 => Ok(None),
+            _ => Err("no controller for this socket".to_string()),
+        }));
+        assert_eq!(agent.on_report(&report(10)), None);
+        let mut r = report(10);
+        r.key = FlowKey(3);
+        assert_eq!(agent.on_report(&r), None);
+        assert_eq!(agent.stats().build_failures, 1);
+        assert_eq!(
+            agent.stats().first_build_failure.as_deref(),
+            Some("no controller for this socket")
+        );
+        assert!(agent.sockets().is_empty());
+    }
+}

@@ -321,14 +321,14 @@ impl Translator {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::report::{FlowKey, ReportKind};
     use polycc::{CcContext, CcSpec, Registry};
 
     const MSS: u32 = 1448;
 
-    fn report(now_ms: u64) -> Report {
+    pub(crate) fn report(now_ms: u64) -> Report {
         Report {
             now_ns: now_ms * 1_000_000,
             key: FlowKey(1),
