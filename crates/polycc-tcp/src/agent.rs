@@ -330,7 +330,8 @@ fn due(flow: &Flow, now_ns: u64) -> Option<(Decision, bool)> {
     match flow.written {
         Some((w, at))
             if w.cwnd_packets == fresh.cwnd_packets
-                && w.pacing_bytes_per_sec == fresh.pacing_bytes_per_sec =>
+                && w.pacing_bytes_per_sec == fresh.pacing_bytes_per_sec
+                && w.slow_start == fresh.slow_start =>
         {
             (now_ns.saturating_sub(at) >= REFRESH.as_nanos() as u64).then_some((w, false))
         }

@@ -20,8 +20,11 @@ impl FlowKey {
 pub struct Decision {
     /// Congestion window in packets; below 2 the kernel side ignores the decision.
     pub cwnd_packets: u32,
-    /// Pacing rate in bytes per second; `None` for no pacing limit.
+    /// Pacing rate in bytes per second; `None`: not paced (the kernel side then sets the
+    /// socket's pacing rate as `tcp_update_pacing_rate` would, which only sizes TSO bursts).
     pub pacing_bytes_per_sec: Option<u64>,
+    /// The controller is in slow start (the unpaced rate's ratio: 200 % against 120 %).
+    pub slow_start: bool,
     /// [`Report::now_ns`] of the ACK this decision answers (0: none); the kernel side echoes
     /// it in [`Report::applied_ack_ns`] of every ACK it applies the decision at, which measures
     /// the control loop's latency.
@@ -37,6 +40,7 @@ impl Decision {
     pub fn to_bytes(self, decided_ns: u64) -> [u8; Self::SIZE] {
         let mut b = [0u8; Self::SIZE];
         b[0..4].copy_from_slice(&self.cwnd_packets.to_ne_bytes());
+        b[4..8].copy_from_slice(&u32::from(self.slow_start).to_ne_bytes());
         b[8..16].copy_from_slice(&self.pacing_bytes_per_sec.unwrap_or(0).to_ne_bytes());
         b[16..24].copy_from_slice(&self.ack_ns.to_ne_bytes());
         b[24..32].copy_from_slice(&decided_ns.to_ne_bytes());
@@ -200,11 +204,12 @@ mod tests {
         let d = Decision {
             cwnd_packets: 20,
             pacing_bytes_per_sec: Some(1_250_000),
+            slow_start: true,
             ack_ns: 9,
         }
         .to_bytes(11);
         assert_eq!(&d[0..4], &20u32.to_ne_bytes());
-        assert_eq!(&d[4..8], &[0; 4]);
+        assert_eq!(&d[4..8], &1u32.to_ne_bytes());
         assert_eq!(&d[8..16], &1_250_000u64.to_ne_bytes());
         assert_eq!(&d[16..24], &9u64.to_ne_bytes());
         assert_eq!(&d[24..32], &11u64.to_ne_bytes());

@@ -136,6 +136,7 @@ impl Translator {
                 .cc
                 .pacing_rate()
                 .map(|r| (r.as_bytes_per_sec_f64().round() as u64).max(1)),
+            slow_start: self.cc.in_slow_start(),
             ack_ns,
         }
     }

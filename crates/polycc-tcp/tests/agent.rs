@@ -139,6 +139,22 @@ fn polycc_cubic_through_the_agent_fills_the_link_and_its_buffer() {
         "{:?}",
         f.rtt_ms
     );
+    // Unpaced, the socket's pacing rate (which sizes its TSO bursts) is the kernel's own rule
+    // for window-based controllers: 1.2 × window / smoothed RTT after slow start.
+    let cwnd = series(&out, "f", "cwnd_bytes", 1.0);
+    let srtt = series(&out, "f", "rtt_ms", 1.0);
+    let paced = series(&out, "f", "cc_kernel_pacing_rate_mbps", 1.0);
+    let mut ratios: Vec<f64> = cwnd
+        .iter()
+        .zip(&srtt)
+        .zip(&paced)
+        .filter(|(((_, w), (_, r)), _)| *w > 0.0 && *r > 0.0)
+        .map(|(((_, w), (_, r)), (_, p))| p / (w * 8.0 / 1e6 / (r / 1e3)))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let median = ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN);
+    eprintln!("unpaced rate / (window / srtt): median {median:.3}");
+    assert!(median > 1.05 && median < 1.4, "{median}");
     // The controller's own telemetry, not the kernel's state names.
     assert!(
         states

@@ -60,6 +60,7 @@ fn a_window_written_from_user_space_sets_a_kernel_flows_rate() {
         Decision {
             cwnd_packets: WINDOW,
             pacing_bytes_per_sec: None,
+            slow_start: false,
             ack_ns: 0,
         },
     )

@@ -9,7 +9,8 @@
  * algorithm runs in user space, where every polycc controller and policy is available.
  *
  * Safe fallback: while a socket has no decision of its own fresher than STALE_NS and no default
- * decision (key 0) exists, it holds at most TCP's initial window (INIT_CWND) and is not paced. That covers the
+ * decision (key 0) exists, it holds at most TCP's initial window (INIT_CWND) and is not paced
+ * (its pacing rate sizes TSO bursts as the kernel's own controllers' does). That covers the
  * time before user space first speaks and a user-space agent that died or stalls: such a
  * socket keeps sending, slowly, instead of using a window decided for a path long gone.
  *
@@ -28,14 +29,23 @@ char LICENSE[] SEC("license") = "GPL";
  * `crate::agent::REFRESH`). One second is long against any RTT the testbed emulates, short
  * against a stuck agent. */
 #define STALE_NS 1000000000ULL
-/* enum sk_pacing's SK_PACING_NEEDED: TCP's internal pacing spaces packets at sk_pacing_rate
- * (the testbed has no fq qdisc to do it), as BBR asks in its init. */
+/* enum sk_pacing: SK_PACING_NEEDED has TCP's internal pacing space packets at sk_pacing_rate
+ * (the testbed has no fq qdisc to do it), as BBR asks in its init; SK_PACING_NONE sends what
+ * the window allows at once, as the kernel's CUBIC does without fq. */
+#define PACING_NONE 0
 #define PACING_NEEDED 1
+/* tcp_update_pacing_rate's ratios (sysctl tcp_pacing_ss_ratio / tcp_pacing_ca_ratio defaults,
+ * percent): an unpaced socket's sk_pacing_rate still sizes its TSO bursts (tcp_tso_autosize). */
+#define PACING_SS_RATIO 200
+#define PACING_CA_RATIO 120
+#define USEC_PER_SEC 1000000ULL
+/* decision.flags: the controller is in slow start (the ratio above). */
+#define DECISION_SLOW_START 1
 
 /* What user space decided for a socket. Shared layout: `crate::report::Decision`. */
 struct decision {
 	__u32 cwnd;          /* packets; below 2 the decision is ignored */
-	__u32 reserved;
+	__u32 flags;         /* DECISION_SLOW_START */
 	__u64 pacing_rate;   /* bytes/s, 0: not paced */
 	__u64 ack_ns;        /* now_ns of the report that led to it (latency measurement) */
 	__u64 decided_ns;    /* CLOCK_MONOTONIC when user space wrote it (staleness) */
@@ -112,7 +122,6 @@ void BPF_PROG(polycc_init, struct sock *sk)
 
 	if (k)
 		*k = flow_key(sk);
-	sk->sk_pacing_status = PACING_NEEDED;
 }
 
 /* The socket lets go of the controller (it closes, or switches controller): user space drops
@@ -167,6 +176,24 @@ static __always_inline struct decision *fresh_decision(__u32 key, __u64 now)
 	return NULL;
 }
 
+/* What tcp_update_pacing_rate sets for a socket whose controller sets no rate: the window per
+ * smoothed RTT, times 2 in slow start and 1.2 after. Not paced (PACING_NONE): it sizes the
+ * TSO bursts as for the kernel's own window-based controllers. */
+static __always_inline void unpaced(struct sock *sk, const struct tcp_sock *tp, bool slow_start)
+{
+	__u64 rate = (__u64)tp->mss_cache * ((USEC_PER_SEC / 100) << 3);
+	__u32 packets = tp->snd_cwnd > tp->packets_out ? tp->snd_cwnd : tp->packets_out;
+
+	rate *= slow_start ? PACING_SS_RATIO : PACING_CA_RATIO;
+	rate *= packets;
+	if (tp->srtt_us)
+		rate /= tp->srtt_us;
+	if (rate > sk->sk_max_pacing_rate)
+		rate = sk->sk_max_pacing_rate;
+	sk->sk_pacing_status = PACING_NONE;
+	sk->sk_pacing_rate = rate;
+}
+
 SEC("struct_ops")
 void BPF_PROG(polycc_cong_control, struct sock *sk, __u32 ack, int flag, const struct rate_sample *rs)
 {
@@ -181,12 +208,17 @@ void BPF_PROG(polycc_cong_control, struct sock *sk, __u32 ack, int flag, const s
 	/* Two packets is TCP's floor. */
 	if (d) {
 		tp->snd_cwnd = d->cwnd;
-		sk->sk_pacing_rate = d->pacing_rate ? d->pacing_rate : ~0UL;
+		if (d->pacing_rate) {
+			sk->sk_pacing_status = PACING_NEEDED;
+			sk->sk_pacing_rate = d->pacing_rate;
+		} else {
+			unpaced(sk, tp, d->flags & DECISION_SLOW_START);
+		}
 		applied = d->ack_ns;
 	} else {
 		if (tp->snd_cwnd > INIT_CWND || tp->snd_cwnd < 2)
 			tp->snd_cwnd = INIT_CWND;
-		sk->sk_pacing_rate = ~0UL;
+		unpaced(sk, tp, true);
 	}
 
 	r = bpf_ringbuf_reserve(&reports, sizeof(*r), 0);
