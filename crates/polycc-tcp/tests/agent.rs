@@ -49,24 +49,39 @@ fn model(text: &str) -> Model {
         .unwrap_or_else(|e| panic!("test scenario: {e}"))
 }
 
-/// `bpftool struct_ops list` names no `polycc` (where bpftool is installed).
-fn assert_unregistered() {
-    let registered = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+/// What names `polycc` now: the kernel's list of controllers and `bpftool struct_ops list`
+/// (where bpftool is installed).
+fn registrations() -> String {
+    let mut found = String::new();
+    let kernel = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
         .unwrap_or_default();
-    assert!(
-        !registered.split_whitespace().any(|c| c == CONTROLLER),
-        "still registered: {registered}"
-    );
+    if kernel.split_whitespace().any(|c| c == CONTROLLER) {
+        found += &format!("tcp_available_congestion_control: {kernel}");
+    }
     if let Ok(out) = std::process::Command::new("bpftool")
         .args(["struct_ops", "list"])
         .output()
     {
         let listed = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            !listed.lines().any(|l| l.contains(CONTROLLER)),
-            "bpftool struct_ops list: {listed}"
-        );
+        if listed.lines().any(|l| l.contains(CONTROLLER)) {
+            found += &format!("bpftool struct_ops list: {listed}");
+        }
     }
+    found
+}
+
+/// Nothing names `polycc` any more. The kernel frees a struct_ops map after an RCU grace
+/// period, so the check is repeated for up to two seconds.
+fn assert_unregistered() {
+    let mut found = registrations();
+    for _ in 0..20 {
+        if found.is_empty() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        found = registrations();
+    }
+    assert!(found.is_empty(), "still registered: {found}");
 }
 
 /// One flow's column `name` from `t_s` >= `from`, as (t, value).
