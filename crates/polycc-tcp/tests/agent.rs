@@ -1,8 +1,9 @@
 //! polycc controllers on kernel TCP through the shim and the agent, in the emulated testbed:
 //! polycc's CUBIC fills a 20 Mbit/s, 40 ms link with a one-BDP buffer; polycc's BBR fills it
 //! at the rate it paces, and the socket paces at that rate; a spec the registry rejects is a
-//! typed error; a socket that closes mid-run loses its controller while the others go on; and
-//! nothing stays registered afterwards.
+//! typed error; a socket that closes mid-run loses its controller while the others go on; a
+//! socket whose agent died falls back to TCP's initial window; and nothing stays registered
+//! afterwards.
 
 use polycc::CcSpec;
 use polycc_sim::Model;
@@ -344,4 +345,64 @@ stop = "1.5s"
     assert!(seen.iter().any(|(t, n)| *t > 2.0 && *n == 1), "{seen:?}");
     // The staying flow's controller goes on and takes the link.
     assert!(stays_late / 20.0 > 0.8, "{stays_late}");
+}
+
+#[test]
+fn when_the_agent_dies_open_sockets_fall_back_to_the_initial_window() {
+    let Some(_one) = available("when_the_agent_dies_open_sockets_fall_back_to_the_initial_window")
+    else {
+        return;
+    };
+    let m = model(
+        r#"
+name = "agent-dies"
+duration = "4s"
+[[links]]
+id = "bottleneck"
+rate = "20Mbps"
+queue = { kind = "droptail", size = "1bdp" }
+[[flows]]
+id = "f"
+cca = "polycc"
+stack = "linux"
+rtt = "40ms"
+"#,
+    );
+    let agent = AgentThread::spawn(Agent::for_spec(&CcSpec::named("cubic")).expect("cubic"))
+        .expect("registered");
+    // The agent (and with it the registration) goes 1.5 s into the run; the socket keeps the
+    // controller it has, whose last decision goes stale one second later.
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        agent.stop().expect("agent")
+    });
+    let out = polycc_emu::run(&m, &polycc::Registry::standard(), &Default::default())
+        .expect("emulated run");
+    let stats = killer.join().expect("killer");
+    assert_unregistered();
+    let early = series(&out, "f", "throughput_mbps", 0.8)
+        .into_iter()
+        .filter(|(t, _)| *t < 1.4)
+        .collect::<Vec<_>>();
+    let late = series(&out, "f", "throughput_mbps", 3.0);
+    let cwnd_late = series(&out, "f", "cwnd_bytes", 3.0);
+    let max_cwnd = cwnd_late.iter().map(|(_, c)| *c).fold(0.0, f64::max);
+    eprintln!(
+        "agent: {} reports; throughput 0.8-1.4 s {:.2}, after 3 s {:.2} Mbit/s; largest window \
+         after 3 s {max_cwnd} bytes",
+        stats.reports,
+        mean(&early),
+        mean(&late)
+    );
+    assert!(
+        mean(&early) > 17.0,
+        "the agent's CUBIC fills the link first"
+    );
+    // On the fallback: at most 10 packets of 1448 bytes per round trip of 40–44 ms.
+    assert!(
+        !cwnd_late.is_empty() && max_cwnd <= 10.0 * 1448.0,
+        "{max_cwnd}"
+    );
+    let fallback = mean(&late);
+    assert!(fallback > 1.5 && fallback < 3.3, "{fallback} Mbit/s");
 }
