@@ -9,9 +9,7 @@
 //! - **exact** (the kernel's own values): per ACK the packets newly delivered
 //!   (`rate_sample.acked_sacked`), the RTT sample, the smoothed / variation / windowed-minimum
 //!   RTT, the delivery-rate sample (`delivered` over `interval_us`, its app-limited mark), bytes
-//!   in flight before and after the ACK, packets delivered over the connection's life. Window
-//!   controllers that read only these (Reno, CUBIC, Vegas, Westwood, BBR, Copa, LEDBAT on RTTs)
-//!   see what the kernel measured.
+//!   in flight before and after the ACK, packets delivered over the connection's life.
 //! - **losses**: packets newly marked lost are the growth of `tp->lost`, which counts marks by
 //!   SACK / RACK on an ACK and by a retransmission timeout (which `rate_sample.losses` misses).
 //!   A timeout (the socket in `TCP_CA_Loss`) is reported as persistent congestion; losses come
@@ -22,9 +20,14 @@
 //!   [`CongestionControl::on_sent`] before the ACK's events. None is marked a retransmission.
 //!   PCC's monitor intervals therefore see the right number of packets and bytes per interval,
 //!   with send times off by at most the time between two ACKs.
-//! - **approximate: per-packet outcomes** ([`CongestionControl::on_packet_acked`] / `lost`):
-//!   the ledger attributes losses and then deliveries to its oldest packets, which is TCP's
-//!   order for cumulative ACKs and the common case for SACK (holes before SACKed data).
+//! - **approximate: packet numbers and per-packet outcomes** ([`AckEvent::largest_acked`],
+//!   [`LossEvent::largest_lost_pn`], [`CongestionControl::on_packet_acked`] / `lost`): the
+//!   ledger attributes losses and then deliveries to its oldest packets, which is TCP's order
+//!   for cumulative ACKs and the common case for SACK (holes before SACKed data). Controllers
+//!   that count rounds or end recovery by packet number (HyStart's and BBR's rounds, the Reno
+//!   family's one reduction per window) read these numbers: exact while packets are delivered
+//!   in order, off by the reordered packets when SACK delivers out of order, and by a packet
+//!   per partial segment (a send of less than an MSS, counted with the next).
 //! - **not available**: receiver timestamps ([`CongestionControl::on_feedback`]; LEDBAT, GCC
 //!   and PIBES run on RTTs as over QUIC) and ECN-CE marks, which polycc's events do not carry:
 //!   they are counted in the telemetry (`cc_ce_marks`).
