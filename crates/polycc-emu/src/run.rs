@@ -1,5 +1,6 @@
 //! One emulated run: the testbed made, each flow's server and client started on threads in
-//! their namespaces (kernel TCP for `stack = "linux"`, polycc's sender over UDP for
+//! their namespaces (kernel TCP for `stack = "linux"`, kernel TCP steered by the flow's polycc
+//! controller through the eBPF shim for `stack = "tcp"`, polycc's sender over UDP for
 //! `stack = "quic"`), the flows sampled every [`SAMPLE`], and everything removed again,
 //! whatever way the run ends.
 
@@ -53,7 +54,7 @@ enum Listener {
 /// What carries a flow's packets.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Carrier {
-    /// The kernel's TCP (`stack = "linux"`).
+    /// The kernel's TCP (`stack = "linux"`, and `"tcp"` with the controller `polycc`).
     KernelTcp,
     /// polycc's sender over UDP (`stack = "quic"`).
     PolyccUdp,
