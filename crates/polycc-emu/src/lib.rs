@@ -12,7 +12,8 @@
 //! The link models are the simulator's (`polycc_sim::queue`, `service`, `engine::pipe`), run on
 //! wall-clock time ([`network`]); this crate adds namespaces ([`netns`]), the TUN pair
 //! ([`tunnel`]), the real-time loop ([`run_loop`]), kernel-TCP endpoints ([`linux_tcp`]) and the
-//! sampling of `TCP_INFO` ([`tcp_info`]). Everything a run creates is removed when it ends,
+//! sampling of `TCP_INFO` ([`tcp_info`]), and for `stack = "tcp"` flows the agent that steers
+//! kernel TCP with polycc's controllers through polycc-tcp's eBPF shim ([`shim_agent`]). Everything a run creates is removed when it ends,
 //! also on error; namespaces left by a killed run are removed by the next one.
 //!
 //! Needs root (or `CAP_NET_ADMIN` + `CAP_SYS_ADMIN`), `/dev/net/tun` and iproute2.
@@ -31,6 +32,7 @@ pub mod output;
 pub mod probe;
 pub mod run;
 pub mod run_loop;
+pub mod shim_agent;
 pub mod support;
 pub mod tcp_info;
 pub mod testbed;

@@ -1,6 +1,6 @@
-//! Endpoints of a flow carried by the kernel's TCP (`stack = "linux"`): a client in the flow's
-//! sending namespace that writes the flow's traffic with the kernel controller the scenario
-//! names, and a server on the other side that reads it and counts goodput as it arrives.
+//! Endpoints of a flow carried by the kernel's TCP (`stack = "linux"`, and `"tcp"`, whose
+//! sockets use the shim's controller `polycc`): a client in the flow's sending namespace that
+//! writes the flow's traffic with the kernel controller the scenario names, and a server on the other side that reads it and counts goodput as it arrives.
 //!
 //! Each runs on its own thread, joined to its namespace; they share a [`FlowShared`] with the
 //! run's sampler, which reads the client's `TCP_INFO` every few milliseconds.

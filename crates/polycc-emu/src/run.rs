@@ -1,5 +1,6 @@
 //! One emulated run: the testbed made, each flow's server and client started on threads in
-//! their namespaces (kernel TCP for `stack = "linux"`, polycc's sender over UDP for
+//! their namespaces (kernel TCP for `stack = "linux"`, kernel TCP steered by the flow's polycc
+//! controller through the eBPF shim for `stack = "tcp"`, polycc's sender over UDP for
 //! `stack = "quic"`), the flows sampled every [`SAMPLE`], and everything removed again,
 //! whatever way the run ends.
 
@@ -53,7 +54,7 @@ enum Listener {
 /// What carries a flow's packets.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Carrier {
-    /// The kernel's TCP (`stack = "linux"`).
+    /// The kernel's TCP (`stack = "linux"`, and `"tcp"` with the controller `polycc`).
     KernelTcp,
     /// polycc's sender over UDP (`stack = "quic"`).
     PolyccUdp,
@@ -64,7 +65,7 @@ enum Carrier {
 fn carrier(f: &FlowModel) -> Carrier {
     match f.stack {
         _ if f.traffic.is_unresponsive() => Carrier::Unresponsive,
-        Stack::Linux => Carrier::KernelTcp,
+        Stack::Linux | Stack::Tcp => Carrier::KernelTcp,
         Stack::Quic => Carrier::PolyccUdp,
     }
 }
@@ -74,6 +75,10 @@ fn carrier(f: &FlowModel) -> Carrier {
 pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunOutput, EmuError> {
     let kernel_ccas = linux_tcp::available_controllers()?;
     crate::support::check(model, &kernel_ccas)?;
+    // Registered before anything else is made, so that a refusal leaves nothing behind; dropped
+    // (unregistered) on every way out of this function.
+    let agent = crate::shim_agent::start(model, registry)?;
+    let views = agent.as_ref().map(|a| a.views());
     let bed = Testbed::start(model)?;
     let clock = bed.clock;
     let listeners = model
@@ -119,7 +124,11 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                         linux_tcp::run_server(listener, transfer, flow, &clock, stop)
                     }));
                     let client = Client {
-                        cca: f.cca.name(),
+                        cca: if f.stack == Stack::Tcp {
+                            polycc_tcp::CONTROLLER
+                        } else {
+                            f.cca.name()
+                        },
                         traffic: &f.traffic,
                         server,
                         start,
@@ -192,7 +201,15 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                 }
             }
         }
-        let series = sample(model, &flows, &sockets, &clock, end, options);
+        let series = sample(
+            model,
+            &flows,
+            &sockets,
+            views.as_ref(),
+            &clock,
+            end,
+            options,
+        );
         stop.store(true, Ordering::Relaxed);
         for e in endpoints {
             let _ = e.join();
@@ -200,7 +217,9 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
         Ok(series)
     });
     let wall_s = wall.elapsed().as_secs_f64();
+    let agent_result = agent.map(|a| a.stop()).transpose();
     let finished = bed.finish()?;
+    agent_result.map_err(|e| EmuError::Internal(format!("stack = \"tcp\": {e}")))?;
     let series = series?;
     if (options.cancelled)() {
         return Err(EmuError::Internal("cancelled".into()));
@@ -270,6 +289,7 @@ fn sample(
     model: &Model,
     flows: &[FlowShared],
     sockets: &[SocketSlot],
+    views: Option<&polycc_tcp::Views>,
     clock: &Clock,
     end: Time,
     options: &Options,
@@ -284,19 +304,33 @@ fn sample(
         if (options.cancelled)() {
             break;
         }
-        for ((f, slot), s) in flows.iter().zip(sockets).zip(series.iter_mut()) {
+        for (((f, slot), s), fm) in flows
+            .iter()
+            .zip(sockets)
+            .zip(series.iter_mut())
+            .zip(&model.flows)
+        {
             // Kernel TCP: read its TCP_INFO now; polycc's sender publishes its own.
-            let tcp = lock(slot)
-                .as_ref()
-                .and_then(|sock| Some((TcpInfo::read(sock).ok()?, BbrInfo::read(sock))));
-            if let Some((i, _)) = &tcp {
+            let (tcp, bbr, key) = match lock(slot).as_ref() {
+                Some(sock) => (
+                    TcpInfo::read(sock).ok(),
+                    BbrInfo::read(sock),
+                    crate::shim_agent::key_of(sock),
+                ),
+                None => (None, None, None),
+            };
+            if let Some(i) = &tcp {
                 if i.rtt_us > 0 {
                     lock(&f.rtt).record(i.rtt_us as u64);
                 }
             }
-            let sample = match tcp {
-                Some((i, bbr)) => Some(Sample::from_tcp(&i, bbr.as_ref())),
-                None => lock(&f.sample).clone(),
+            let sample = match (tcp, views) {
+                (Some(i), Some(v)) if fm.stack == Stack::Tcp => {
+                    let view = key.and_then(|k| lock(v).get(&k).cloned());
+                    Some(crate::shim_agent::sample(&i, view.as_ref()))
+                }
+                (Some(i), _) => Some(Sample::from_tcp(&i, bbr.as_ref())),
+                (None, _) => lock(&f.sample).clone(),
             };
             s.sample(sample);
         }

@@ -61,6 +61,24 @@ pub fn check(model: &Model, kernel_ccas: &[String]) -> Result<(), EmuError> {
             // A CBR or Poisson source runs over UDP without a controller on either stack.
             continue;
         }
+        if f.stack == Stack::Tcp {
+            if !polycc_tcp::BUILT {
+                return Err(refuse(
+                    at("stack"),
+                    format!(
+                        "\"tcp\" runs the flow's controller on kernel TCP through polycc's eBPF \
+                         shim, which this build lacks: {}",
+                        polycc_tcp::ShimError::NotBuilt
+                    ),
+                ));
+            }
+            if f.rwnd.is_some() {
+                return Err(refuse(
+                    at("rwnd"),
+                    "the kernel's TCP sizes its own receive window; remove it".into(),
+                ));
+            }
+        }
         if f.stack == Stack::Linux {
             let name = f.cca.name();
             if !kernel_ccas.iter().any(|k| k == name) {

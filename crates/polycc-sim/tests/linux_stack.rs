@@ -379,3 +379,35 @@ fn a_flow_joining_a_queue_takes_its_first_rtt_and_bbrs_start_from_the_handshake(
         pacing[first]
     );
 }
+
+#[test]
+fn stack_tcp_runs_the_polycc_controller_between_linux_hosts() {
+    // Any polycc spec, parameters included, on the Linux stack's hosts (with the shim's
+    // exemption from the restart after idle, as the kernel's `cong_control` controllers have).
+    let toml = one_flow("tcp", "cubic", "20Mbps", "40ms", 2, "", "").replace(
+        r#"cca = "cubic""#,
+        r#"cca = { name = "cubic", beta = 0.5 }"#,
+    );
+    let m = polycc_sim::load_toml(&toml, &origin(), &Registry::standard()).expect("valid");
+    let f = &m.flows[0];
+    assert_eq!(f.sim_cca.as_ref().map(|c| c.name()), Ok("cubic"));
+    assert_eq!(f.sim_cca.as_ref().map(|c| c.params().len()), Ok(1));
+    assert_eq!(f.host, linux_stack::host(linux_stack::SHIM));
+    assert_eq!(f.host.loss_rules.idle_restart, None);
+    assert_eq!(f.host.initial_window_packets, Some(10));
+    assert!(!f.pacing && f.max_ack_delay.is_zero());
+    let out = run(&toml);
+    let s = &out.summary.flows[0];
+    assert!(s.goodput_mbps > 15.0, "{}", s.goodput_mbps);
+    // A controller the polycc registry does not know is refused naming the key, and so is a
+    // key the kernel's TCP cannot honour.
+    for (cca, flow, key) in [
+        ("vegas-x", "", "flows[0].cca"),
+        ("cubic", "pacing = false", "flows[0].pacing"),
+    ] {
+        let toml = one_flow("tcp", cca, "20Mbps", "40ms", 1, "", flow);
+        let e =
+            polycc_sim::load_toml(&toml, &origin(), &Registry::standard()).expect_err("refused");
+        assert!(e.to_string().contains(key), "{e}");
+    }
+}

@@ -16,24 +16,46 @@ impl FlowKey {
 }
 
 /// What user space decided for a socket.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Decision {
     /// Congestion window in packets; below 2 the kernel side ignores the decision.
     pub cwnd_packets: u32,
-    /// Pacing rate in bytes per second; `None` for no pacing limit.
+    /// Pacing rate in bytes per second; `None`: not paced (the kernel side then sets the
+    /// socket's pacing rate as `tcp_update_pacing_rate` would, which only sizes TSO bursts).
     pub pacing_bytes_per_sec: Option<u64>,
+    /// The controller is in slow start (the unpaced rate's ratio: 200 % against 120 %).
+    pub slow_start: bool,
+    /// [`Report::now_ns`] of the ACK this decision answers (0: none); the kernel side echoes
+    /// it in [`Report::applied_ack_ns`] of every ACK it applies the decision at, which measures
+    /// the control loop's latency.
+    pub ack_ns: u64,
 }
 
 impl Decision {
     /// Bytes of `struct decision`.
-    pub const SIZE: usize = 16;
+    pub const SIZE: usize = 32;
 
-    pub fn to_bytes(self) -> [u8; Self::SIZE] {
+    /// The C layout, with `decided_ns` (`CLOCK_MONOTONIC` when written, by which the kernel
+    /// side judges a socket's own decision stale).
+    pub fn to_bytes(self, decided_ns: u64) -> [u8; Self::SIZE] {
         let mut b = [0u8; Self::SIZE];
         b[0..4].copy_from_slice(&self.cwnd_packets.to_ne_bytes());
+        b[4..8].copy_from_slice(&u32::from(self.slow_start).to_ne_bytes());
         b[8..16].copy_from_slice(&self.pacing_bytes_per_sec.unwrap_or(0).to_ne_bytes());
+        b[16..24].copy_from_slice(&self.ack_ns.to_ne_bytes());
+        b[24..32].copy_from_slice(&decided_ns.to_ne_bytes());
         b
     }
+}
+
+/// What a report is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportKind {
+    /// An ACK that the kernel ran `cong_control` for.
+    Ack,
+    /// The socket let go of the controller (it closed or changed controller): no more reports
+    /// come for it, and its decision is gone.
+    Release,
 }
 
 /// One ACK's measurements (the kernel's `struct rate_sample` and the socket's state).
@@ -59,11 +81,36 @@ pub struct Report {
     pub delivered_total: u32,
     /// The rate sample was taken while the application had too little data to fill the window.
     pub app_limited: bool,
+    pub kind: ReportKind,
+    /// Packets in flight after this ACK (`tcp_packets_in_flight`).
+    pub in_flight: u32,
+    /// Packets marked lost over the connection's life.
+    pub lost_total: u32,
+    /// Packets delivered with an ECN-CE mark over the connection's life.
+    pub delivered_ce: u32,
+    /// Bytes cumulatively acknowledged over the connection's life.
+    pub bytes_acked: u64,
+    /// Bytes sent over the connection's life, retransmissions included.
+    pub bytes_sent: u64,
+    /// [`Decision::ack_ns`] of the decision applied at this ACK; 0 when none was (the safe
+    /// fallback) or it answered no ACK.
+    pub applied_ack_ns: u64,
+    /// RTT variation, µs.
+    pub rttvar_us: u32,
+    /// The kernel's windowed minimum RTT, µs.
+    pub min_rtt_us: u32,
+    /// The kernel's congestion-avoidance state (`TCP_CA_Open` 0 .. `TCP_CA_Loss` 4).
+    pub ca_state: u32,
+    /// The socket paces itself (TCP's internal pacing at its pacing rate).
+    pub paced: bool,
 }
+
+/// `TCP_CA_Loss`: a retransmission timeout collapsed the window.
+pub const TCP_CA_LOSS: u32 = 4;
 
 impl Report {
     /// Bytes of `struct report`.
-    pub const SIZE: usize = 56;
+    pub const SIZE: usize = 112;
 
     /// A report from its bytes; `None` when they are not one.
     pub fn from_bytes(b: &[u8]) -> Option<Report> {
@@ -72,11 +119,14 @@ impl Report {
         }
         let u32_at = |i: usize| u32::from_ne_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
         let i32_at = |i: usize| i32::from_ne_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-        let mut now = [0u8; 8];
-        now.copy_from_slice(&b[0..8]);
+        let u64_at = |i: usize| {
+            let mut v = [0u8; 8];
+            v.copy_from_slice(&b[i..i + 8]);
+            u64::from_ne_bytes(v)
+        };
         let (delivered, interval) = (i32_at(24), i32_at(28));
         Some(Report {
-            now_ns: u64::from_ne_bytes(now),
+            now_ns: u64_at(0),
             key: FlowKey(u32_at(8)),
             rtt_us: u32::try_from(i32_at(12)).ok(),
             acked_sacked: u32_at(16),
@@ -89,6 +139,21 @@ impl Report {
             mss: u32_at(44),
             delivered_total: u32_at(48),
             app_limited: u32_at(52) != 0,
+            kind: match u32_at(56) {
+                0 => ReportKind::Ack,
+                1 => ReportKind::Release,
+                _ => return None,
+            },
+            in_flight: u32_at(60),
+            lost_total: u32_at(64),
+            delivered_ce: u32_at(68),
+            bytes_acked: u64_at(72),
+            bytes_sent: u64_at(80),
+            applied_ack_ns: u64_at(88),
+            rttvar_us: u32_at(96),
+            min_rtt_us: u32_at(100),
+            ca_state: u32_at(104),
+            paced: u32_at(108) != 0,
         })
     }
 }
@@ -114,7 +179,11 @@ mod tests {
         put(36, &20u32.to_ne_bytes());
         put(44, &1448u32.to_ne_bytes());
         put(52, &1u32.to_ne_bytes());
-        let r = Report::from_bytes(&b).expect("56 bytes");
+        put(60, &17u32.to_ne_bytes());
+        put(80, &123_456u64.to_ne_bytes());
+        put(88, &6_000_000u64.to_ne_bytes());
+        put(104, &4u32.to_ne_bytes());
+        let r = Report::from_bytes(&b).expect("a report's size");
         assert_eq!(r.now_ns, 7_000_000);
         assert_eq!(r.key, FlowKey(40000 << 16 | 20000));
         assert_eq!(r.rtt_us, Some(41_250));
@@ -122,7 +191,10 @@ mod tests {
         assert_eq!(r.delivered, None, "no interval: no rate sample");
         assert_eq!((r.snd_cwnd, r.mss), (20, 1448));
         assert!(r.app_limited);
-        assert_eq!(Report::from_bytes(&b[..55]), None);
+        assert_eq!(r.kind, ReportKind::Ack);
+        assert_eq!((r.in_flight, r.bytes_sent), (17, 123_456));
+        assert_eq!((r.applied_ack_ns, r.ca_state), (6_000_000, TCP_CA_LOSS));
+        assert_eq!(Report::from_bytes(&b[..Report::SIZE - 1]), None);
         put_at(&mut b, 12, &(-1i32).to_ne_bytes());
         assert_eq!(Report::from_bytes(&b).map(|r| r.rtt_us), Some(None));
     }
@@ -132,10 +204,14 @@ mod tests {
         let d = Decision {
             cwnd_packets: 20,
             pacing_bytes_per_sec: Some(1_250_000),
+            slow_start: true,
+            ack_ns: 9,
         }
-        .to_bytes();
+        .to_bytes(11);
         assert_eq!(&d[0..4], &20u32.to_ne_bytes());
-        assert_eq!(&d[4..8], &[0; 4]);
+        assert_eq!(&d[4..8], &1u32.to_ne_bytes());
         assert_eq!(&d[8..16], &1_250_000u64.to_ne_bytes());
+        assert_eq!(&d[16..24], &9u64.to_ne_bytes());
+        assert_eq!(&d[24..32], &11u64.to_ne_bytes());
     }
 }

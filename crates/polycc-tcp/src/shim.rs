@@ -72,12 +72,18 @@ impl Shim {
     }
 
     /// Sets the window and pacing rate of the socket `key` (or of every socket without its own,
-    /// with [`FlowKey::ANY`]); the kernel side applies it from the socket's next ACK.
+    /// with [`FlowKey::ANY`]); the kernel side applies it from the socket's next ACK. A
+    /// socket's own decision goes stale one second after it was written (the agent refreshes
+    /// it); the default one holds until replaced.
     pub fn decide(&self, key: FlowKey, d: Decision) -> Result<(), ShimError> {
         self.skel
             .maps
             .decisions
-            .update(&key.0.to_ne_bytes(), &d.to_bytes(), MapFlags::ANY)
+            .update(
+                &key.0.to_ne_bytes(),
+                &d.to_bytes(crate::monotonic_ns()),
+                MapFlags::ANY,
+            )
             .map_err(kernel("write a decision"))
     }
 

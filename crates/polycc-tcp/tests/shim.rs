@@ -60,6 +60,8 @@ fn a_window_written_from_user_space_sets_a_kernel_flows_rate() {
         Decision {
             cwnd_packets: WINDOW,
             pacing_bytes_per_sec: None,
+            slow_start: false,
+            ack_ns: 0,
         },
     )
     .expect("decision");
@@ -125,8 +127,16 @@ rtt = "40ms"
         "{:?}",
         &rtts[..10.min(rtts.len())]
     );
-    let last = reports.last().expect("reports");
+    let last = reports
+        .iter()
+        .rfind(|r| r.kind == polycc_tcp::ReportKind::Ack)
+        .expect("reports");
     assert_eq!((last.snd_cwnd, last.mss), (WINDOW, 1448));
+    // The socket's close is reported, after its last ACK.
+    assert_eq!(
+        reports.last().map(|r| (r.kind, r.key)),
+        Some((polycc_tcp::ReportKind::Release, last.key))
+    );
     drop(shim);
     assert!(
         !kernel_controllers()

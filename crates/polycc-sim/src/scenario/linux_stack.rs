@@ -1,5 +1,9 @@
 //! `stack = "linux"` in the simulator: the kernel's TCP as polycc models it.
 //!
+//! `stack = "tcp"` (the kernel's TCP steered by a polycc controller through the eBPF shim)
+//! runs on the same hosts ([`host`] of [`SHIM`]) with the flow's own polycc controller in place
+//! of a kernel controller's model.
+//!
 //! A flow on the Linux stack names a kernel controller in `cca` (what `TCP_CONGESTION` takes).
 //! The simulator runs the polycc controller that is its model, with the parameters that make it
 //! behave as the kernel's does; those parameters belong to the controller (no copy of it lives
@@ -56,9 +60,13 @@ use serde_json::json;
 pub use crate::engine::delayed_ack::SEGMENTS_PER_ACK;
 pub use polycc_transport::TCP_INIT_CWND;
 
+/// The kernel name of polycc's eBPF shim (`polycc-tcp`), which `stack = "tcp"` flows run on.
+pub const SHIM: &str = "polycc";
+
 /// Kernel controllers with their own `cong_control`, which the kernel exempts from the restart
-/// after idle (`tcp_slow_start_after_idle_check`).
-const OWN_CONG_CONTROL: [&str; 1] = ["bbr"];
+/// after idle (`tcp_slow_start_after_idle_check`): BBR, and the shim, which applies user
+/// space's window from its `cong_control`.
+const OWN_CONG_CONTROL: [&str; 2] = ["bbr", SHIM];
 
 /// The end hosts of a flow on the Linux stack running kernel controller `cca`.
 pub fn host(cca: &str) -> HostModel {

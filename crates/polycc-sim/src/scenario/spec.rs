@@ -322,6 +322,12 @@ pub enum Stack {
     /// The Linux kernel's TCP with one of the kernel's own controllers (`cca` is a kernel
     /// name: `cubic`, `bbr`, `reno`, ...). Runs with `--backend emu`.
     Linux,
+    /// The Linux kernel's TCP steered by the flow's polycc controller (`cca` is any polycc
+    /// spec) through the eBPF shim (`polycc-tcp`): in the emulator real kernel TCP sockets with
+    /// `TCP_CONGESTION = "polycc"` and the agent running the controller; in the simulator the
+    /// Linux stack's sender and receiver model (as `stack = "linux"`) around the polycc
+    /// controller.
+    Tcp,
 }
 
 impl Stack {
@@ -333,6 +339,7 @@ impl Stack {
         match self {
             Stack::Quic => "quic",
             Stack::Linux => "linux",
+            Stack::Tcp => "tcp",
         }
     }
 }

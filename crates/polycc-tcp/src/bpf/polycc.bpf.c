@@ -2,10 +2,17 @@
 /*
  * polycc's kernel-TCP shim: a struct_ops TCP congestion controller named "polycc" that decides
  * nothing itself. On every ACK (`cong_control`, which the kernel calls with the ACK's rate
- * sample) it reports what the ACK measured to user space through a ring buffer, and it applies
- * the window and pacing rate user space last wrote for the socket. The design is CCP's
- * (Narayan et al., SIGCOMM 2018): the datapath measures and enforces, the algorithm runs in
- * user space, where every polycc controller and policy is available.
+ * sample) it applies the window and pacing rate user space last wrote for the socket and
+ * reports what the ACK measured to user space through a ring buffer; when the socket lets go
+ * of the controller (`release`) it reports that too and forgets the socket's decision. The
+ * design is CCP's (Narayan et al., SIGCOMM 2018): the datapath measures and enforces, the
+ * algorithm runs in user space, where every polycc controller and policy is available.
+ *
+ * Safe fallback: while a socket has no decision of its own fresher than STALE_NS and no default
+ * decision (key 0) exists, it holds at most TCP's initial window (INIT_CWND) and is not paced
+ * (its pacing rate sizes TSO bursts as the kernel's own controllers' does). That covers the
+ * time before user space first speaks and a user-space agent that died or stalls: such a
+ * socket keeps sending, slowly, instead of using a window decided for a path long gone.
  *
  * GPL: struct_ops congestion controllers use GPL-only kernel symbols.
  */
@@ -16,12 +23,32 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* What user space decided for a socket: a window in packets and a pacing rate in bytes/s (0: no
- * pacing limit). Shared layout: `crate::shim::Decision`. */
+/* RFC 6928 (Linux TCP_INIT_CWND): the window of a socket without a fresh decision. */
+#define INIT_CWND 10
+/* A decision older than this is the agent's no more (it refreshes live ones every 250 ms:
+ * `crate::agent::REFRESH`). One second is long against any RTT the testbed emulates, short
+ * against a stuck agent. */
+#define STALE_NS 1000000000ULL
+/* enum sk_pacing: SK_PACING_NEEDED has TCP's internal pacing space packets at sk_pacing_rate
+ * (the testbed has no fq qdisc to do it), as BBR asks in its init; SK_PACING_NONE sends what
+ * the window allows at once, as the kernel's CUBIC does without fq. */
+#define PACING_NONE 0
+#define PACING_NEEDED 1
+/* tcp_update_pacing_rate's ratios (sysctl tcp_pacing_ss_ratio / tcp_pacing_ca_ratio defaults,
+ * percent): an unpaced socket's sk_pacing_rate still sizes its TSO bursts (tcp_tso_autosize). */
+#define PACING_SS_RATIO 200
+#define PACING_CA_RATIO 120
+#define USEC_PER_SEC 1000000ULL
+/* decision.flags: the controller is in slow start (the ratio above). */
+#define DECISION_SLOW_START 1
+
+/* What user space decided for a socket. Shared layout: `crate::report::Decision`. */
 struct decision {
-	__u32 cwnd;
-	__u32 reserved;
-	__u64 pacing_rate;
+	__u32 cwnd;          /* packets; below 2 the decision is ignored */
+	__u32 flags;         /* DECISION_SLOW_START */
+	__u64 pacing_rate;   /* bytes/s, 0: not paced */
+	__u64 ack_ns;        /* now_ns of the report that led to it (latency measurement) */
+	__u64 decided_ns;    /* CLOCK_MONOTONIC when user space wrote it (staleness) */
 };
 
 /* Decisions by flow key (`flow_key`); key 0 holds the one for sockets without their own. */
@@ -32,7 +59,18 @@ struct {
 	__type(value, struct decision);
 } decisions SEC(".maps");
 
-/* One ACK's measurements. Shared layout: `crate::report::Report`. */
+/* Each socket's key, taken at init: by `release` the remote port is zeroed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} socket_keys SEC(".maps");
+
+#define REPORT_ACK 0
+#define REPORT_RELEASE 1
+
+/* One ACK's measurements, or a socket's release. Shared layout: `crate::report::Report`. */
 struct report {
 	__u64 now_ns;
 	__u32 key;
@@ -47,24 +85,65 @@ struct report {
 	__u32 mss;
 	__u32 delivered_total;
 	__u32 app_limited;
+	__u32 kind;          /* REPORT_ACK or REPORT_RELEASE */
+	__u32 in_flight;     /* packets in flight after this ACK (tcp_packets_in_flight) */
+	__u32 lost_total;    /* packets marked lost over the connection's life (tp->lost) */
+	__u32 delivered_ce;  /* packets delivered with ECN-CE over the connection's life */
+	__u64 bytes_acked;   /* bytes cumulatively acknowledged over the connection's life */
+	__u64 bytes_sent;    /* bytes sent, retransmissions included, over the connection's life */
+	__u64 applied_ack_ns; /* ack_ns of the decision applied at this ACK, 0: none (fallback) */
+	__u32 rttvar_us;     /* RTT variation (the kernel keeps mdev times 4) */
+	__u32 min_rtt_us;    /* the kernel's windowed min RTT */
+	__u32 ca_state;      /* TCP_CA_Open .. TCP_CA_Loss */
+	__u32 pacing_status;
 };
 
-/* 1 MiB: 16 384 reports, several round trips of ACKs at 100 Mbit/s even if user space stalls. */
+/* 1 MiB: 9 000 reports, several round trips of ACKs at 100 Mbit/s even if user space stalls. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);
 } reports SEC(".maps");
 
 /* The socket's local port in the high half, the remote port in the low half (host order):
- * unique among one host's connections to one server, which is what the testbed makes. */
+ * unique among one host's connections to one server, which is what the testbed makes. The
+ * local port is read from inet_sport, which stays set while the socket lives (skc_num is
+ * zeroed when the port is released at TCP_CLOSE). */
 static __always_inline __u32 flow_key(const struct sock *sk)
 {
-	return ((__u32)sk->__sk_common.skc_num << 16) | bpf_ntohs(sk->__sk_common.skc_dport);
+	const struct inet_sock *inet = (const struct inet_sock *)sk;
+
+	return ((__u32)bpf_ntohs(inet->inet_sport) << 16) | bpf_ntohs(sk->__sk_common.skc_dport);
 }
 
 SEC("struct_ops")
 void BPF_PROG(polycc_init, struct sock *sk)
 {
+	__u32 *k = bpf_sk_storage_get(&socket_keys, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+
+	if (k)
+		*k = flow_key(sk);
+}
+
+/* The socket lets go of the controller (it closes, or switches controller): user space drops
+ * its controller, and the socket's decision goes. */
+SEC("struct_ops")
+void BPF_PROG(polycc_release, struct sock *sk)
+{
+	__u32 *k = bpf_sk_storage_get(&socket_keys, sk, 0, 0);
+	__u32 key = k ? *k : flow_key(sk);
+	struct report *r;
+
+	bpf_map_delete_elem(&decisions, &key);
+	r = bpf_ringbuf_reserve(&reports, sizeof(*r), 0);
+	if (!r)
+		return;
+	__builtin_memset(r, 0, sizeof(*r));
+	r->now_ns = bpf_ktime_get_ns();
+	r->key = key;
+	r->rtt_us = -1;
+	r->interval_us = -1;
+	r->kind = REPORT_RELEASE;
+	bpf_ringbuf_submit(r, 0);
 }
 
 /* Loss recovery asks for a threshold; the window is user space's, so the current one stays. */
@@ -82,47 +161,102 @@ __u32 BPF_PROG(polycc_undo_cwnd, struct sock *sk)
 	return tp->snd_cwnd;
 }
 
+/* The socket's own decision while fresh, else the default one (key 0, which user space sets
+ * on purpose and which therefore never goes stale), else NULL. */
+static __always_inline struct decision *fresh_decision(__u32 key, __u64 now)
+{
+	__u32 any = 0;
+	struct decision *d = bpf_map_lookup_elem(&decisions, &key);
+
+	if (d && d->cwnd >= 2 && now - d->decided_ns <= STALE_NS)
+		return d;
+	d = bpf_map_lookup_elem(&decisions, &any);
+	if (d && d->cwnd >= 2)
+		return d;
+	return NULL;
+}
+
+/* What tcp_update_pacing_rate sets for a socket whose controller sets no rate: the window per
+ * smoothed RTT, times 2 in slow start and 1.2 after. Not paced (PACING_NONE): it sizes the
+ * TSO bursts as for the kernel's own window-based controllers. */
+static __always_inline void unpaced(struct sock *sk, const struct tcp_sock *tp, bool slow_start)
+{
+	__u64 rate = (__u64)tp->mss_cache * ((USEC_PER_SEC / 100) << 3);
+	__u32 packets = tp->snd_cwnd > tp->packets_out ? tp->snd_cwnd : tp->packets_out;
+
+	rate *= slow_start ? PACING_SS_RATIO : PACING_CA_RATIO;
+	rate *= packets;
+	if (tp->srtt_us)
+		rate /= tp->srtt_us;
+	if (rate > sk->sk_max_pacing_rate)
+		rate = sk->sk_max_pacing_rate;
+	sk->sk_pacing_status = PACING_NONE;
+	sk->sk_pacing_rate = rate;
+}
+
 SEC("struct_ops")
 void BPF_PROG(polycc_cong_control, struct sock *sk, __u32 ack, int flag, const struct rate_sample *rs)
 {
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct inet_connection_sock *icsk = (struct inet_connection_sock *)sk;
 	__u32 key = flow_key(sk);
-	struct report *r = bpf_ringbuf_reserve(&reports, sizeof(*r), 0);
+	__u64 now = bpf_ktime_get_ns();
+	struct decision *d = fresh_decision(key, now);
+	__u64 applied = 0;
+	struct report *r;
 
-	if (r) {
-		r->now_ns = bpf_ktime_get_ns();
-		r->key = key;
-		r->rtt_us = rs->rtt_us;
-		r->acked_sacked = rs->acked_sacked;
-		r->losses = rs->losses;
-		r->delivered = rs->delivered;
-		r->interval_us = rs->interval_us;
-		r->prior_in_flight = rs->prior_in_flight;
-		r->snd_cwnd = tp->snd_cwnd;
-		r->srtt_us = tp->srtt_us >> 3;
-		r->mss = tp->mss_cache;
-		r->delivered_total = tp->delivered;
-		r->app_limited = rs->is_app_limited;
-		bpf_ringbuf_submit(r, 0);
-	}
-	/* A full ring drops the report, never the ACK: the window below still applies. */
-
-	struct decision *d = bpf_map_lookup_elem(&decisions, &key);
-	if (!d) {
-		__u32 any = 0;
-		d = bpf_map_lookup_elem(&decisions, &any);
-	}
-	/* Without a decision the socket keeps the window it has (at first the initial window of
-	 * 10 packets): a slow, safe sender until user space speaks. Two packets is TCP's floor. */
-	if (d && d->cwnd >= 2) {
+	/* Two packets is TCP's floor. */
+	if (d) {
 		tp->snd_cwnd = d->cwnd;
-		sk->sk_pacing_rate = d->pacing_rate ? d->pacing_rate : ~0UL;
+		if (d->pacing_rate) {
+			sk->sk_pacing_status = PACING_NEEDED;
+			sk->sk_pacing_rate = d->pacing_rate;
+		} else {
+			unpaced(sk, tp, d->flags & DECISION_SLOW_START);
+		}
+		applied = d->ack_ns;
+	} else {
+		if (tp->snd_cwnd > INIT_CWND || tp->snd_cwnd < 2)
+			tp->snd_cwnd = INIT_CWND;
+		unpaced(sk, tp, true);
 	}
+
+	r = bpf_ringbuf_reserve(&reports, sizeof(*r), 0);
+	/* A full ring drops the report, never the ACK: the window above still applies. */
+	if (!r)
+		return;
+	r->now_ns = now;
+	r->key = key;
+	r->rtt_us = rs->rtt_us;
+	r->acked_sacked = rs->acked_sacked;
+	r->losses = rs->losses;
+	r->delivered = rs->delivered;
+	r->interval_us = rs->interval_us;
+	r->prior_in_flight = rs->prior_in_flight;
+	r->snd_cwnd = tp->snd_cwnd;
+	r->srtt_us = tp->srtt_us >> 3;
+	r->mss = tp->mss_cache;
+	r->delivered_total = tp->delivered;
+	r->app_limited = rs->is_app_limited;
+	r->kind = REPORT_ACK;
+	/* tcp_packets_in_flight() */
+	r->in_flight = tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
+	r->lost_total = tp->lost;
+	r->delivered_ce = tp->delivered_ce;
+	r->bytes_acked = tp->bytes_acked;
+	r->bytes_sent = tp->bytes_sent;
+	r->applied_ack_ns = applied;
+	r->rttvar_us = tp->mdev_us >> 2;
+	r->min_rtt_us = tp->rtt_min.s[0].v;
+	r->ca_state = icsk->icsk_ca_state;
+	r->pacing_status = sk->sk_pacing_status;
+	bpf_ringbuf_submit(r, 0);
 }
 
 SEC(".struct_ops.link")
 struct tcp_congestion_ops polycc = {
 	.init = (void *)polycc_init,
+	.release = (void *)polycc_release,
 	.ssthresh = (void *)polycc_ssthresh,
 	.undo_cwnd = (void *)polycc_undo_cwnd,
 	.cong_control = (void *)polycc_cong_control,

@@ -90,12 +90,18 @@ fn resolve_flow(cx: &Context, i: usize, f: &FlowSpec) -> Result<FlowModel, Scena
     let (intent, intent_schedule) = intents::resolve_intents(origin, i, f, &traffic)?;
     let send_jitter =
         resolve_send_jitter(f, &traffic).map_err(|m| origin.err(at("send_jitter"), m))?;
-    let linux = f.stack == Stack::Linux;
-    let sim_cca = if linux {
-        check_kernel_flow(origin, &at, f, &traffic)?;
-        linux_stack::controller(f.cca.name())
-    } else {
-        Ok(f.cca.clone())
+    // Both run on the kernel's TCP: the Linux stack's host model around the controller.
+    let linux = matches!(f.stack, Stack::Linux | Stack::Tcp);
+    let sim_cca = match f.stack {
+        Stack::Linux => {
+            check_kernel_flow(origin, &at, f, &traffic)?;
+            linux_stack::controller(f.cca.name())
+        }
+        Stack::Tcp => {
+            check_shim_flow(origin, &at, f, &traffic)?;
+            Ok(f.cca.clone())
+        }
+        Stack::Quic => Ok(f.cca.clone()),
     };
     if let (Ok(cca), false) = (&sim_cca, traffic.is_unresponsive()) {
         let cc = cx
@@ -127,7 +133,9 @@ fn resolve_flow(cx: &Context, i: usize, f: &FlowSpec) -> Result<FlowModel, Scena
         intent_schedule,
         send_jitter,
         stack: f.stack,
-        host: if linux {
+        host: if f.stack == Stack::Tcp {
+            linux_stack::host(linux_stack::SHIM)
+        } else if linux {
             linux_stack::host(f.cca.name())
         } else {
             HostModel::default()
@@ -176,6 +184,35 @@ fn check_kernel_flow(
         return Err(origin.err(
             at(key),
             "does not apply to the kernel's TCP (stack = \"linux\"); remove it",
+        ));
+    }
+    Ok(())
+}
+
+/// A flow on the kernel's TCP steered by a polycc controller (`stack = "tcp"`): the
+/// controller is polycc's (any spec), the rest is the kernel's TCP.
+fn check_shim_flow(
+    origin: &Origin,
+    at: &dyn Fn(&str) -> String,
+    f: &FlowSpec,
+    traffic: &Traffic,
+) -> Result<(), ScenarioError> {
+    if traffic.has_frames() {
+        return Err(origin.err(
+            at("traffic.kind"),
+            "a kernel TCP flow has no video encoder to drive; use stack = \"quic\" for video",
+        ));
+    }
+    let unsupported = [
+        ("intent_schedule", !f.intent_schedule.is_empty()),
+        ("send_jitter", f.send_jitter.is_some()),
+        ("ack", f.ack != AckPolicy::default()),
+        ("pacing", !f.pacing),
+    ];
+    if let Some((key, _)) = unsupported.iter().find(|(_, set)| *set) {
+        return Err(origin.err(
+            at(key),
+            "does not apply to the kernel's TCP (stack = \"tcp\"); remove it",
         ));
     }
     Ok(())

@@ -1,0 +1,93 @@
+//! `stack = "tcp"` flows: kernel TCP sockets with `TCP_CONGESTION = "polycc"`, steered by the
+//! flows' polycc controllers through polycc-tcp's eBPF shim and agent. One agent (with its
+//! shim) serves the run: registered before the testbed is made, unregistered when the run
+//! ends, however it ends (the [`AgentThread`] unregisters when dropped, and the kernel drops
+//! the registration with the process).
+
+use crate::classify::server_port;
+use crate::error::EmuError;
+use crate::flow_state::Sample;
+use crate::tcp_info::TcpInfo;
+use polycc::Registry;
+use polycc_sim::engine::connection::new_controller;
+use polycc_sim::scenario::spec::Stack;
+use polycc_sim::Model;
+use polycc_tcp::{Agent, AgentThread, FlowKey, FlowView};
+use std::collections::HashMap;
+use std::net::TcpStream;
+
+/// Starts the agent for the run's `stack = "tcp"` flows (`None` without any). Each socket's
+/// controller is built as the simulator builds the flow's (`new_controller`, seeded per
+/// connection, with the flow's intent), found by the socket's remote port, the flow's server
+/// port.
+pub fn start(model: &Model, registry: &Registry) -> Result<Option<AgentThread>, EmuError> {
+    if !model.flows.iter().any(|f| f.stack == Stack::Tcp) {
+        return Ok(None);
+    }
+    let (model, registry) = (model.clone(), registry.clone());
+    let by_port: HashMap<u16, usize> = model
+        .flows
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.stack == Stack::Tcp)
+        .map(|(i, _)| (server_port(i), i))
+        .collect();
+    let mut connections: HashMap<usize, u64> = HashMap::new();
+    let agent = Agent::new(Box::new(move |key: FlowKey, ctx| {
+        let Some(&i) = by_port.get(&(key.0 as u16)) else {
+            return Ok(None);
+        };
+        let n = connections.entry(i).or_default();
+        let connection = *n;
+        *n += 1;
+        let f = &model.flows[i];
+        new_controller(
+            &model,
+            &registry,
+            f,
+            i,
+            connection,
+            ctx.now,
+            f.intent.as_ref(),
+        )
+        .map(Some)
+    }));
+    AgentThread::spawn(agent).map(Some).map_err(|e| {
+        EmuError::Privilege(format!(
+            "polycc's eBPF shim for stack = \"tcp\" flows, which could not start: {e}"
+        ))
+    })
+}
+
+/// The socket's key, as the shim computes it.
+pub fn key_of(sock: &TcpStream) -> Option<FlowKey> {
+    let (local, peer) = (sock.local_addr().ok()?, sock.peer_addr().ok()?);
+    Some(FlowKey::new(local.port(), peer.port()))
+}
+
+/// A `stack = "tcp"` sender's sample: the kernel's view of the socket, with the polycc
+/// controller's state, window, pacing rate and telemetry in place of the kernel's.
+pub fn sample(i: &TcpInfo, view: Option<&FlowView>) -> Sample {
+    let mut s = Sample::from_tcp(i, None);
+    // What the socket paces at, to compare with the controller's rate.
+    s.extras
+        .push(("kernel_pacing_rate_mbps", i.pacing_rate as f64 * 8.0 / 1e6));
+    if let Some(v) = view {
+        s.state = v.telemetry.state;
+        s.cwnd_bytes = Some(v.cwnd as f64);
+        if let Some(r) = v.pacing_rate {
+            s.pacing_rate_mbps = Some(r.as_mbps_f64());
+        }
+        // The controller's own values, then the kernel's that it lacks.
+        let kernel = std::mem::take(&mut s.extras);
+        s.extras = v.telemetry.entries().to_vec();
+        for (k, x) in kernel {
+            if !s.extras.iter().any(|(n, _)| *n == k) {
+                s.extras.push((k, x));
+            }
+        }
+    } else {
+        s.state = "fallback";
+    }
+    s
+}

@@ -1,0 +1,449 @@
+//! One socket's controller, fed from the shim's reports: each [`Report`] becomes polycc's
+//! events in the order the [`CongestionControl`] contract fixes, and the controller's window
+//! and pacing rate become the socket's next [`Decision`].
+//!
+//! The kernel hands over aggregates per ACK, not packets; the translator keeps a ledger of
+//! synthetic packets to give the controller the per-packet facts it asks for. Which facts are
+//! exact and which are approximate:
+//!
+//! - **exact** (the kernel's own values): per ACK the packets newly delivered
+//!   (`rate_sample.acked_sacked`), the RTT sample, the smoothed / variation / windowed-minimum
+//!   RTT, the delivery-rate sample (`delivered` over `interval_us`, its app-limited mark), bytes
+//!   in flight before and after the ACK, packets delivered over the connection's life.
+//! - **losses**: packets newly marked lost are the growth of `tp->lost`, which counts marks by
+//!   SACK / RACK on an ACK and by a retransmission timeout (which `rate_sample.losses` misses).
+//!   A timeout (the socket in `TCP_CA_Loss`) is reported as persistent congestion; losses come
+//!   with the next ACK after they were marked, not at the timer.
+//! - **approximate: sends**. The kernel does not report each send; the bytes sent since the
+//!   previous report (`tp->bytes_sent`, retransmissions included) become packets of one MSS,
+//!   their send times spread evenly between the two reports, and given to
+//!   [`CongestionControl::on_sent`] before the ACK's events. None is marked a retransmission.
+//!   PCC's monitor intervals therefore see the right number of packets and bytes per interval,
+//!   with send times off by at most the time between two ACKs.
+//! - **approximate: packet numbers and per-packet outcomes** ([`AckEvent::largest_acked`],
+//!   [`LossEvent::largest_lost_pn`], [`CongestionControl::on_packet_acked`] / `lost`): the
+//!   ledger attributes losses and then deliveries to its oldest packets, which is TCP's order
+//!   for cumulative ACKs and the common case for SACK (holes before SACKed data). Controllers
+//!   that count rounds or end recovery by packet number (HyStart's and BBR's rounds, the Reno
+//!   family's one reduction per window) read these numbers: exact while packets are delivered
+//!   in order, off by the reordered packets when SACK delivers out of order, and by a packet
+//!   per partial segment (a send of less than an MSS, counted with the next).
+//! - **not available**: receiver timestamps ([`CongestionControl::on_feedback`]; LEDBAT, GCC
+//!   and PIBES run on RTTs as over QUIC) and ECN-CE marks, which polycc's events do not carry:
+//!   they are counted in the telemetry (`cc_ce_marks`).
+//! - **timers**: a due [`CongestionControl::next_timer`] fires at the next report or at the
+//!   agent's next poll (every 10 ms), whichever comes first.
+
+use crate::report::{Decision, Report, TCP_CA_LOSS};
+use polycc::estimators::rtt::RttSnapshot;
+use polycc::{
+    AckEvent, Bytes, CongestionControl, Duration, LossEvent, PacketOutcome, Rate, RateSample,
+    SentPacket, Telemetry, Time,
+};
+use std::collections::VecDeque;
+
+/// More synthetic packets than the kernel has in flight by this many means the ledger drifted
+/// (a segment of less than an MSS counted as one, a report lost to a full ring); it is
+/// trimmed from the front.
+const LEDGER_SLACK_PACKETS: usize = 64;
+
+/// One synthetic packet of the ledger.
+#[derive(Clone, Copy, Debug)]
+struct Pkt {
+    pn: u64,
+    bytes: Bytes,
+    sent: Time,
+}
+
+/// What the translator last saw of the socket (the counters are cumulative in the kernel).
+#[derive(Clone, Copy, Debug, Default)]
+struct Seen {
+    at: Option<Time>,
+    bytes_sent: u64,
+    lost_total: u32,
+    delivered_ce: u32,
+    in_flight: Bytes,
+    ca_state: u32,
+    rtt: RttSnapshot,
+}
+
+/// One socket's controller and the state that turns reports into its events.
+pub struct Translator {
+    cc: Box<dyn CongestionControl>,
+    detail: bool,
+    mss: Bytes,
+    next_pn: u64,
+    carry: Bytes,
+    ledger: VecDeque<Pkt>,
+    seen: Seen,
+    ce_marks: u64,
+}
+
+impl Translator {
+    /// Feeds `cc` for a socket whose segments are `mss` bytes (until its reports say
+    /// otherwise).
+    pub fn new(cc: Box<dyn CongestionControl>, mss: Bytes) -> Translator {
+        Translator {
+            detail: cc.wants_packet_detail(),
+            cc,
+            mss: mss.max(1),
+            next_pn: 0,
+            carry: 0,
+            ledger: VecDeque::new(),
+            seen: Seen::default(),
+            ce_marks: 0,
+        }
+    }
+
+    /// The controller, read-only.
+    pub fn controller(&self) -> &dyn CongestionControl {
+        self.cc.as_ref()
+    }
+
+    /// The controller, to hand it an intent.
+    pub fn controller_mut(&mut self) -> &mut dyn CongestionControl {
+        self.cc.as_mut()
+    }
+
+    /// The controller's telemetry, with the shim's own counters.
+    pub fn telemetry(&self) -> Telemetry {
+        let mut t = self.cc.telemetry();
+        t.push("ce_marks", self.ce_marks as f64);
+        t
+    }
+
+    /// Bytes in flight as of the last report.
+    pub fn in_flight(&self) -> Bytes {
+        self.seen.in_flight
+    }
+
+    /// The segment size windows are counted in.
+    pub fn mss(&self) -> Bytes {
+        self.mss
+    }
+
+    /// Fires the controller's timer if it is due.
+    pub fn poll_timer(&mut self, now: Time) {
+        if self.cc.next_timer().is_some_and(|t| t <= now) {
+            self.cc.on_timer(now);
+        }
+    }
+
+    /// The window and pacing rate to write for the socket now, answering the ACK at
+    /// `ack_ns`.
+    pub fn decision(&self, ack_ns: u64) -> Decision {
+        let packets = self.cc.cwnd().div_ceil(self.mss).max(2);
+        Decision {
+            cwnd_packets: u32::try_from(packets).unwrap_or(u32::MAX),
+            pacing_bytes_per_sec: self
+                .cc
+                .pacing_rate()
+                .map(|r| (r.as_bytes_per_sec_f64().round() as u64).max(1)),
+            slow_start: self.cc.in_slow_start(),
+            ack_ns,
+        }
+    }
+
+    /// One ACK's report: the sends since the previous one, then this ACK's losses and
+    /// delivery, as the controller's events.
+    pub fn on_report(&mut self, r: &Report) {
+        if r.mss > 0 {
+            self.mss = Bytes::from(r.mss);
+        }
+        let now = Time(r.now_ns).max(self.seen.at.unwrap_or(Time::ZERO));
+        let rtt = self.rtt(r);
+        self.poll_timer(now);
+        self.sends(r, now);
+        let lost = r.lost_total.wrapping_sub(self.seen.lost_total);
+        self.ce_marks += u64::from(r.delivered_ce.wrapping_sub(self.seen.delivered_ce));
+        let entered_loss = r.ca_state == TCP_CA_LOSS && self.seen.ca_state != TCP_CA_LOSS;
+        let mss = self.mss;
+        let prior_in_flight = Bytes::from(r.prior_in_flight) * mss;
+        if lost > 0 {
+            self.losses(r, now, lost, entered_loss, prior_in_flight);
+        }
+        if r.acked_sacked > 0 {
+            self.ack(r, now, rtt, prior_in_flight);
+        }
+        self.trim(r.in_flight);
+        self.seen = Seen {
+            at: Some(now),
+            bytes_sent: r.bytes_sent,
+            lost_total: r.lost_total,
+            delivered_ce: r.delivered_ce,
+            in_flight: Bytes::from(r.in_flight) * mss,
+            ca_state: r.ca_state,
+            rtt,
+        };
+    }
+
+    fn rtt(&self, r: &Report) -> RttSnapshot {
+        let us = |v: u32| Duration::from_micros(u64::from(v));
+        if r.srtt_us == 0 {
+            return self.seen.rtt;
+        }
+        RttSnapshot {
+            latest: r.rtt_us.map_or(self.seen.rtt.latest, us),
+            smoothed: us(r.srtt_us),
+            var: us(r.rttvar_us),
+            min: us(if r.min_rtt_us > 0 && r.min_rtt_us != u32::MAX {
+                r.min_rtt_us
+            } else {
+                r.srtt_us
+            }),
+            has_sample: true,
+        }
+    }
+
+    /// The bytes sent since the previous report, as packets of one MSS sent evenly between
+    /// the two reports.
+    fn sends(&mut self, r: &Report, now: Time) {
+        let sent = r.bytes_sent.saturating_sub(self.seen.bytes_sent) + self.carry;
+        let n = sent / self.mss;
+        self.carry = sent % self.mss;
+        let from = self.seen.at.unwrap_or(now);
+        let span = now.saturating_since(from).0;
+        let mut in_flight = self.seen.in_flight;
+        for k in 1..=n {
+            let at = Time(from.0 + span * k / n);
+            let pn = self.next_pn;
+            self.next_pn += 1;
+            in_flight += self.mss;
+            self.ledger.push_back(Pkt {
+                pn,
+                bytes: self.mss,
+                sent: at,
+            });
+            self.cc.on_sent(
+                at,
+                &SentPacket {
+                    pn,
+                    bytes: self.mss,
+                    in_flight,
+                    is_retransmission: false,
+                    app_limited: r.app_limited,
+                },
+            );
+        }
+    }
+
+    fn losses(&mut self, r: &Report, now: Time, lost: u32, entered_loss: bool, prior: Bytes) {
+        let mut largest = None;
+        for _ in 0..lost {
+            let Some(p) = self.ledger.pop_front() else {
+                break;
+            };
+            if self.detail {
+                self.cc.on_packet_lost(
+                    now,
+                    &PacketOutcome {
+                        pn: p.pn,
+                        bytes: p.bytes,
+                        sent_time: p.sent,
+                        rtt: None,
+                    },
+                );
+            }
+            largest = Some(p);
+        }
+        let lost_bytes = Bytes::from(lost) * self.mss;
+        self.cc.on_loss(
+            now,
+            &LossEvent {
+                lost_bytes,
+                lost_packets: lost,
+                largest_lost_pn: largest.map_or(self.next_pn.saturating_sub(1), |p| p.pn),
+                largest_lost_sent_time: largest.map_or(now, |p| p.sent),
+                persistent_congestion: entered_loss,
+                in_flight: prior.saturating_sub(lost_bytes),
+                mss: Bytes::from(r.mss).max(1),
+            },
+        );
+    }
+
+    fn ack(&mut self, r: &Report, now: Time, rtt: RttSnapshot, prior_in_flight: Bytes) {
+        let mss = self.mss;
+        let mut largest = None;
+        for _ in 0..r.acked_sacked {
+            let Some(p) = self.ledger.pop_front() else {
+                break;
+            };
+            if self.detail {
+                self.cc.on_packet_acked(
+                    now,
+                    &PacketOutcome {
+                        pn: p.pn,
+                        bytes: p.bytes,
+                        sent_time: p.sent,
+                        rtt: Some(now.saturating_since(p.sent)),
+                    },
+                );
+            }
+            largest = Some(p);
+        }
+        let sample = r.rtt_us.map(|us| Duration::from_micros(u64::from(us)));
+        let delivered_total = Bytes::from(r.delivered_total) * mss;
+        let rate_sample = r.delivered.map(|(packets, interval_us)| {
+            let delivered = Bytes::from(packets) * mss;
+            let interval = Duration::from_micros(u64::from(interval_us));
+            RateSample {
+                delivered,
+                interval,
+                delivery_rate: Rate::from_bytes_over(delivered, interval),
+                prior_delivered: delivered_total.saturating_sub(delivered),
+                is_app_limited: r.app_limited,
+                rtt: sample.unwrap_or(rtt.smoothed),
+            }
+        });
+        self.cc.on_ack(
+            now,
+            &AckEvent {
+                acked_bytes: Bytes::from(r.acked_sacked) * mss,
+                acked_packets: r.acked_sacked,
+                largest_acked: largest.map_or(self.next_pn.saturating_sub(1), |p| p.pn),
+                largest_acked_sent_time: largest.map_or(now, |p| p.sent),
+                min_rtt_sample: sample,
+                max_rtt_sample: sample,
+                rtt,
+                prior_in_flight,
+                in_flight: Bytes::from(r.in_flight) * mss,
+                delivered: delivered_total,
+                rate_sample,
+                app_limited: r.app_limited,
+                mss,
+            },
+        );
+    }
+
+    /// Drops the ledger's oldest packets beyond what the kernel has in flight (plus slack).
+    fn trim(&mut self, kernel_in_flight: u32) {
+        let keep = kernel_in_flight as usize + LEDGER_SLACK_PACKETS;
+        while self.ledger.len() > keep {
+            self.ledger.pop_front();
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::report::{FlowKey, ReportKind};
+    use polycc::{CcContext, CcSpec, Registry};
+
+    const MSS: u32 = 1448;
+
+    pub(crate) fn report(now_ms: u64) -> Report {
+        Report {
+            now_ns: now_ms * 1_000_000,
+            key: FlowKey(1),
+            rtt_us: Some(40_000),
+            acked_sacked: 0,
+            losses: 0,
+            delivered: None,
+            prior_in_flight: 0,
+            snd_cwnd: 10,
+            srtt_us: 40_000,
+            mss: MSS,
+            delivered_total: 0,
+            app_limited: false,
+            kind: ReportKind::Ack,
+            in_flight: 0,
+            lost_total: 0,
+            delivered_ce: 0,
+            bytes_acked: 0,
+            bytes_sent: 0,
+            applied_ack_ns: 0,
+            rttvar_us: 5_000,
+            min_rtt_us: 40_000,
+            ca_state: 0,
+            paced: false,
+        }
+    }
+
+    fn translator(name: &str) -> Translator {
+        let cc = Registry::standard()
+            .build(&CcSpec::named(name), &CcContext::new(Bytes::from(MSS)))
+            .expect("standard controller");
+        Translator::new(cc, Bytes::from(MSS))
+    }
+
+    #[test]
+    fn acks_in_slow_start_grow_cubics_window_by_the_bytes_delivered() {
+        let mut t = translator("cubic");
+        assert_eq!(t.decision(0).cwnd_packets, 10, "RFC 6928 initial window");
+        // Ten packets sent, all acknowledged one RTT later: slow start doubles the window.
+        let mut r = report(40);
+        r.bytes_sent = 10 * u64::from(MSS);
+        r.acked_sacked = 10;
+        r.prior_in_flight = 10;
+        r.delivered_total = 10;
+        r.delivered = Some((10, 40_000));
+        t.on_report(&r);
+        assert_eq!(t.decision(r.now_ns).cwnd_packets, 20);
+        assert_eq!(t.decision(r.now_ns).ack_ns, r.now_ns);
+        assert!(t.ledger.is_empty(), "all ten attributed");
+    }
+
+    #[test]
+    fn a_loss_marked_by_the_kernel_reduces_cubics_window_by_its_beta() {
+        let mut t = translator("cubic");
+        let mut r = report(40);
+        r.bytes_sent = 20 * u64::from(MSS);
+        r.acked_sacked = 10;
+        r.prior_in_flight = 20;
+        r.in_flight = 10;
+        t.on_report(&r);
+        let before = t.controller().cwnd();
+        let mut r = report(41);
+        r.bytes_sent = 20 * u64::from(MSS);
+        r.lost_total = 1;
+        r.acked_sacked = 1;
+        r.prior_in_flight = 10;
+        r.in_flight = 8;
+        t.on_report(&r);
+        let after = t.controller().cwnd();
+        // CUBIC's beta 0.7 (RFC 9438 §4.6) on the window before the loss.
+        assert!(
+            (after as f64 / before as f64 - 0.7).abs() < 0.05,
+            "{before} -> {after}"
+        );
+        assert_eq!(t.ledger.len(), 8, "one lost and one acked of ten");
+    }
+
+    #[test]
+    fn sends_between_reports_are_spread_over_the_gap() {
+        let mut t = translator("cubic");
+        t.on_report(&report(10));
+        let mut r = report(20);
+        r.bytes_sent = 4 * u64::from(MSS) + 100;
+        t.on_report(&r);
+        let times: Vec<u64> = t.ledger.iter().map(|p| p.sent.0 / 1_000_000).collect();
+        assert_eq!(times, vec![12, 15, 17, 20]);
+        assert_eq!(t.carry, 100, "a partial segment waits for the next report");
+    }
+
+    #[test]
+    fn a_rate_based_controller_gets_a_pacing_rate_in_bytes_per_second() {
+        let mut t = translator("bbr");
+        let mut delivered = 0;
+        for k in 1..=50u64 {
+            let mut r = report(40 + 10 * k);
+            r.bytes_sent = (k + 10) * 5 * u64::from(MSS);
+            r.acked_sacked = 5;
+            delivered += 5;
+            r.delivered_total = delivered;
+            // 5 packets per 10 ms: 5.79 Mbit/s.
+            r.delivered = Some((20, 40_000));
+            r.prior_in_flight = 20;
+            r.in_flight = 15;
+            t.on_report(&r);
+        }
+        let d = t.decision(0);
+        let rate = d.pacing_bytes_per_sec.expect("BBR paces");
+        let sample = 20.0 * f64::from(MSS) / 0.04;
+        assert!(
+            rate as f64 > 0.9 * sample && (rate as f64) < 3.0 * sample,
+            "{rate} B/s against a delivery rate of {sample} B/s"
+        );
+    }
+}
