@@ -42,6 +42,13 @@ source_hash() {
 }
 
 setup() {
+    # The extension carries the kernel-TCP shim (`stack = "tcp"` in the testbed) where its BPF
+    # toolchain is installed (scripts/install-bpf-deps.sh); the build then differs, so the
+    # choice is part of the stamp.
+    local ext_features=""
+    if scripts/install-bpf-deps.sh --check; then
+        ext_features="--features bpf"
+    fi
     if [[ ! -x $PY ]]; then
         local base
         base=$(find_python)
@@ -53,12 +60,13 @@ setup() {
         "$PY" -m pip install --quiet --disable-pip-version-check uv
     fi
     local want have=""
-    want=$(source_hash)
+    want="$(source_hash) $ext_features"
     [[ -f $STAMP ]] && have=$(<"$STAMP")
     if [[ $want != "$have" || ! -x $VENV/bin/polycc ]]; then
         log "building the Rust extension (release) and installing polycc into $VENV"
         rm -f "$STAMP"
-        "$VENV/bin/uv" pip install --python "$PY" --reinstall-package polycc -e '.[dev]'
+        MATURIN_PEP517_ARGS="$ext_features" \
+            "$VENV/bin/uv" pip install --python "$PY" --reinstall-package polycc -e '.[dev]'
         echo "$want" >"$STAMP"
     fi
 }
@@ -82,10 +90,10 @@ step() {
 }
 
 cmd_test() {
-    setup
     # The kernel-TCP shim's BPF program builds where its toolchain is (installed here when
     # apt-get and root are); elsewhere polycc-tcp builds without it and its tests skip.
     scripts/install-bpf-deps.sh
+    setup
     local features=()
     if scripts/install-bpf-deps.sh --check; then
         features=(--features polycc-tcp/bpf)

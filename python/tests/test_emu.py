@@ -8,6 +8,7 @@ the reason, except under POLYCC_REQUIRE_EMU=1 (CI), where skipping is a failure.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -179,3 +180,30 @@ def test_validate_linux_caches_kernel_runs_and_compares_with_the_model(
     assert again[0].kernel == k
     table = vl.markdown(again, duration="2s", lossy_seeds=1)
     assert "cubic 1× 20Mbps 40ms 1bdp 0 %" in table and ("yes" in table or "**no**" in table)
+
+
+def test_a_polycc_controller_runs_on_kernel_tcp_through_the_shim(tmp_path: Path) -> None:
+    """`stack = "tcp"`: polycc's bbr steers a kernel TCP socket through the eBPF shim; its
+    state and pacing rate are the controller's. Needs the extension built with the shim
+    (`./dev.sh` does where clang and bpftool are)."""
+    emulator_or_skip()
+    scen = tmp_path / "t.toml"
+    scen.write_text(
+        KERNEL_CUBIC.format(duration="3s").replace('cca = "cubic"', 'cca = "bbr"').replace("linux", "tcp")
+    )
+    out = tmp_path / "out"
+    r = polycc_process("run", scen, "--backend", "emu", "--out", out)
+    if r.returncode == 2 and "lacks" in r.stderr:
+        if os.environ.get("POLYCC_REQUIRE_EMU") == "1":
+            pytest.fail(f"the extension lacks the kernel-TCP shim; POLYCC_REQUIRE_EMU=1 wants it: {r.stderr}")
+        pytest.skip(f"kernel-TCP shim: {r.stderr.strip()}")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    link = summary["links"][0]
+    assert link["utilization"] > 0.8, link
+    ts = pd.read_parquet(out / "timeseries.parquet")
+    # polycc's BBR names its modes; the kernel's TCP states would be open / recovery / ...
+    assert {"startup", "probe_bw"} <= set(ts.cc_state.dropna()), set(ts.cc_state.dropna())
+    late = ts[ts.t_s >= 1.0]
+    ratio = (late.pacing_rate_mbps / late.cc_kernel_pacing_rate_mbps).median()
+    assert 0.95 < ratio < 1.05, ratio
