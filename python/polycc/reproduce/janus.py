@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -120,32 +121,61 @@ def _switching_setup(file: ScenarioFile) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Switching:
+    """What Fig. 6 shows of one run of `switching.toml` (flow "janus")."""
+
+    #: When the first conservative stage began, s.
+    first_conservative: float
+    aggressive_in_burst: bool
+    #: When the flow was conservative again after the burst, s (NaN: never).
+    back: float
+    #: Whether it stayed conservative from the next whole second on.
+    stays: bool
+    #: Algorithm 1's lowest R' during the burst, Mbit/s.
+    lowest_target: float
+    goodput_after: float
+    rtt_after: float
+
+
+def switching_outcome(r: RunResult) -> Switching:
+    t, stage = _col(r, "janus", "cc_stage", 0.0, 15.0)
+    conservative = t[stage == 0.0]
+    after = t[(t >= 8.0) & (stage == 0.0)]
+    back = float(after[0]) if after.size else math.nan
+    burst = (t >= 6.0) & (t < 9.0)
+    targets = _col(r, "janus", "cc_target_rate_mbps", 6, 10)[1]
+    return Switching(
+        first_conservative=float(conservative[0]) if conservative.size else math.nan,
+        aggressive_in_burst=bool((stage[burst] == 1.0).any()),
+        back=back,
+        stays=bool((stage[t >= math.ceil(back)] == 0.0).all()) if after.size else False,
+        lowest_target=float(np.nanmin(targets)) if np.isfinite(targets).any() else math.nan,
+        goodput_after=_mean(r, "janus", "goodput_mbps", 11.0, 15.0),
+        rtt_after=_mean(r, "janus", "rtt_ms", 11.0, 15.0),
+    )
+
+
+def path_rtt_ms(file: ScenarioFile) -> float:
+    """The path's RTT with nothing queued: propagation plus one full packet's serialisation."""
+    return file.rtt_ms() + PACKET_BYTES * 8 / (file.rate_mbps() * 1e3)
+
+
 def _exp_switching(ctx: Context) -> Section:
     r = ctx.run("switching", "switching.toml")
     file = ctx.scenario_file("switching.toml")
-    # The path's RTT with nothing queued: propagation plus one full packet's serialisation.
-    serialisation_ms = PACKET_BYTES * 8 / (file.rate_mbps() * 1e3)
-    path_ms = file.rtt_ms() + serialisation_ms
-    t, stage = _col(r, "janus", "cc_stage", 0.0, 15.0)
-    conservative = t[stage == 0.0]
-    first_conservative = float(conservative[0]) if conservative.size else math.nan
-    burst = (t >= 6.0) & (t < 9.0)
-    aggressive_in_burst = bool((stage[burst] == 1.0).any())
-    after = t[(t >= 8.0) & (stage == 0.0)]
-    back = float(after[0]) if after.size else math.nan
-    stays = bool((stage[t >= math.ceil(back)] == 0.0).all()) if after.size else False
-    good_after = _mean(r, "janus", "goodput_mbps", 11.0, 15.0)
-    rtt_after = _mean(r, "janus", "rtt_ms", 11.0, 15.0)
+    path_ms = path_rtt_ms(file)
+    serialisation_ms = path_ms - file.rtt_ms()
+    o = switching_outcome(r)
     table = Table(["quantity", "value"])
-    table.add("first conservative stage at", seconds(first_conservative))
-    table.add("aggressive during the cross traffic (6–8 s)", fmt(aggressive_in_burst))
-    table.add("back to conservative at", seconds(back))
-    lowest_target = float(np.nanmin(_col(r, "janus", "cc_target_rate_mbps", 6, 10)[1]))
-    table.add("R' lowest during the burst", mbps(lowest_target))
-    table.add("goodput 11–15 s", mbps(good_after))
+    table.add("first conservative stage at", seconds(o.first_conservative))
+    table.add("aggressive during the cross traffic (6–8 s)", fmt(o.aggressive_in_burst))
+    table.add("back to conservative at", seconds(o.back))
+    table.add("R' lowest during the burst", mbps(o.lowest_target))
+    table.add("goodput 11–15 s", mbps(o.goodput_after))
     table.add(
         f"RTT 11–15 s (path: {num(file.rtt_ms())} ms + {num(serialisation_ms)} ms serialisation)",
-        ms(rtt_after),
+        ms(o.rtt_after),
     )
     fig = "Fig. 6"
     reps = [
@@ -155,7 +185,7 @@ def _exp_switching(ctx: Context) -> Section:
             "a new flow turns conservative once its sample throughput reaches R "
             f"({num(rate_mbps(file.flow('janus')['intent']['target_rate']))} Mbit/s)",
             "0.7 s",
-            first_conservative,
+            o.first_conservative,
             1.5,
             seconds,
             prose(
@@ -171,8 +201,8 @@ def _exp_switching(ctx: Context) -> Section:
             fig,
             "bursty cross traffic (6–8 s) drops P_avg below (1 − gamma)·R: Janus turns aggressive",
             "aggressive 6–10 s",
-            fmt(aggressive_in_burst),
-            aggressive_in_burst,
+            fmt(o.aggressive_in_burst),
+            o.aggressive_in_burst,
             "yes",
         ),
         Reproduction.at_most(
@@ -180,12 +210,12 @@ def _exp_switching(ctx: Context) -> Section:
             fig,
             "after the burst, back to conservative once P_avg > R, and stays",
             "≈ 10 s",
-            back if stays else math.nan,
+            o.back if o.stays else math.nan,
             12.0,
             seconds,
             prose(
                 f"""
-                Ours returns earlier: Algorithm 1 lowered R' to {mbps(lowest_target)} during the
+                Ours returns earlier: Algorithm 1 lowered R' to {mbps(o.lowest_target)} during the
                 burst, and P_avg passes the lowered target sooner; the paper's trace shows no R'.
                 """
             ),
@@ -196,7 +226,7 @@ def _exp_switching(ctx: Context) -> Section:
             "buffer clearing: no standing queue in the conservative stage after the switch "
             f"(RTT above the {num(path_ms)} ms path)",
             "Vegas alone keeps the aggressive stage's queue",
-            rtt_after - path_ms,
+            o.rtt_after - path_ms,
             5.0,
             ms,
         ),
