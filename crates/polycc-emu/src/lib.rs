@@ -29,6 +29,7 @@ pub mod netns;
 pub mod network;
 pub mod output;
 pub mod probe;
+pub mod quic;
 pub mod run;
 pub mod run_loop;
 pub mod support;

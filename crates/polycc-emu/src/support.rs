@@ -61,6 +61,24 @@ pub fn check(model: &Model, kernel_ccas: &[String]) -> Result<(), EmuError> {
             // A CBR or Poisson source runs over UDP without a controller on either stack.
             continue;
         }
+        if f.stack == Stack::Quic {
+            if let Traffic::OnOff { .. } = f.traffic {
+                return Err(refuse(
+                    at("traffic.kind"),
+                    "on_off is not carried over QUIC yet (its off periods would drain s2n-quic's \
+                     send buffer); use stack = \"udp\" (polycc's own sender) or \"linux\""
+                        .into(),
+                ));
+            }
+            if f.rwnd.is_some() {
+                return Err(refuse(
+                    at("rwnd"),
+                    "s2n-quic's flow control sizes its own windows; remove it, or use \
+                     stack = \"udp\" (polycc's own sender)"
+                        .into(),
+                ));
+            }
+        }
         if f.stack == Stack::Linux {
             let name = f.cca.name();
             if !kernel_ccas.iter().any(|k| k == name) {
