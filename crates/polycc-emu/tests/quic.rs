@@ -268,3 +268,39 @@ traffic = { kind = "video" }
         .expect_err("video is not emulated");
     assert!(err.to_string().contains("flows (v).traffic.kind"), "{err}");
 }
+
+#[test]
+fn intents_reach_the_controller_over_quic_at_their_times() {
+    let Some(_one) = emulator_available("intents_reach_the_controller_over_quic_at_their_times")
+    else {
+        return;
+    };
+    // Janus reports the target of its intent; the schedule halves it at 2 s.
+    let out = run(r#"
+name = "quic-intents"
+duration = "4s"
+[[links]]
+id = "bottleneck"
+rate = "20Mbps"
+queue = { kind = "droptail", size = "1bdp" }
+[[flows]]
+id = "j"
+cca = "janus"
+stack = "quic"
+rtt = "40ms"
+intent = { class = "bandwidth_guarantee", target_rate = "8Mbps" }
+intent_schedule = [{ at = "2s", intent = { class = "bandwidth_guarantee", target_rate = "4Mbps" } }]
+"#);
+    let t = numbers(&out.flows, "t_s");
+    let target = numbers(&out.flows, "cc_target_rate_mbps");
+    for k in 0..t.len() {
+        // The sample closest to a bin's end is what the bin shows; skip the bins at the change
+        // and before the connection's first snapshot.
+        let want = match t[k] {
+            x if (0.3..1.9).contains(&x) => 8.0,
+            x if x >= 2.1 => 4.0,
+            _ => continue,
+        };
+        assert_eq!(target[k], want, "bin at {} s: {target:?}", t[k]);
+    }
+}
