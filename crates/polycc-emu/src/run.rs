@@ -1,6 +1,6 @@
 //! One emulated run: the testbed made, each flow's server and client started on threads in
 //! their namespaces, the flows sampled every [`SAMPLE`], and everything removed again, whatever
-//! way the run ends. What carries a flow ([`Carrier`]), by its `stack`:
+//! way the run ends. What carries a flow, by its `stack`:
 //!
 //! - `"linux"`: the kernel's TCP with the kernel's controller ([`crate::linux_tcp`]);
 //! - `"quic"`: real QUIC, s2n-quic with the flow's polycc controller through `polycc-quic`

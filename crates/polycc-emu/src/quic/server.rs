@@ -98,6 +98,7 @@ async fn connection(mut conn: Connection, s: &Served<'_>) -> Result<(), String> 
     while let Ok(Some(mut stream)) = conn.accept_bidirectional_stream().await {
         let mut rx = Receiver::new();
         let mut counted = 0;
+        let mut recorded = false;
         loop {
             match stream.receive().await {
                 Ok(Some(chunk)) => {
@@ -106,7 +107,8 @@ async fn connection(mut conn: Connection, s: &Served<'_>) -> Result<(), String> 
                     }
                     s.flow.add_received(rx.bytes() - counted);
                     counted = rx.bytes();
-                    if rx.is_done() {
+                    if rx.is_done() && !recorded {
+                        recorded = true;
                         if let Some(bytes) = s.transfer {
                             s.completed.set(s.completed.get() + counted);
                             s.flow
