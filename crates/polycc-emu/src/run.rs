@@ -193,6 +193,7 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                         transfer_bytes: transfer,
                         per_transfer: connection_per_transfer(&f.traffic),
                         sized: matches!(f.traffic, Traffic::Sized { .. }),
+                        on_off: matches!(f.traffic, Traffic::OnOff { .. }),
                         intents: intents_of(f),
                         initial_intent: f.intent,
                     };

@@ -62,14 +62,6 @@ pub fn check(model: &Model, kernel_ccas: &[String]) -> Result<(), EmuError> {
             continue;
         }
         if f.stack == Stack::Quic {
-            if let Traffic::OnOff { .. } = f.traffic {
-                return Err(refuse(
-                    at("traffic.kind"),
-                    "on_off is not carried over QUIC yet (its off periods would drain s2n-quic's \
-                     send buffer); use stack = \"udp\" (polycc's own sender) or \"linux\""
-                        .into(),
-                ));
-            }
             if f.rwnd.is_some() {
                 return Err(refuse(
                     at("rwnd"),

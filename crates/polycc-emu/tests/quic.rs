@@ -228,11 +228,11 @@ traffic = { kind = "web", size = "200KB", interval = "1s", arrivals = "periodic"
 }
 
 #[test]
-fn traffic_quic_does_not_carry_is_refused_naming_the_key() {
+fn keys_quic_does_not_honour_are_refused_naming_them() {
     // Needs no privileges: refused before anything is made.
-    let on_off = model(
+    let rwnd = model(
         r#"
-name = "quic-on-off"
+name = "quic-rwnd"
 [[links]]
 id = "l"
 rate = "10Mbps"
@@ -241,13 +241,13 @@ id = "o"
 cca = "cubic"
 stack = "quic"
 rtt = "40ms"
-traffic = { kind = "on_off", on = "500ms", off = "500ms" }
+rwnd = "64KB"
 "#,
     );
-    let err = polycc_emu::run(&on_off, &Registry::standard(), &Default::default())
-        .expect_err("on_off is not carried over QUIC");
+    let err = polycc_emu::run(&rwnd, &Registry::standard(), &Default::default())
+        .expect_err("s2n sizes its own windows");
     let text = err.to_string();
-    assert!(text.contains("flows (o).traffic.kind"), "{text}");
+    assert!(text.contains("flows (o).rwnd"), "{text}");
     assert!(text.contains("stack = \"udp\""), "{text}");
     assert!(err.is_user_error(), "exit 2: {text}");
     let video = model(
@@ -302,5 +302,52 @@ intent_schedule = [{ at = "2s", intent = { class = "bandwidth_guarantee", target
             _ => continue,
         };
         assert_eq!(target[k], want, "bin at {} s: {target:?}", t[k]);
+    }
+}
+
+#[test]
+fn an_on_off_source_over_quic_sends_in_its_on_periods_only() {
+    let Some(_one) = emulator_available("an_on_off_source_over_quic_sends_in_its_on_periods_only")
+    else {
+        return;
+    };
+    let out = run(r#"
+name = "quic-on-off"
+duration = "4s"
+[[links]]
+id = "bottleneck"
+rate = "20Mbps"
+queue = { kind = "droptail", size = "1bdp" }
+[[flows]]
+id = "o"
+cca = "cubic"
+stack = "quic"
+rtt = "40ms"
+traffic = { kind = "on_off", on = "500ms", off = "500ms", periods = "fixed" }
+"#);
+    let f = &out.summary.flows[0];
+    let t = numbers(&out.flows, "t_s");
+    let g = numbers(&out.flows, "goodput_mbps");
+    eprintln!(
+        "on_off/quic: goodput {:.2} Mbit/s, bins {g:?}",
+        f.goodput_mbps
+    );
+    // Half the time at most of 20 Mbit/s, less each period's restart.
+    assert!(
+        f.goodput_mbps > 4.0 && f.goodput_mbps < 11.0,
+        "{}",
+        f.goodput_mbps
+    );
+    for k in 0..t.len() {
+        let phase = t[k] % 1.0;
+        // Off from 0.5 s in each second: after a round trip and the few kB written ahead, the
+        // receiver gets nothing.
+        if (0.65..0.95).contains(&phase) {
+            assert!(g[k] < 0.5, "off bin at {} s: {} Mbit/s", t[k], g[k]);
+        }
+        // On again after the first second: the window carries over, the link fills.
+        if t[k] >= 1.0 && (0.15..0.45).contains(&phase) {
+            assert!(g[k] > 8.0, "on bin at {} s: {} Mbit/s", t[k], g[k]);
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! samples, and the scenario's intents reach it at their times.
 
 use super::{io, limits, sleep_until, VERIFY_GRACE};
-use crate::app::Schedule;
+use crate::app::{on_period, Schedule};
 use crate::clock::Clock;
 use crate::flow_state::{lock, Counters, FlowShared};
 use crate::udp::client::NewController;
@@ -32,6 +32,10 @@ const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 /// receiver has read (`TCP_NOTSENT_LOWAT`'s role for the kernel's TCP; s2n-quic has no call
 /// for its unsent bytes): enough to keep the window full, little to drain when the run ends.
 const WRITE_AHEAD: u64 = 4 * SEGMENT as u64;
+/// An on/off source keeps at most this much more than the window written ahead of what the
+/// receiver has read, in writes of this size: an off period then starts on the wire about when
+/// it starts in the application (the kernel's TCP flows use `TCP_NOTSENT_LOWAT` = 16 KiB).
+const ON_OFF_AHEAD: u64 = 16 * 1024;
 
 pub struct QuicClient<'a> {
     pub new_cc: &'a NewController<'a>,
@@ -49,6 +53,8 @@ pub struct QuicClient<'a> {
     pub per_transfer: bool,
     /// A sized flow: one transfer, then done.
     pub sized: bool,
+    /// An on/off source: the schedule's events turn it on and off (it starts on).
+    pub on_off: bool,
     /// Later intents `(from, intent)`, in time order.
     pub intents: Vec<(Time, Intent)>,
     pub initial_intent: Option<Intent>,
@@ -195,7 +201,7 @@ async fn over(st: &State<'_>) {
 
 async fn application(client: &Client, st: &State<'_>, schedule: Schedule) -> Result<(), String> {
     match st.c.transfer_bytes {
-        None => bulk(client, st).await,
+        None => bulk(client, st, schedule).await,
         Some(bytes) => transfers(client, st, bytes, schedule).await,
     }
 }
@@ -226,10 +232,17 @@ async fn connect(client: &Client, st: &State<'_>) -> Result<Connection, String> 
     Ok(conn)
 }
 
-/// A bulk flow: one stream written until the run is over, then its trailer, and the
-/// receiver's verdict awaited for at most [`VERIFY_GRACE`].
-async fn bulk(client: &Client, st: &State<'_>) -> Result<(), String> {
-    let data = Bytes::from(pattern(SEGMENT, 0x5EED));
+/// A bulk flow (or an on/off source, written in its on periods only): one stream written until
+/// the run is over, then its trailer, and the receiver's verdict awaited for at most
+/// [`VERIFY_GRACE`].
+async fn bulk(client: &Client, st: &State<'_>, mut schedule: Schedule) -> Result<(), String> {
+    let (chunk, ahead_max): (usize, fn(u64) -> u64) = if st.c.on_off {
+        (ON_OFF_AHEAD as usize, |w| w + ON_OFF_AHEAD)
+    } else {
+        (SEGMENT, |w| 2 * w + WRITE_AHEAD)
+    };
+    let data = Bytes::from(pattern(chunk, 0x5EED));
+    let mut periods = 0u64;
     let run = async {
         let mut conn = connect(client, st).await?;
         let mut stream = open(&mut conn).await?;
@@ -237,16 +250,25 @@ async fn bulk(client: &Client, st: &State<'_>) -> Result<(), String> {
         let ended = over(st);
         tokio::pin!(ended);
         loop {
-            let window = h_cwnd(st);
+            while schedule.pop_due(st.clock.now()).is_some() {
+                periods += 1;
+            }
+            if st.c.on_off && !on_period(periods) {
+                let next = schedule.next().unwrap_or(Time(u64::MAX)).min(st.c.stop_at);
+                tokio::select! {
+                    _ = &mut ended => break,
+                    _ = sleep_until(st.clock, next) => continue,
+                }
+            }
             let ahead = sum.len().saturating_sub(st.flow.received());
-            if ahead > 2 * window + WRITE_AHEAD {
+            if ahead > ahead_max(h_cwnd(st)) {
                 tokio::select! {
                     _ = &mut ended => break,
                     _ = tokio::time::sleep(std::time::Duration::from_millis(1)) => continue,
                 }
             }
             // A send is not cancelled midway (the checksum must know what went).
-            send(&mut stream, &segment_header(SEGMENT as u64)).await?;
+            send(&mut stream, &segment_header(chunk as u64)).await?;
             stream
                 .send(data.clone())
                 .await

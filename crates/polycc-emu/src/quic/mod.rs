@@ -4,8 +4,8 @@
 //!
 //! Each transfer is one bidirectional stream in polycc-quic's transfer protocol
 //! (`polycc_quic::transfer`: length-prefixed segments, a trailer with the byte count and a
-//! checksum, the receiver's verdict back): bulk flows send one stream until they stop and are
-//! verified then; sized and web flows send one stream per transfer, on one connection
+//! checksum, the receiver's verdict back): bulk flows and on/off sources (written in their on
+//! periods only) send one stream until they stop and are verified then; sized and web flows send one stream per transfer, on one connection
 //! (`persistent`) or a connection each, and the verdict is the sender's cue that the transfer
 //! is in. The receiver counts data bytes (goodput) as they arrive and records a transfer's
 //! completion when its trailer arrives.
