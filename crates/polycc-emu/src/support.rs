@@ -61,15 +61,13 @@ pub fn check(model: &Model, kernel_ccas: &[String]) -> Result<(), EmuError> {
             // A CBR or Poisson source runs over UDP without a controller on either stack.
             continue;
         }
-        if f.stack == Stack::Quic {
-            if f.rwnd.is_some() {
-                return Err(refuse(
-                    at("rwnd"),
-                    "s2n-quic's flow control sizes its own windows; remove it, or use \
-                     stack = \"udp\" (polycc's own sender)"
-                        .into(),
-                ));
-            }
+        if f.stack == Stack::Quic && f.rwnd.is_some() {
+            return Err(refuse(
+                at("rwnd"),
+                "s2n-quic's flow control sizes its own windows; remove it, or use \
+                 stack = \"udp\" (polycc's own sender)"
+                    .into(),
+            ));
         }
         if f.stack == Stack::Linux {
             let name = f.cca.name();
