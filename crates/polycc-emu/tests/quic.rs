@@ -117,23 +117,6 @@ fn a_rate_based_controller_over_quic_records_its_state() {
         "bbr/quic: utilisation after 1 s {u:.3}, goodput {:.2} Mbit/s, RTT mean {:.1} ms",
         f.goodput_mbps, f.rtt_ms.mean
     );
-    if std::env::var("QUIC_DEBUG").is_ok() {
-        let g = numbers(&out.flows, "goodput_mbps");
-        let p = numbers(&out.flows, "pacing_rate_mbps");
-        let c = numbers(&out.flows, "cwnd_bytes");
-        let inf = numbers(&out.flows, "inflight_bytes");
-        let st = strings(&out.flows, "cc_state");
-        for i in 0..40 {
-            eprintln!(
-                "{i} {:.2} pace {:.2} cwnd {} inflight {} {:?}",
-                g[i],
-                p[i],
-                c[i],
-                inf[i],
-                st.get(i)
-            );
-        }
-    }
     assert!(u >= 0.70, "utilisation {u}");
     let states = strings(&out.flows, "cc_state");
     let named: Vec<&str> = (0..40).filter_map(|i| states.get(i)).collect();
