@@ -1,8 +1,15 @@
 //! One emulated run: the testbed made, each flow's server and client started on threads in
-//! their namespaces (kernel TCP for `stack = "linux"`, kernel TCP steered by the flow's polycc
-//! controller through the eBPF shim for `stack = "tcp"`, polycc's sender over UDP for
-//! `stack = "quic"`), the flows sampled every [`SAMPLE`], and everything removed again,
-//! whatever way the run ends.
+//! their namespaces, the flows sampled every [`SAMPLE`], and everything removed again, whatever
+//! way the run ends. What carries a flow, by its `stack`:
+//!
+//! - `"linux"`: the kernel's TCP with the kernel's controller ([`crate::linux_tcp`]);
+//! - `"quic"`: real QUIC, s2n-quic with the flow's polycc controller through `polycc-quic`
+//!   ([`crate::quic`]);
+//! - `"udp"`: polycc's own transport model over UDP, the simulator's sender (`polycc-transport`)
+//!   on a real link ([`crate::udp`]);
+//! - `"tcp"`: the kernel's TCP steered by the flow's polycc controller through the eBPF shim
+//!   ([`crate::shim_agent`]);
+//! - CBR and Poisson sources, on any stack: unresponsive UDP datagrams.
 
 use crate::app::{connection_per_transfer, transfer_bytes, Schedule};
 use crate::classify::server_port;
@@ -12,6 +19,7 @@ use crate::flow_state::{lock, FlowShared, Sample};
 use crate::linux_tcp::{self, Client, SocketSlot};
 use crate::netns::Netns;
 use crate::output::{self, FlowSeries};
+use crate::quic::client::QuicClient;
 use crate::tcp_info::{BbrInfo, TcpInfo};
 use crate::testbed::Testbed;
 use crate::tunnel::{LEFT_ADDR, RIGHT_ADDR};
@@ -56,7 +64,9 @@ enum Listener {
 enum Carrier {
     /// The kernel's TCP (`stack = "linux"`, and `"tcp"` with the controller `polycc`).
     KernelTcp,
-    /// polycc's sender over UDP (`stack = "quic"`).
+    /// s2n-quic with the flow's polycc controller (`stack = "quic"`).
+    Quic,
+    /// polycc's sender over UDP (`stack = "udp"`).
     PolyccUdp,
     /// A CBR or Poisson source over UDP, on either stack.
     Unresponsive,
@@ -66,7 +76,8 @@ fn carrier(f: &FlowModel) -> Carrier {
     match f.stack {
         _ if f.traffic.is_unresponsive() => Carrier::Unresponsive,
         Stack::Linux | Stack::Tcp => Carrier::KernelTcp,
-        Stack::Quic => Carrier::PolyccUdp,
+        Stack::Quic => Carrier::Quic,
+        Stack::Udp => Carrier::PolyccUdp,
     }
 }
 
@@ -100,6 +111,18 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
             })
         })
         .collect();
+    // Each QUIC flow's server certificate, made now: signed by itself, trusted by its client.
+    let certificates = model
+        .flows
+        .iter()
+        .map(|f| {
+            (carrier(f) == Carrier::Quic)
+                .then(polycc_quic::endpoints::self_signed_tls)
+                .transpose()
+                .map_err(|e| EmuError::Internal(format!("flow {}: {e:#}", f.id)))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut certificates = certificates.into_iter();
     let stop = AtomicBool::new(false);
     let end = Time::ZERO + model.duration;
     let wall = std::time::Instant::now();
@@ -117,6 +140,7 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
             let stop_at = f.stop.map_or(end, |t| (Time::ZERO + t).min(end));
             let client_addr = if f.reverse { RIGHT_ADDR } else { LEFT_ADDR };
             let schedule = Schedule::new(&f.traffic, start, model.scenario.seed, i, WIRE_BYTES);
+            let certificate = certificates.next().flatten();
             match (&listeners[i], carrier(f)) {
                 (Listener::Tcp(listener), _) => {
                     let transfer = transfer_bytes(&f.traffic);
@@ -158,6 +182,35 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                         }
                     }));
                 }
+                (Listener::Udp(sock), Carrier::Quic) => {
+                    let (tls, cert_pem) = certificate
+                        .ok_or_else(|| EmuError::Internal("no QUIC certificate".into()))?;
+                    let sock = sock
+                        .try_clone()
+                        .map_err(|e| EmuError::system(format!("flow {} socket", f.id), e))?;
+                    let transfer = transfer_bytes(&f.traffic);
+                    endpoints.push(in_ns(s, server_ns, flow, move || {
+                        crate::quic::server::run_server(sock, tls, transfer, flow, &clock, stop)
+                    }));
+                    let client = QuicClient {
+                        new_cc: &new_ccs[i],
+                        cca: f.cca.name(),
+                        server,
+                        local: client_addr,
+                        cert_pem,
+                        start,
+                        stop_at,
+                        transfer_bytes: transfer,
+                        per_transfer: connection_per_transfer(&f.traffic),
+                        sized: matches!(f.traffic, Traffic::Sized { .. }),
+                        on_off: matches!(f.traffic, Traffic::OnOff { .. }),
+                        intents: intents_of(f),
+                        initial_intent: f.intent,
+                    };
+                    endpoints.push(in_ns(s, client_ns, flow, move || {
+                        crate::quic::client::run_client(client, schedule, flow, &clock, stop)
+                    }));
+                }
                 (Listener::Udp(sock), _) => {
                     let new_cc = &new_ccs[i];
                     // The flow's intent is set when it starts (`ClientConfig::initial_intent`).
@@ -186,11 +239,7 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                         max_ack_delay: f.max_ack_delay,
                         pacing: f.pacing,
                         rwnd: f.rwnd.unwrap_or(DEFAULT_RWND),
-                        intents: f
-                            .intent_schedule
-                            .iter()
-                            .map(|(t, i)| (Time::ZERO + *t, *i))
-                            .collect(),
+                        intents: intents_of(f),
                         initial_intent: f.intent,
                     };
                     endpoints.push(in_ns(s, client_ns, flow, move || {
@@ -234,6 +283,14 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
     output::build(model, &finished, &flows, series, end, wall_s)
 }
 
+/// A flow's later intents `(from, intent)` on the run's clock, in time order.
+fn intents_of(f: &FlowModel) -> Vec<(Time, polycc::Intent)> {
+    f.intent_schedule
+        .iter()
+        .map(|(t, i)| (Time::ZERO + *t, *i))
+        .collect()
+}
+
 /// A client's UDP socket on `addr` (in its namespace); None, with the flow failed, if it cannot
 /// be made.
 fn udp_socket(addr: std::net::Ipv4Addr, flow: &FlowShared) -> Option<UdpSocket> {
@@ -264,7 +321,7 @@ fn listen(bed: &Testbed, i: usize, f: &FlowModel) -> Result<Listener, EmuError> 
     let failed = |e: std::io::Error| EmuError::system(format!("listen on {at}"), e);
     ns.run_in(|| match carrier(f) {
         Carrier::KernelTcp => TcpListener::bind(at).map(Listener::Tcp).map_err(failed),
-        Carrier::PolyccUdp | Carrier::Unresponsive => {
+        Carrier::Quic | Carrier::PolyccUdp | Carrier::Unresponsive => {
             UdpSocket::bind(at).map(Listener::Udp).map_err(failed)
         }
     })

@@ -79,6 +79,14 @@ pub fn check(model: &Model, kernel_ccas: &[String]) -> Result<(), EmuError> {
                 ));
             }
         }
+        if f.stack == Stack::Quic && f.rwnd.is_some() {
+            return Err(refuse(
+                at("rwnd"),
+                "s2n-quic's flow control sizes its own windows; remove it, or use \
+                 stack = \"udp\" (polycc's own sender)"
+                    .into(),
+            ));
+        }
         if f.stack == Stack::Linux {
             let name = f.cca.name();
             if !kernel_ccas.iter().any(|k| k == name) {

@@ -1,4 +1,4 @@
-//! polycc's own sender over UDP in the emulator (`stack = "quic"`) against the simulator on
+//! polycc's own sender over UDP in the emulator (`stack = "udp"`) against the simulator on
 //! the same scenario: the same controller code, a real network path.
 
 mod common;
@@ -16,6 +16,7 @@ queue = { kind = "droptail", size = "1bdp" }
 [[flows]]
 id = "f"
 cca = "{cca}"
+stack = "udp"
 rtt = "40ms"
 "#;
 
@@ -79,6 +80,7 @@ queue = { kind = "droptail", size = "1bdp" }
 [[flows]]
 id = "s"
 cca = "cubic"
+stack = "udp"
 rtt = "20ms"
 traffic = { kind = "sized", size = "1MB" }
 "#,

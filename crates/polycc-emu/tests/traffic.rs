@@ -67,6 +67,7 @@ traffic = { kind = "web", size = "200KB", interval = "1s", arrivals = "periodic"
 [[flows]]
 id = "polycc-per-request"
 cca = "cubic"
+stack = "udp"
 rtt = "40ms"
 start = "660ms"
 traffic = { kind = "web", size = "200KB", interval = "1s", arrivals = "periodic", connection = "per_request" }
@@ -123,6 +124,7 @@ traffic = { kind = "on_off", on = "500ms", off = "500ms", periods = "fixed" }
 [[flows]]
 id = "polycc"
 cca = "cubic"
+stack = "udp"
 rtt = "40ms"
 start = "500ms"
 traffic = { kind = "on_off", on = "500ms", off = "500ms", periods = "fixed" }

@@ -57,6 +57,30 @@ use std::sync::Arc;
 /// millisecond anyway. A controller's own rate (BBR, PCC, Copa) is always applied.
 pub const MIN_FALLBACK_PACING_RTT: polycc::Duration = polycc::Duration::from_millis(2);
 
+/// How late a packet may leave after its paced time and still be spaced from that time, not
+/// from when it left. s2n-quic sends at most one paced packet per wake-up (each wake-up's
+/// packets share its timestamp) and wakes a connection for its earliest departure time on
+/// tokio's timer, which rounds up to the next millisecond tick; under load the thread runs later
+/// still. A packet due every 0.6 ms (20 Mbit/s of 1500-byte packets) so leaves up to a
+/// millisecond or two late, and spacing each from its late send caps the rate at one packet per
+/// wake-up (BBR then measures that and lowers its rate, round after round: 0.4-0.7 of a
+/// 20 Mbit/s link in the emulator). Lateness up to this is made up by the next packets leaving
+/// together (at most two milliseconds of the rate); a sender idle longer starts afresh,
+/// without credit.
+pub const PACING_CATCH_UP: polycc::Duration = polycc::Duration::from_millis(2);
+
+/// The time the next gap is measured from: the packet's paced time if it left at most
+/// [`PACING_CATCH_UP`] after it, else when it left. A clock that has paced nothing yet reads
+/// [`Time::ZERO`], before any of the adapter's times ([`crate::clock::FIRST_EVENT`] on): no
+/// credit for it.
+fn paced_from(now: Time, due: Time) -> Time {
+    if due > Time::ZERO && due <= now && now - due <= PACING_CATCH_UP {
+        due
+    } else {
+        now
+    }
+}
+
 /// What s2n-quic keeps with each packet and hands back when it is acknowledged (as the newest
 /// of its ACK) or lost.
 #[derive(Clone, Copy, Debug)]
@@ -357,7 +381,8 @@ impl Core {
         // As polycc-transport: the rate in force before the controller hears of this packet
         // spaces the next one.
         let rate = self.pacing_rate();
-        self.pacing.on_sent(now, rate, bytes, || 1);
+        let paced_from = paced_from(now, self.pacing.next_send());
+        self.pacing.on_sent(paced_from, rate, bytes, || 1);
         self.departure = self.pacing.wait(now, || 1);
         self.cc.on_sent(
             now,
@@ -778,15 +803,25 @@ mod tests {
         assert_eq!(core.departure(), None, "no pacing before an RTT sample");
         // cwnd 12 000 bytes over srtt 40 ms, × 2 in slow start: 4.8 Mbit/s, 2 ms a packet.
         let est = rtt_after(40, 0);
-        core.on_sent(ts(1), MSS as usize, Some(false), &est);
+        // Sent more than PACING_CATCH_UP after the last: no credit, the gap counts from now.
+        core.on_sent(ts(3), MSS as usize, Some(false), &est);
         assert_eq!(core.pacing_rate(), Some(Rate::from_bps(4_800_000)));
-        let t1 = crate::clock::FIRST_EVENT + Duration::from_millis(1);
+        let t1 = crate::clock::FIRST_EVENT + Duration::from_millis(3);
         assert_eq!(core.departure(), Some(t1 + Duration::from_millis(2)));
         assert_eq!(
             core.earliest_departure_time(),
-            Some(ts(3)),
+            Some(ts(5)),
             "as an s2n timestamp"
         );
+        // A packet sent 0.5 ms after its time: the next is due 2 ms after that time (1.5 ms
+        // after it left), not 2 ms after it left.
+        core.on_sent(
+            ts(5) + core::time::Duration::from_micros(500),
+            MSS as usize,
+            Some(false),
+            &est,
+        );
+        assert_eq!(core.departure(), Some(t1 + Duration::from_millis(4)));
         // On a 1.5 ms path the fallback is off, as s2n's own pacer below 2 ms.
         let short = rtt_after(1, 5);
         let mut est = short;

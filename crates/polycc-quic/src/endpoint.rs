@@ -21,7 +21,7 @@ use crate::adapter::Core;
 use crate::controller::PolyccController;
 use crate::handle::ControllerHandle;
 use polycc::algos::newreno::NewReno;
-use polycc::{CcContext, CcError, CcSpec, Intent, Registry};
+use polycc::{Bytes, CcContext, CcError, CcSpec, CongestionControl, Intent, Registry};
 use s2n_quic::provider::congestion_controller::{Endpoint, PathInfo};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -92,13 +92,22 @@ impl Handles {
     }
 }
 
+/// Builds the controller of the `n`th path a provider makes (from 0), for datagrams of `mss`
+/// bytes: for a caller that builds its controllers itself (the emulated testbed builds them as
+/// the simulator does, seeded per connection). `None` when it has none ready; RFC 9002's
+/// NewReno then stands in (s2n-quic takes no error here), as for a path the caller did not
+/// open (s2n builds one more for the first path's clone, see `PolyccController::clone`).
+pub type ControllerFactory =
+    Arc<dyn Fn(u64, Bytes) -> Option<Box<dyn CongestionControl>> + Send + Sync>;
+
 /// The provider: one polycc controller per path, built from one spec by a registry
-/// ([`Registry::standard`] unless given). Pass it to
+/// ([`Registry::standard`] unless given), or by the caller's [`ControllerFactory`]. Pass it to
 /// `s2n_quic::{Server, Client}::builder().with_congestion_controller(..)`.
 #[derive(Clone)]
 pub struct Polycc {
     spec: CcSpec,
     registry: Arc<Registry>,
+    factory: Option<ControllerFactory>,
     intent: Option<Intent>,
     seed: u64,
     built: u64,
@@ -138,11 +147,27 @@ impl Polycc {
         Ok(Polycc {
             spec,
             registry,
+            factory: None,
             intent: None,
             seed: 0,
             built: 0,
             handles: Handles::default(),
         })
+    }
+
+    /// A provider whose controllers `factory` builds; `name` is what they are called (the
+    /// spec's name, for reports). The caller checks its controllers: a factory's controller
+    /// is not built here first.
+    pub fn from_factory(name: &str, factory: ControllerFactory) -> Self {
+        Polycc {
+            spec: CcSpec::named(name),
+            registry: Arc::new(Registry::default()),
+            factory: Some(factory),
+            intent: None,
+            seed: 0,
+            built: 0,
+            handles: Handles::default(),
+        }
     }
 
     /// Every controller gets `intent` before its first packet.
@@ -176,14 +201,16 @@ impl Polycc {
             seed: self.seed.wrapping_add(self.built),
             ..CcContext::new(mss)
         };
+        let n = self.built;
         self.built += 1;
         // The spec built at construction; another datagram size cannot make a registered
         // controller fail, but s2n-quic takes no error here, so RFC 9002's own controller stands
         // in rather than a panic.
-        let mut cc = self
-            .registry
-            .build(&self.spec, &ctx)
-            .unwrap_or_else(|_| Box::new(NewReno::new(&ctx, NEWRENO_BETA)));
+        let built = match &self.factory {
+            Some(factory) => factory(n, mss),
+            None => self.registry.build(&self.spec, &ctx).ok(),
+        };
+        let mut cc = built.unwrap_or_else(|| Box::new(NewReno::new(&ctx, NEWRENO_BETA)));
         if let Some(intent) = &self.intent {
             cc.set_intent(ctx.now, intent);
         }
@@ -276,5 +303,21 @@ mod tests {
         assert_eq!(p.built, 1);
         let _ = p.build_core(1200);
         assert_eq!(p.built, 2);
+    }
+
+    #[test]
+    fn a_factory_builds_each_path_and_newreno_stands_in_when_it_has_none() {
+        let factory: ControllerFactory = Arc::new(|n, mss| {
+            (n == 0).then(|| {
+                let ctx = CcContext::new(mss);
+                Registry::standard()
+                    .build(&CcSpec::named("bbr"), &ctx)
+                    .expect("bbr")
+            })
+        });
+        let mut p = Polycc::from_factory("bbr", factory);
+        assert_eq!(p.spec().name(), "bbr");
+        assert_eq!(p.build_core(1200).name(), "bbr");
+        assert_eq!(p.build_core(1200).name(), "newreno");
     }
 }

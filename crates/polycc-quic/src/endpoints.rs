@@ -135,6 +135,29 @@ fn start_client<CC: congestion_controller::Provider>(
         .map_err(|e| anyhow!("cannot start the client: {e}"))
 }
 
+/// A server's TLS with a certificate for [`SERVER_NAME`] generated now and signed by itself,
+/// and that certificate (PEM), which its clients trust ([`client_tls`]).
+pub fn self_signed_tls() -> Result<(rustls::Server, String)> {
+    let cert = rcgen::generate_simple_self_signed(vec![SERVER_NAME.to_string()])
+        .context("generating the self-signed certificate")?;
+    let cert_pem = cert.cert.pem();
+    let tls = rustls::Server::builder()
+        .with_certificate(cert_pem.as_str(), cert.key_pair.serialize_pem().as_str())
+        .map_err(|e| anyhow!("TLS certificate: {e}"))?
+        .build()
+        .map_err(|e| anyhow!("TLS configuration: {e}"))?;
+    Ok((tls, cert_pem))
+}
+
+/// A client's TLS trusting the server certificate `pem`.
+pub fn client_tls(pem: &str) -> Result<rustls::Client> {
+    rustls::Client::builder()
+        .with_certificate(pem)
+        .map_err(|e| anyhow!("the server's certificate: {e}"))?
+        .build()
+        .map_err(|e| anyhow!("TLS configuration: {e}"))
+}
+
 /// User and system CPU seconds of this process so far (getrusage).
 pub fn cpu_seconds() -> (f64, f64) {
     use nix::sys::resource::{getrusage, UsageWho};
@@ -181,14 +204,7 @@ fn controller_json(handles: Option<Handles>) -> Value {
 /// Runs a server until it has served `transfers` or `run_for` is over. Prints one JSON line per
 /// transfer; returns how many failed.
 pub async fn run_server(o: ServerOptions) -> Result<u64> {
-    let cert = rcgen::generate_simple_self_signed(vec![SERVER_NAME.to_string()])
-        .context("generating the self-signed certificate")?;
-    let cert_pem = cert.cert.pem();
-    let tls = rustls::Server::builder()
-        .with_certificate(cert_pem.as_str(), cert.key_pair.serialize_pem().as_str())
-        .map_err(|e| anyhow!("TLS certificate: {e}"))?
-        .build()
-        .map_err(|e| anyhow!("TLS configuration: {e}"))?;
+    let (tls, cert_pem) = self_signed_tls()?;
     let handles = o.cca.handles();
     let mut server = match &o.cca {
         Cca::Polycc(p) => start_server(p.clone(), tls, &o)?,
@@ -311,11 +327,7 @@ pub async fn run_client(o: ClientOptions) -> Result<ClientReport> {
             .unwrap_or_else(|| default_cert_path(o.connect.port()));
     let pem = std::fs::read_to_string(&ca)
         .with_context(|| format!("reading the server's certificate {}", ca.display()))?;
-    let tls = rustls::Client::builder()
-        .with_certificate(pem.as_str())
-        .map_err(|e| anyhow!("the certificate in {}: {e}", ca.display()))?
-        .build()
-        .map_err(|e| anyhow!("TLS configuration: {e}"))?;
+    let tls = client_tls(&pem).with_context(|| format!("the certificate in {}", ca.display()))?;
     let handles = o.cca.handles();
     let client = match &o.cca {
         Cca::Polycc(p) => start_client(p.clone(), tls, &o)?,

@@ -4,7 +4,8 @@
 //! `polycc-quic` binary (bulk and sized transfers with an end-to-end checksum).
 //!
 //! - [`Polycc`] is the provider given to an s2n-quic endpoint: it builds the controller a
-//!   [`polycc::CcSpec`] names for every path ([`SpecError`] when the registry rejects it);
+//!   [`polycc::CcSpec`] names for every path ([`SpecError`] when the registry rejects it), or
+//!   takes them from the caller's [`ControllerFactory`] (`Polycc::from_factory`);
 //! - [`ControllerHandle`] is the application's side of one connection's controller:
 //!   `set_intent` at any time (taken at the controller's next event), `telemetry()` and
 //!   `stats()` (published every 10 ms of connection time and when it ends);
@@ -24,6 +25,6 @@ pub mod transfer;
 
 pub use adapter::{AdapterStats, Core};
 pub use controller::PolyccController;
-pub use endpoint::{parse_spec, Handles, Polycc, SpecError, INITIAL_DATAGRAM};
+pub use endpoint::{parse_spec, ControllerFactory, Handles, Polycc, SpecError, INITIAL_DATAGRAM};
 pub use handle::{ControllerHandle, Snapshot};
 pub use s2n_quic;

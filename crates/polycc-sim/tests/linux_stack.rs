@@ -411,3 +411,25 @@ fn stack_tcp_runs_the_polycc_controller_between_linux_hosts() {
         assert!(e.to_string().contains(key), "{e}");
     }
 }
+
+#[test]
+fn the_udp_stack_is_the_quic_model_in_the_simulator() {
+    // `stack = "udp"` names polycc's own sender on a real link (the emulator); the simulator
+    // runs the same model for it as for "quic": same hosts, same bytes of output.
+    let quic = run(&one_flow("quic", "cubic", "20Mbps", "40ms", 2, "", ""));
+    let udp = run(&one_flow("udp", "cubic", "20Mbps", "40ms", 2, "", ""));
+    assert!(quic.summary.flows[0].goodput_mbps > 10.0);
+    assert_eq!(
+        quic.summary.flows[0].goodput_mbps,
+        udp.summary.flows[0].goodput_mbps
+    );
+    assert_eq!(column(&quic, "cwnd_bytes"), column(&udp, "cwnd_bytes"));
+    let m = polycc_sim::load_toml(
+        &one_flow("udp", "cubic", "20Mbps", "40ms", 1, "", ""),
+        &origin(),
+        &Registry::standard(),
+    )
+    .expect("valid");
+    assert_eq!(m.flows[0].host, HostModel::default());
+    assert!(m.flows[0].pacing);
+}

@@ -67,6 +67,12 @@ impl PacingClock {
         }
     }
 
+    /// Earliest time pacing lets the next packet leave (in the past once it may).
+    #[inline]
+    pub fn next_send(&self) -> Time {
+        self.next_send
+    }
+
     /// When a packet may leave if `now` is too early; `goal` is the burst size in force.
     #[inline]
     pub fn wait(&self, now: Time, goal: impl FnOnce() -> u64) -> Option<Time> {

@@ -345,7 +345,7 @@ pub fn segments_of(bytes: u64) -> u64 {
 /// is left of it (as in the simulator, whose last segment is as short as the transfer asks).
 fn payload_of(s: u64, transfer_bytes: Option<u64>) -> u64 {
     match transfer_bytes {
-        Some(b) if s != NO_SEGMENT && (s + 1) % segments_of(b) == 0 => {
+        Some(b) if s != NO_SEGMENT && (s + 1).is_multiple_of(segments_of(b)) => {
             b - (segments_of(b) - 1) * SEGMENT_BYTES
         }
         _ => SEGMENT_BYTES,

@@ -1,4 +1,4 @@
-//! polycc's own sender over real UDP sockets (`stack = "quic"` in the emulator): the
+//! polycc's own sender over real UDP sockets (`stack = "udp"` in the emulator): the
 //! simulator's default transport, `polycc-transport` (QUIC's loss recovery, RFC 9002, ACK
 //! ranges, delivery-rate samples, pacing), driving the flow's polycc controller, with its
 //! packets and ACKs carried as datagrams through the emulated network. It has QUIC's recovery

@@ -315,10 +315,15 @@ pub struct FlowSpec {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stack {
-    /// polycc's own sender (`polycc-transport`: QUIC's loss recovery, RFC 9002, and ACK
-    /// ranges) driving the flow's polycc controller. The simulator's model.
+    /// The flow's polycc controller over QUIC. In the simulator, polycc's own sender
+    /// (`polycc-transport`: QUIC's loss recovery, RFC 9002, and ACK ranges); in the emulator,
+    /// real QUIC (s2n-quic through `polycc-quic`).
     #[default]
     Quic,
+    /// polycc's own transport model over UDP: the simulator's sender (`polycc-transport`) on a
+    /// real link. In the simulator the same model as [`Stack::Quic`]; in the emulator polycc's
+    /// sender over UDP datagrams.
+    Udp,
     /// The Linux kernel's TCP with one of the kernel's own controllers (`cca` is a kernel
     /// name: `cubic`, `bbr`, `reno`, ...). Runs with `--backend emu`.
     Linux,
@@ -338,6 +343,7 @@ impl Stack {
     pub fn name(self) -> &'static str {
         match self {
             Stack::Quic => "quic",
+            Stack::Udp => "udp",
             Stack::Linux => "linux",
             Stack::Tcp => "tcp",
         }

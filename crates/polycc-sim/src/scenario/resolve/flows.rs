@@ -101,7 +101,7 @@ fn resolve_flow(cx: &Context, i: usize, f: &FlowSpec) -> Result<FlowModel, Scena
             check_shim_flow(origin, &at, f, &traffic)?;
             Ok(f.cca.clone())
         }
-        Stack::Quic => Ok(f.cca.clone()),
+        Stack::Quic | Stack::Udp => Ok(f.cca.clone()),
     };
     if let (Ok(cca), false) = (&sim_cca, traffic.is_unresponsive()) {
         let cc = cx

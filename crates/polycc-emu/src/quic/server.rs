@@ -1,0 +1,142 @@
+//! The receiving end of a QUIC flow: an s2n-quic server on the flow's socket that reads each
+//! stream as one transfer, counts its data bytes as they arrive (goodput), records the
+//! transfer complete when its trailer arrives, and answers with the checksum's verdict.
+
+use super::{io, limits, VERIFY_GRACE};
+use crate::clock::Clock;
+use crate::flow_state::FlowShared;
+use bytes::Bytes;
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use polycc_quic::s2n_quic::provider::io::tokio::Builder as IoBuilder;
+use polycc_quic::s2n_quic::provider::tls::rustls;
+use polycc_quic::s2n_quic::{Connection, Server};
+use polycc_quic::transfer::Receiver;
+use std::cell::Cell;
+use std::net::UdpSocket;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// How often the server looks at the stop flag.
+const POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// What the server's connections share (one thread: plain cells).
+struct Served<'a> {
+    flow: &'a FlowShared,
+    clock: &'a Clock,
+    /// Sized and web flows: bytes of each transfer.
+    transfer: Option<u64>,
+    /// Data bytes of the transfers received in full so far.
+    completed: Cell<u64>,
+    stop: &'a AtomicBool,
+}
+
+/// Serves one flow (on a thread in the receiving namespace) until `stop`, and then while a
+/// connection is still open, for at most [`VERIFY_GRACE`] (a bulk flow's sender is waiting for
+/// its verdict).
+pub fn run_server(
+    sock: UdpSocket,
+    tls: rustls::Server,
+    transfer: Option<u64>,
+    flow: &FlowShared,
+    clock: &Clock,
+    stop: &AtomicBool,
+) {
+    let rt = match super::runtime() {
+        Ok(rt) => rt,
+        Err(e) => return flow.fail(e),
+    };
+    let served = Served {
+        flow,
+        clock,
+        transfer,
+        completed: Cell::new(0),
+        stop,
+    };
+    if let Err(e) = rt.block_on(serve(sock, tls, &served)) {
+        flow.fail(e);
+    }
+}
+
+async fn serve(sock: UdpSocket, tls: rustls::Server, s: &Served<'_>) -> Result<(), String> {
+    let io = IoBuilder::default()
+        .with_rx_socket(sock)
+        .map_err(|e| format!("QUIC server socket: {e}"))
+        .and_then(io)?;
+    let failed = |e: &dyn std::fmt::Display| format!("QUIC server: {e}");
+    let mut server = Server::builder()
+        .with_tls(tls)
+        .map_err(|e| failed(&e))?
+        .with_io(io)
+        .map_err(|e| failed(&e))?
+        .with_limits(limits()?)
+        .map_err(|e| failed(&e))?
+        .start()
+        .map_err(|e| failed(&e))?;
+    let mut connections = FuturesUnordered::new();
+    let mut stopped_at: Option<std::time::Instant> = None;
+    loop {
+        if s.stop.load(Ordering::Relaxed) {
+            let since = *stopped_at.get_or_insert_with(std::time::Instant::now);
+            if connections.is_empty() || since.elapsed() >= VERIFY_GRACE {
+                return Ok(());
+            }
+        }
+        tokio::select! {
+            conn = server.accept() => match conn {
+                Some(conn) => connections.push(connection(conn, s)),
+                None => return Err("the QUIC server's endpoint closed".into()),
+            },
+            Some(result) = connections.next(), if !connections.is_empty() => result?,
+            _ = tokio::time::sleep(POLL) => {}
+        }
+    }
+}
+
+/// One connection: its streams in turn, each a transfer, until the peer closes it. An
+/// error is returned only for a transfer that arrived whole and failed its checksum; a
+/// connection cut short (the run's end) is not an error.
+async fn connection(mut conn: Connection, s: &Served<'_>) -> Result<(), String> {
+    while let Ok(Some(mut stream)) = conn.accept_bidirectional_stream().await {
+        let mut rx = Receiver::new();
+        let mut counted = 0;
+        let mut recorded = false;
+        loop {
+            match stream.receive().await {
+                Ok(Some(chunk)) => {
+                    if let Err(e) = rx.push(&chunk) {
+                        return Err(format!("QUIC receiver: {e}"));
+                    }
+                    s.flow.add_received(rx.bytes() - counted);
+                    counted = rx.bytes();
+                    if rx.is_done() && !recorded {
+                        recorded = true;
+                        if let Some(bytes) = s.transfer {
+                            s.completed.set(s.completed.get() + counted);
+                            s.flow
+                                .complete_through(s.completed.get(), bytes, s.clock.now());
+                        }
+                    }
+                }
+                Ok(None) => break,
+                Err(_) => return Ok(()), // reset or closed: the run ended
+            }
+        }
+        let Ok(verdict) = rx.finish() else {
+            return Ok(()); // cut short
+        };
+        if !verdict.ok {
+            return Err(format!(
+                "QUIC transfer failed its checksum: {} bytes received, checksum {:016x}",
+                verdict.bytes, verdict.checksum
+            ));
+        }
+        if stream
+            .send(Bytes::copy_from_slice(&verdict.encode()))
+            .await
+            .and_then(|_| stream.finish())
+            .is_err()
+        {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
