@@ -17,9 +17,7 @@
 
 use crate::queue::Limits;
 use polycc::units::{Duration, Rate, Time};
-
-/// Departed entries kept before the vector is compacted (amortises the move).
-const COMPACT_AFTER: usize = 1024;
+use std::collections::VecDeque;
 
 /// A packet accepted by the link, with its service already scheduled.
 #[derive(Clone, Copy, Debug)]
@@ -49,11 +47,12 @@ pub struct FastLink {
     limits: Limits,
     /// Departure of the last accepted packet.
     busy_until: Time,
-    /// Accepted packets in service order; those before `head` have departed. Packet k + 1
-    /// cannot start before packet k departs, so only the one at `head` can have started. A
-    /// plain vector compacted now and then: cheaper per packet than a ring buffer.
-    scheduled: Vec<Scheduled>,
-    head: usize,
+    /// Accepted packets not yet departed, in service order. Packet k + 1 cannot start before
+    /// packet k departs, so only the front can have started. A ring buffer: a vector compacted
+    /// now and then (the departed entries moved out in bulk) copied 31 instructions' worth per
+    /// packet and cycled through twice the memory, with a thousand flows the stores of the copy
+    /// missing the L2 (BENCHMARKS.md, issue 15).
+    scheduled: VecDeque<Scheduled>,
     front_started: bool,
     waiting_bytes: u64,
 }
@@ -65,8 +64,7 @@ impl FastLink {
             rate,
             limits,
             busy_until: Time::ZERO,
-            scheduled: Vec::new(),
-            head: 0,
+            scheduled: VecDeque::new(),
             front_started: false,
             waiting_bytes: 0,
         })
@@ -86,11 +84,7 @@ impl FastLink {
         let start = now.max(self.busy_until);
         let depart = start + self.rate.time_to_send(bytes as u64);
         self.busy_until = depart;
-        if self.head >= COMPACT_AFTER && 2 * self.head >= self.scheduled.len() {
-            self.scheduled.drain(..self.head);
-            self.head = 0;
-        }
-        self.scheduled.push(Scheduled {
+        self.scheduled.push_back(Scheduled {
             arrival: now,
             start,
             depart,
@@ -102,7 +96,7 @@ impl FastLink {
 
     /// Releases the next service start or departure at or before `until`.
     pub fn release(&mut self, until: Time) -> Option<Released> {
-        let s = *self.scheduled.get(self.head)?;
+        let s = *self.scheduled.front()?;
         if !self.front_started {
             if s.start > until {
                 return None;
@@ -119,7 +113,7 @@ impl FastLink {
         if s.depart > until {
             return None;
         }
-        self.head += 1;
+        self.scheduled.pop_front();
         self.front_started = false;
         Some(Released::Departed(s.bytes as u64))
     }
@@ -131,7 +125,7 @@ impl FastLink {
 
     /// Packets waiting as of the last release.
     pub fn waiting_packets(&self) -> usize {
-        self.scheduled.len() - self.head - self.front_started as usize
+        self.scheduled.len() - self.front_started as usize
     }
 }
 
