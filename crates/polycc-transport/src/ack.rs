@@ -266,7 +266,7 @@ impl<P: Copy> Sender<P> {
             let Some(m) = self.ledger.get_mut(pn) else {
                 continue;
             };
-            match m.state {
+            match m.state() {
                 State::InFlight => {}
                 State::Lost => {
                     if let Some(r) = self.ledger.take_lost_in(pn, pn) {
@@ -276,8 +276,10 @@ impl<P: Copy> Sender<P> {
                 }
                 State::Acked | State::Untracked | State::Skipped => continue,
             }
-            m.state = State::Acked;
-            let (bytes, payload, d) = (m.bytes as u64, m.payload, m.delivery());
+            m.set_state(State::Acked);
+            let r = *m;
+            let (bytes, payload) = (r.bytes() as u64, r.payload);
+            let d = self.ledger.delivery(pn, &r);
             self.in_flight -= bytes;
             self.rate.on_packet_acked(now, &d, bytes);
             n.bytes += bytes;
@@ -314,7 +316,7 @@ impl<P: Copy> Sender<P> {
     ) {
         n.spurious += 1;
         if let Some(m) = self.ledger.get_mut(pn) {
-            m.state = State::Acked; // not lost after all (persistent congestion looks at this)
+            m.set_state(State::Acked); // not lost after all (persistent congestion looks at this)
         }
         sink(PacketEvent::SpuriousLoss { pn, payload });
         // A loss is declared only below the largest acknowledged packet, so a spurious one

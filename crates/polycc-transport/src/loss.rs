@@ -84,7 +84,7 @@ impl<P: Copy> Sender<P> {
         for i in 0..end {
             let pn = base + i as u64;
             let m = self.ledger.at(i);
-            match m.state {
+            match m.state() {
                 State::Acked => run_start = None,
                 State::Lost | State::Untracked | State::Skipped => {}
                 State::InFlight => {
@@ -125,7 +125,7 @@ impl<P: Copy> Sender<P> {
         let sent = m.sent_time;
         let expires = now + self.rtt.pto(self.config.max_ack_delay) * LOST_RECORD_PTOS;
         self.ledger.set_state(i, State::Lost);
-        self.in_flight -= m.bytes as u64;
+        self.in_flight -= m.bytes() as u64;
         self.ledger.remember_lost(LostRecord {
             pn,
             payload: m.payload,
@@ -138,13 +138,13 @@ impl<P: Copy> Sender<P> {
         if self.cc.wants_packet_detail() {
             let o = PacketOutcome {
                 pn,
-                bytes: m.bytes as u64,
+                bytes: m.bytes() as u64,
                 sent_time: sent,
                 rtt: None,
             };
             self.cc.on_packet_lost(now, &o);
         }
-        ev.lost_bytes += m.bytes as u64;
+        ev.lost_bytes += m.bytes() as u64;
         ev.lost_packets += 1;
         ev.largest_lost_pn = pn;
         ev.largest_lost_sent_time = sent;
@@ -185,7 +185,7 @@ impl<P: Copy> Sender<P> {
             ..LossEvent::default()
         };
         for i in 0..self.ledger.len() {
-            if self.ledger.at(i).state == State::InFlight {
+            if self.ledger.at(i).state() == State::InFlight {
                 self.declare_lost(now, i, &mut ev, sink);
             }
         }

@@ -2,7 +2,7 @@
 //! marks) and what the caller reads back. ACK processing is in [`crate::ack`], loss detection and
 //! timers in [`crate::loss`].
 
-use crate::ledger::{Ledger, Record, State};
+use crate::ledger::{Ledger, State, MAX_BYTES};
 use crate::loss_rules::LossRules;
 use crate::pacer::{tso_autosize, Pacer, PacingClock};
 use crate::reordering::Reordering;
@@ -90,7 +90,7 @@ pub enum SendError {
         next: u64,
     },
     /// The number does not fit the ledger's record.
-    #[error("packet of {bytes} bytes is larger than 4 GiB")]
+    #[error("packet of {bytes} bytes is larger than 256 MiB")]
     TooLarge {
         /// The size given.
         bytes: Bytes,
@@ -289,7 +289,10 @@ impl<P: Copy> Sender<P> {
         if p.pn < next {
             return Err(SendError::PnReused { pn: p.pn, next });
         }
-        let bytes = u32::try_from(p.bytes).map_err(|_| SendError::TooLarge { bytes: p.bytes })?;
+        let bytes = u32::try_from(p.bytes)
+            .ok()
+            .filter(|&b| b as u64 <= MAX_BYTES)
+            .ok_or(SendError::TooLarge { bytes: p.bytes })?;
         // Numbers never sent and packets never in flight take no part in rate samples.
         let untracked = PacketDeliveryState {
             sent_time: now,
@@ -300,7 +303,7 @@ impl<P: Copy> Sender<P> {
         }
         if !p.ack_eliciting {
             self.ledger
-                .push(Record::new(p.payload, bytes, State::Untracked, untracked));
+                .push(p.payload, bytes, State::Untracked, untracked);
             return Ok(());
         }
         if self.in_flight == 0 {
@@ -311,7 +314,7 @@ impl<P: Copy> Sender<P> {
         self.app_limited = false;
         self.probes = self.probes.saturating_sub(1);
         self.ledger
-            .push(Record::new(p.payload, bytes, State::InFlight, delivery));
+            .push(p.payload, bytes, State::InFlight, delivery);
         self.in_flight += p.bytes;
         self.last_ack_eliciting = now;
         // The rate in force before the controller hears of this packet spaces the next one: a

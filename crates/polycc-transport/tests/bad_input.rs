@@ -67,3 +67,28 @@ fn bad_acks_and_packet_numbers_are_rejected_whole() {
     ));
     assert_eq!(s.in_flight(), 3 * MSS, "the rejected ACK left 1 in flight");
 }
+
+#[test]
+fn packets_over_256_mib_are_refused() {
+    let (mut s, _log) = sender(None);
+    let p = |pn, bytes| Outgoing {
+        pn,
+        bytes,
+        ack_eliciting: false,
+        retransmission: false,
+        payload: pn,
+    };
+    let max = (1 << 28) - 1;
+    s.on_packet_sent(ms(1000), p(0, max))
+        .expect("the largest size");
+    assert_eq!(
+        s.on_packet_sent(ms(1000), p(1, max + 1)),
+        Err(SendError::TooLarge { bytes: max + 1 })
+    );
+    assert_eq!(
+        s.on_packet_sent(ms(1000), p(1, 1 << 32)),
+        Err(SendError::TooLarge { bytes: 1 << 32 })
+    );
+    s.on_packet_sent(ms(1000), p(1, MSS))
+        .expect("nothing recorded for the refused ones");
+}

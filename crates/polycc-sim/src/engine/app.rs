@@ -70,6 +70,14 @@ impl App {
         self.transfers.len() - 1
     }
 
+    /// The segment index up to which the receiver must hold everything to complete the transfer
+    /// it is completing (`u64::MAX`: none requested).
+    pub fn receiving_end(&self) -> u64 {
+        self.transfers
+            .get(self.receiving)
+            .map_or(u64::MAX, |t| t.end_seg)
+    }
+
     /// Payload of the last segment of a transfer of `bytes`.
     pub fn last_payload(&self, bytes: u64) -> u64 {
         let r = bytes % self.mss;

@@ -601,6 +601,7 @@ impl Simulator {
             }
             Traffic::Sized { bytes } | Traffic::Web { bytes, .. } => {
                 fl.app.request(now, bytes);
+                fl.receiver.transfer_end = fl.app.receiving_end();
                 if let Some(gap) = fl.app.next_gap(wire_full) {
                     self.q.push(now + gap, Ev::App(f));
                 }
@@ -653,6 +654,7 @@ impl Simulator {
         match fl.app.traffic {
             Traffic::Web { bytes, .. } => {
                 fl.app.request(now, bytes);
+                fl.receiver.transfer_end = fl.app.receiving_end();
                 let busy = fl.handshake.is_some()
                     || fl
                         .sender
@@ -1083,12 +1085,15 @@ impl Simulator {
                 v.on_arrival(p.seg, now);
             }
             let cum = fl.receiver.segs.cumulative();
-            while let Some(t) = fl.app.transfers.get_mut(fl.app.receiving) {
-                if cum < t.end_seg {
-                    break;
+            if cum >= fl.receiver.transfer_end {
+                while let Some(t) = fl.app.transfers.get_mut(fl.app.receiving) {
+                    if cum < t.end_seg {
+                        break;
+                    }
+                    t.completed = Some(now);
+                    fl.app.receiving += 1;
                 }
-                t.completed = Some(now);
-                fl.app.receiving += 1;
+                fl.receiver.transfer_end = fl.app.receiving_end();
             }
         }
         if r.ack_now {

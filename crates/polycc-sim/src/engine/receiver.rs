@@ -20,6 +20,10 @@ pub struct Receiver {
     /// acknowledged like any other.
     pub pns: PnRanges,
     pub segs: SegSet,
+    /// The application's [`super::app::App::receiving_end`], kept here beside `segs`, which
+    /// every data packet reads, so that a packet that completes no transfer does not read the
+    /// application's state (with many flows a cache miss per packet; BENCHMARKS.md, issue 15).
+    pub transfer_end: u64,
     pub ack_timer: Timer,
     largest_arrival: Time,
     max_ack_delay: Duration,
@@ -46,6 +50,7 @@ impl Receiver {
         Receiver {
             pns: PnRanges::new(),
             segs: SegSet::new(),
+            transfer_end: u64::MAX,
             ack_every,
             max_ack_delay,
             unacked: 0,

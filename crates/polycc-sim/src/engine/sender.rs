@@ -341,7 +341,7 @@ impl Sender {
         };
         self.transport
             .on_packet_sent(now, sent)
-            .expect("the simulator numbers its packets in order and sends no packet over 4 GiB");
+            .expect("the simulator numbers its packets in order and sends no packet over 256 MiB");
         stats.packets_sent += 1;
         Poll::Send { pn, seg, wire }
     }
