@@ -98,7 +98,7 @@ fn resolve_flow(cx: &Context, i: usize, f: &FlowSpec) -> Result<FlowModel, Scena
             linux_stack::controller(f.cca.name())
         }
         Stack::Tcp => {
-            check_shim_flow(origin, &at, f, &traffic)?;
+            check_kernel_tcp(origin, &at, f, &traffic)?;
             Ok(f.cca.clone())
         }
         Stack::Quic | Stack::Udp => Ok(f.cca.clone()),
@@ -164,34 +164,13 @@ fn check_kernel_flow(
             format!("{name:?} is not a kernel controller name"),
         ));
     }
-    if traffic.has_frames() {
-        return Err(origin.err(
-            at("traffic.kind"),
-            "a kernel TCP flow has no video encoder to drive (its controller sets no bitrate); \
-             use stack = \"quic\" for video",
-        ));
-    }
-    let unsupported = [
-        (
-            "intent",
-            f.intent.is_some() || !f.intent_schedule.is_empty(),
-        ),
-        ("send_jitter", f.send_jitter.is_some()),
-        ("ack", f.ack != AckPolicy::default()),
-        ("pacing", !f.pacing),
-    ];
-    if let Some((key, _)) = unsupported.iter().find(|(_, set)| *set) {
-        return Err(origin.err(
-            at(key),
-            "does not apply to the kernel's TCP (stack = \"linux\"); remove it",
-        ));
-    }
-    Ok(())
+    check_kernel_tcp(origin, at, f, traffic)
 }
 
-/// A flow on the kernel's TCP steered by a polycc controller (`stack = "tcp"`): the
-/// controller is polycc's (any spec), the rest is the kernel's TCP.
-fn check_shim_flow(
+/// What the kernel's TCP cannot honour, on either of its stacks (`"linux"`: the kernel's
+/// controller; `"tcp"`: a polycc controller through the shim, which takes the flow's starting
+/// intent but not a schedule of them).
+fn check_kernel_tcp(
     origin: &Origin,
     at: &dyn Fn(&str) -> String,
     f: &FlowSpec,
@@ -204,6 +183,7 @@ fn check_shim_flow(
         ));
     }
     let unsupported = [
+        ("intent", f.stack == Stack::Linux && f.intent.is_some()),
         ("intent_schedule", !f.intent_schedule.is_empty()),
         ("send_jitter", f.send_jitter.is_some()),
         ("ack", f.ack != AckPolicy::default()),
@@ -212,7 +192,10 @@ fn check_shim_flow(
     if let Some((key, _)) = unsupported.iter().find(|(_, set)| *set) {
         return Err(origin.err(
             at(key),
-            "does not apply to the kernel's TCP (stack = \"tcp\"); remove it",
+            format!(
+                "does not apply to the kernel's TCP (stack = {:?}); remove it",
+                f.stack.name()
+            ),
         ));
     }
     Ok(())
