@@ -12,6 +12,7 @@ use crate::flow_state::{lock, Counters, FlowShared};
 use crate::tcp_info::TcpInfo;
 use nix::sys::socket::{self, sockopt, AddressFamily, SockFlag, SockType, SockaddrIn};
 use polycc::units::{Duration, Time};
+use polycc_sim::scenario::linux_stack::ON_OFF_NOTSENT_LOWAT;
 use polycc_sim::scenario::Traffic;
 use std::ffi::OsString;
 use std::io::{ErrorKind, Read, Write};
@@ -23,11 +24,6 @@ use std::sync::Mutex;
 const POLL: std::time::Duration = std::time::Duration::from_millis(20);
 /// Bytes handed to the kernel per write (what iperf3 uses for TCP).
 const WRITE_CHUNK: usize = 128 * 1024;
-/// An on/off source keeps at most this much written but not yet sent (`TCP_NOTSENT_LOWAT`), so
-/// that its off periods begin on the wire when they begin in the application, as in the
-/// simulator (the kernel's autotuned send buffer would otherwise hold megabytes, sent on
-/// through the off period). 16 KiB is the value commonly used for HTTP/2 prioritisation.
-const ON_OFF_NOTSENT_LOWAT: u32 = 16 * 1024;
 
 /// The client's socket, for the sampler's `TCP_INFO` reads while it is open.
 pub type SocketSlot = Mutex<Option<TcpStream>>;
@@ -97,7 +93,7 @@ fn bulk(
     let on_off = matches!(c.traffic, Traffic::OnOff { .. });
     if on_off {
         socket2::SockRef::from(&stream)
-            .set_tcp_notsent_lowat(ON_OFF_NOTSENT_LOWAT)
+            .set_tcp_notsent_lowat(ON_OFF_NOTSENT_LOWAT as u32)
             .map_err(|e| format!("TCP_NOTSENT_LOWAT: {e}"))?;
     }
     let mut periods = 0u64;

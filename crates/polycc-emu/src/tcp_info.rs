@@ -179,7 +179,7 @@ impl BbrInfo {
     /// under the high cwnd gain, ProbeRTT both at 1, ProbeBW the cwnd gain 2 with the pacing
     /// cycle's gain. Both gains read 1 also before the first ACK has run BBR's model (the
     /// connection is in Startup then, with its initial window); ProbeRTT is told apart by its
-    /// window, which the same ACK cut to [`PROBE_RTT_CWND`] packets (`bbr_set_cwnd`).
+    /// window, which the same ACK cut to 4 packets (`bbr_cwnd_min_target`, `bbr_set_cwnd`).
     pub fn mode(&self, cwnd_packets: u32) -> &'static str {
         if self.cwnd_gain <= 1.0 {
             if cwnd_packets <= PROBE_RTT_CWND {

@@ -138,8 +138,11 @@ traffic = { kind = "on_off", on = "500ms", off = "500ms", periods = "fixed" }
             e.id,
             e.goodput_mbps
         );
+        // The kernel's flow spreads from run to run (7.35-8.23 Mbit/s over six idle runs
+        // against the model's 7.08): whether its window is halved once or twice after an off
+        // period of about two RTOs depends on when its last packet left.
         assert!(
-            (e.goodput_mbps - s.goodput_mbps).abs() < 0.15 * s.goodput_mbps,
+            (e.goodput_mbps - s.goodput_mbps).abs() < 0.2 * s.goodput_mbps,
             "{}: {} / {}",
             e.id,
             e.goodput_mbps,

@@ -65,6 +65,7 @@ fn kernel_names_run_as_their_polycc_models_in_linux_hosts() {
             loss_rules: LossRules::linux(),
             pacer: Pacer::LinuxTso,
             handshake: true,
+            unsent_at_pause: linux_stack::ON_OFF_NOTSENT_LOWAT,
         }
     );
     // No fallback pacing and no ACK delay taken out of RTT samples.

@@ -687,7 +687,7 @@ impl Simulator {
             Traffic::OnOff { .. } => {
                 let sending = fl.app.sending();
                 if let Some(s) = fl.sender.as_mut() {
-                    s.set_paused(!sending);
+                    s.set_paused(!sending, fl.model.host.unsent_at_pause);
                 }
                 if sending {
                     self.try_send(f);

@@ -66,8 +66,8 @@ pub struct Sender {
     acked_segs: SegSet,
     /// The application stopped: no new segments (retransmissions still go).
     stopped: bool,
-    /// An on/off source is off: no new segments until it is on again.
-    paused: bool,
+    /// An on/off source is off: no new segments from this one on until it is on again.
+    paused_from: Option<u64>,
     /// Lost segments are resent (false for real-time media without retransmission).
     retransmit: bool,
     /// Host send-time noise: released packets wait here before they leave (None: they leave at
@@ -136,7 +136,7 @@ impl Sender {
             retx: VecDeque::new(),
             acked_segs: SegSet::new(),
             stopped: false,
-            paused: false,
+            paused_from: None,
             retransmit: true,
             jitter: None,
         }
@@ -180,10 +180,10 @@ impl Sender {
         self.stopped = true;
     }
 
-    /// An on/off source turns off (`true`: no new segments; what is lost is still resent) or
-    /// on again.
-    pub fn set_paused(&mut self, paused: bool) {
-        self.paused = paused;
+    /// An on/off source turns off (`true`: no new segments after `unsent` more, what its
+    /// socket had written but not sent; what is lost is still resent) or on again.
+    pub fn set_paused(&mut self, paused: bool, unsent: u64) {
+        self.paused_from = paused.then(|| self.next_seg + unsent.div_ceil(self.mss));
     }
 
     /// The receiver-log position up to which arrivals were handed to the controller.
@@ -267,7 +267,8 @@ impl Sender {
             }
         }
         let t = self.transfer?;
-        (!self.stopped && !self.paused && self.next_seg < t.end).then_some((self.next_seg, false))
+        let paused = self.paused_from.is_some_and(|p| self.next_seg >= p);
+        (!self.stopped && !paused && self.next_seg < t.end).then_some((self.next_seg, false))
     }
 
     /// Decides whether a packet can leave now; on `Send`, the packet is recorded as sent. With

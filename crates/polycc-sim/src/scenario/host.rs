@@ -19,6 +19,9 @@ pub struct HostModel {
     /// Whether each connection opens with TCP's handshake, its data one round trip later
     /// (`engine::handshake`); without, data leaves from the connection's first instant.
     pub handshake: bool,
+    /// Bytes an on/off source's socket still sends after the application turns off: what it
+    /// had written but not yet sent (0: the sender stops with the application).
+    pub unsent_at_pause: u64,
 }
 
 /// How a flow's receiver acknowledges.

@@ -63,6 +63,14 @@ pub use polycc_transport::TCP_INIT_CWND;
 /// The kernel name of polycc's eBPF shim (`polycc-tcp`), which `stack = "tcp"` flows run on.
 pub const SHIM: &str = "polycc";
 
+/// What an on/off source's socket keeps written but not yet sent (`TCP_NOTSENT_LOWAT`): the
+/// testbed sets it on such sockets, so that an off period starts on the wire about when it
+/// starts in the application (the kernel's autotuned send buffer would otherwise hold
+/// megabytes, sent on through the off period); the model sends this much after the
+/// application turns off, as the kernel drains it. 16 KiB is the value commonly used for
+/// HTTP/2 prioritisation.
+pub const ON_OFF_NOTSENT_LOWAT: u64 = 16 * 1024;
+
 /// Kernel controllers with their own `cong_control`, which the kernel exempts from the restart
 /// after idle (`tcp_slow_start_after_idle_check`): BBR, and the shim, which applies user
 /// space's window from its `cong_control`.
@@ -80,6 +88,7 @@ pub fn host(cca: &str) -> HostModel {
         loss_rules,
         pacer: Pacer::LinuxTso,
         handshake: true,
+        unsent_at_pause: ON_OFF_NOTSENT_LOWAT,
     }
 }
 
