@@ -12,18 +12,14 @@ builds it where clang and bpftool are); the emulated runs take 75 s of real time
 
 from __future__ import annotations
 
-import argparse
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from polycc.reproduce.common import Table, fmt, mbps, ms, pct, seconds, update_document
+from polycc.reproduce.common import Table, fmt, mbps, ms, pct, seconds
 from polycc.reproduce.janus import mmf_shares, path_rtt_ms, switching_outcome
+from polycc.reproduce.real_stacks import section_main, sim_and_testbed
 from polycc.reproduce.scenario_file import ScenarioFile, rate_mbps
 from polycc.reproduce.timeseries import flow_mean
-
-if TYPE_CHECKING:
-    from polycc.api import RunResult
 
 #: The section's name in REPRODUCTION.md (`<!-- reproduce:janus-kernel-tcp:begin -->`).
 SECTION = "janus-kernel-tcp"
@@ -31,20 +27,9 @@ SECTION = "janus-kernel-tcp"
 MMF_WINDOW = (40.0, 60.0)
 
 
-def _runs(path: Path, janus_flows: str) -> tuple[RunResult, RunResult]:
-    """(simulated, emulated with the Janus flows on kernel TCP) runs of one scenario file."""
-    from polycc.api import run_scenario
-    from polycc.scenario import Scenario
-
-    scenario = Scenario.from_file(path)
-    sim = run_scenario(scenario)
-    emu = run_scenario(scenario.with_overrides({f"flows.{janus_flows}.stack": "tcp"}), backend="emu")
-    return sim, emu
-
-
 def switching_table(scenarios: Path) -> str:
     file = ScenarioFile.read(scenarios / "switching.toml")
-    sim, emu = _runs(scenarios / "switching.toml", "0")
+    sim, emu = sim_and_testbed(scenarios / "switching.toml", {}, {"flows.0.stack": "tcp"})
     s, k = switching_outcome(sim), switching_outcome(emu)
     path = path_rtt_ms(file)
     table = Table(["quantity (Fig. 6)", "paper", "simulator", "kernel TCP (shim)"])
@@ -84,7 +69,7 @@ def mmf_table(scenarios: Path) -> str:
     file = ScenarioFile.read(scenarios / "mmf-25.toml")
     targets = {str(f["id"]): rate_mbps(f["intent"]["target_rate"]) for f in file.doc["flows"]}
     shares = mmf_shares(file.rate_mbps(), targets)
-    sim, emu = _runs(scenarios / "mmf-25.toml", "*")
+    sim, emu = sim_and_testbed(scenarios / "mmf-25.toml", {}, {"flows.*.stack": "tcp"})
     table = Table(["flow (target)", "max-min share", "simulator", "kernel TCP (shim)"])
     dev = {"sim": 0.0, "emu": 0.0}
     for f, target in targets.items():
@@ -125,14 +110,7 @@ def render(scenarios: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--doc", action="store_true", help="write the section into REPRODUCTION.md")
-    parser.add_argument("--repo", type=Path, default=Path.cwd(), help="repository root [default: .]")
-    args = parser.parse_args(argv)
-    body = render(args.repo / "scenarios" / "papers" / "janus")
-    print(body)
-    if args.doc:
-        update_document(args.repo / "REPRODUCTION.md", SECTION, body)
+    section_main((__doc__ or "").splitlines()[0], SECTION, lambda papers: render(papers / "janus"), argv)
 
 
 if __name__ == "__main__":

@@ -13,15 +13,15 @@ real time.
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from polycc.reproduce.common import Table, fmt, pct, safe_div, update_document
+from polycc.reproduce.common import Table, fmt, pct, safe_div
 from polycc.reproduce.janus import switching_outcome
 from polycc.reproduce.polycc import POLY_BBR_COPA, POLY_BBR_CUBIC, convergence_time, rtt_variance_point
+from polycc.reproduce.real_stacks import section_main, sim_and_testbed
 
 if TYPE_CHECKING:
     from polycc.api import RunResult
@@ -44,31 +44,6 @@ class Claim:
     real: float
 
 
-def _run(path: Path, overrides: Mapping[str, Any], backend: str, *, host_noise: bool = True) -> RunResult:
-    """One run of a scenario file with overrides; `host_noise=False` drops the flows'
-    `send_jitter` (the simulator's stand-in for a real host's send-time noise, which the
-    testbed's hosts bring themselves and the kernel's TCP does not take)."""
-    from polycc.api import run_scenario
-    from polycc.scenario import Scenario
-
-    scenario = Scenario.from_file(path)
-    if not host_noise:
-        doc = scenario.to_dict()
-        for f in doc.get("flows", []):
-            f.pop("send_jitter", None)
-        scenario = scenario.with_document(doc)
-    return run_scenario(scenario.with_overrides(dict(overrides)), backend=backend)
-
-
-def _both(
-    path: Path, overrides: Mapping[str, Any], real: Mapping[str, Any] | None = None, *, sim_noise: bool = True
-) -> tuple[RunResult, RunResult]:
-    """The simulator's run and the testbed's (with `real` overrides on top: the stacks)."""
-    sim = _run(path, overrides, "sim", host_noise=sim_noise)
-    emu = _run(path, {**overrides, **(real or {})}, "emu", host_noise=False)
-    return sim, emu
-
-
 def _goodput(r: RunResult) -> float:
     return float(r.summary["flows"][0]["goodput_mbps"])
 
@@ -82,12 +57,12 @@ def polycc_claims(papers: Path) -> list[Claim]:
     g: dict[tuple[str, int, str], float] = {}
     for label, cca in (("poly", POLY_BBR_CUBIC), ("bbr", "bbr")):
         for d in (20, 70):
-            sim, emu = _both(rtt, {**rtt_variance_point(d), "flows.0.cca": cca})
+            sim, emu = sim_and_testbed(rtt, {**rtt_variance_point(d), "flows.0.cca": cca})
             g[(label, d, "sim")], g[(label, d, "real")] = _goodput(sim), _goodput(emu)
     halving = papers / "polycc" / "bandwidth-halving.toml"
     conv: dict[tuple[str, str], float] = {}
     for label, cca in (("poly", POLY_BBR_COPA), ("bbr", "bbr")):
-        for side, r in zip(("sim", "real"), _both(halving, {"flows.0.cca": cca}), strict=True):
+        for side, r in zip(("sim", "real"), sim_and_testbed(halving, {"flows.0.cca": cca}), strict=True):
             f = r.flows[r.flows["flow"] == "sender"]
             conv[(label, side)] = convergence_time(f["t_s"].to_numpy(), f["inflight_bytes"].to_numpy())
 
@@ -129,7 +104,7 @@ def polycc_claims(papers: Path) -> list[Claim]:
 
 
 def janus_claims(papers: Path) -> list[Claim]:
-    sim, emu = _both(papers / "janus" / "switching.toml", {})
+    sim, emu = sim_and_testbed(papers / "janus" / "switching.toml", {})
     s, k = switching_outcome(sim), switching_outcome(emu)
     yes = 1.0
     return [
@@ -172,7 +147,7 @@ def pcc_claims(papers: Path) -> list[Claim]:
     for cca, stack in (("pcc-allegro", "quic"), ("cubic", "linux")):
         for p in (0.01, 0.02):
             over = {"flows.0.cca": cca, "links.0.loss": p, "links.0.ack_loss": p, "duration": PCC_DURATION}
-            sim, emu = _both(loss, {**over, "flows.0.stack": stack}, sim_noise=stack != "linux")
+            sim, emu = sim_and_testbed(loss, {**over, "flows.0.stack": stack}, sim_noise=stack != "linux")
             share[(cca, p, "sim")], share[(cca, p, "real")] = _goodput(sim) / 100.0, _goodput(emu) / 100.0
     return [
         Claim(
@@ -239,16 +214,12 @@ def render(claims: list[Claim]) -> str:
     )
 
 
+def render_all(papers: Path) -> str:
+    return render([*polycc_claims(papers), *janus_claims(papers), *pcc_claims(papers)])
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--doc", action="store_true", help="write the section into REPRODUCTION.md")
-    parser.add_argument("--repo", type=Path, default=Path.cwd(), help="repository root [default: .]")
-    args = parser.parse_args(argv)
-    papers = args.repo / "scenarios" / "papers"
-    body = render([*polycc_claims(papers), *janus_claims(papers), *pcc_claims(papers)])
-    print(body)
-    if args.doc:
-        update_document(args.repo / "REPRODUCTION.md", SECTION, body)
+    section_main((__doc__ or "").splitlines()[0], SECTION, render_all, argv)
 
 
 if __name__ == "__main__":
