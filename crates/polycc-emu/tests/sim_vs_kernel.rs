@@ -93,5 +93,11 @@ fn the_linux_stack_model_agrees_with_the_kernel() {
         slow_start_exit(&b.emu, 1448.0),
     );
     eprintln!("cubic 400 packets: slow start ends at sim {sim:.0} kernel {kernel:.0} packets");
-    assert!((sim - kernel).abs() <= 0.25 * kernel, "{sim} vs {kernel}");
+    // The kernel's HyStart reads ACK trains on real timing: its exit spread over runs here
+    // (76 and 116 packets seen, the model 76). HyStart++, the default stack's, goes on to
+    // about 410: the band tells the two apart.
+    assert!(
+        sim <= 2.0 * kernel && kernel <= 2.0 * sim,
+        "{sim} vs {kernel}"
+    );
 }
