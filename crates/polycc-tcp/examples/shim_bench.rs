@@ -6,7 +6,8 @@
 //! ACK the kernel applied it at) and the agent's CPU time per Gbit delivered.
 //!
 //! `sudo nice -n 10 cargo run --release -p polycc-tcp --features bpf --example shim_bench`
-//! (optional argument: seconds per run, default 10).
+//! (optional arguments: seconds per run, default 10; then the links to run as
+//! `RATExRTT`, e.g. `20x80`, default all four).
 
 use polycc::{CcSpec, Registry};
 use polycc_sim::scenario::linux_stack;
@@ -45,17 +46,32 @@ fn percentile(v: &mut [u64], q: f64) -> f64 {
 }
 
 fn main() {
-    let secs: u32 = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let secs: u32 = args.first().and_then(|s| s.parse().ok()).unwrap_or(10);
+    let mut links: Vec<(u32, u32)> = args
+        .iter()
+        .skip(1)
+        .map(|a| {
+            a.split_once('x')
+                .and_then(|(r, t)| Some((r.parse().ok()?, t.parse().ok()?)))
+                .unwrap_or_else(|| {
+                    eprintln!(
+                        "shim_bench: link {a:?}: expected RATExRTT in Mbit/s and ms, e.g. 20x80"
+                    );
+                    std::process::exit(2)
+                })
+        })
+        .collect();
+    if links.is_empty() {
+        links = vec![(20, 20), (20, 80), (50, 20), (50, 80)];
+    }
     let registry = Registry::standard();
     println!(
         "| link | controller | goodput Mbit/s | mean RTT ms | ACK→written µs p50/p99 | \
          ACK→applied µs p50/p99 | agent CPU s per Gbit |"
     );
     println!("|---|---|---|---|---|---|---|");
-    for (rate, rtt) in [(20, 20), (20, 80), (50, 20), (50, 80)] {
+    for (rate, rtt) in links {
         let shim: [(&str, CcSpec); 3] = [
             ("polycc cubic", CcSpec::named("cubic")),
             (

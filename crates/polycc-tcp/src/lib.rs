@@ -54,7 +54,7 @@ mod unbuilt;
 pub use agent::{Agent, AgentError, AgentStats, FlowView, Views};
 pub use agent_thread::AgentThread;
 pub use error::ShimError;
-pub use report::{Decision, FlowKey, Report, ReportKind, TCP_CA_LOSS};
+pub use report::{Decision, FlowKey, Report, ReportKind, TCP_CA_LOSS, TCP_CA_RECOVERY};
 #[cfg(feature = "bpf")]
 pub use shim::Shim;
 #[cfg(not(feature = "bpf"))]

@@ -105,6 +105,10 @@ pub struct Report {
     pub paced: bool,
 }
 
+/// `TCP_CA_Recovery` (`include/net/tcp.h`): fast recovery after losses marked by SACK / RACK,
+/// until everything outstanding when it began is acknowledged.
+pub const TCP_CA_RECOVERY: u32 = 3;
+
 /// `TCP_CA_Loss`: a retransmission timeout collapsed the window.
 pub const TCP_CA_LOSS: u32 = 4;
 
