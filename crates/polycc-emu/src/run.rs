@@ -250,6 +250,10 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                 }
             }
         }
+        if let Some(agent) = &agent {
+            let stop = &stop;
+            s.spawn(move || crate::shim_agent::post_intents(agent, model, &clock, stop));
+        }
         let series = sample(
             model,
             &flows,

@@ -5,16 +5,19 @@
 //! the registration with the process).
 
 use crate::classify::server_port;
+use crate::clock::Clock;
 use crate::error::EmuError;
 use crate::flow_state::Sample;
 use crate::tcp_info::TcpInfo;
-use polycc::Registry;
+use polycc::units::Time;
+use polycc::{Intent, Registry};
 use polycc_sim::engine::connection::new_controller;
 use polycc_sim::scenario::spec::Stack;
 use polycc_sim::Model;
-use polycc_tcp::{Agent, AgentThread, FlowKey, FlowView};
+use polycc_tcp::{Agent, AgentThread, FlowKey, FlowView, Sockets};
 use std::collections::HashMap;
 use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Starts the agent for the run's `stack = "tcp"` flows (`None` without any). Each socket's
 /// controller is built as the simulator builds the flow's (`new_controller`, seeded per
@@ -57,6 +60,38 @@ pub fn start(model: &Model, registry: &Registry) -> Result<Option<AgentThread>, 
             "polycc's eBPF shim for stack = \"tcp\" flows, which could not start: {e}"
         ))
     })
+}
+
+/// How often [`post_intents`] looks at the run's stop flag while it waits for the next intent.
+const INTENT_WAIT: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Hands each `stack = "tcp"` flow's `intent_schedule` to the agent at its times (to every
+/// socket of the flow: those connected to its server port); returns when all are posted or the
+/// run stops.
+pub fn post_intents(agent: &AgentThread, model: &Model, clock: &Clock, stop: &AtomicBool) {
+    let mut due: Vec<(Time, u16, Intent)> = model
+        .flows
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.stack == Stack::Tcp)
+        .flat_map(|(i, f)| {
+            f.intent_schedule
+                .iter()
+                .map(move |(at, intent)| (Time::ZERO + *at, server_port(i), *intent))
+        })
+        .collect();
+    due.sort_by_key(|(at, _, _)| *at);
+    for (at, port, intent) in due {
+        while clock.now() < at {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let left = std::time::Duration::from_nanos((at - clock.now()).0);
+            std::thread::sleep(left.min(INTENT_WAIT));
+        }
+        // An agent that died is reported when the run stops it.
+        let _ = agent.set_intent(Sockets::ToPort(port), intent);
+    }
 }
 
 /// The socket's key, as the shim computes it.

@@ -15,16 +15,21 @@
 //! every [`REFRESH`], so that covers only the time before its first decision and an agent that
 //! died or stalls; when the agent's process ends the controller is unregistered, and sockets
 //! still open keep running on the fallback.
+//!
+//! Intents ([`Agent::set_intent`], or [`crate::AgentThread::set_intent`] from another thread)
+//! reach the controllers of the sockets they name at once, and the controllers of matching
+//! sockets that start later at their start: an application states what it wants once, however
+//! many connections it opens.
 
 use crate::report::{Decision, FlowKey, Report, ReportKind};
 use crate::translate::Translator;
 use crate::{monotonic_ns, Shim, ShimError};
 use polycc::{
-    Bytes, CcContext, CcError, CcSpec, CongestionControl, Rate, Registry, Telemetry, Time,
+    Bytes, CcContext, CcError, CcSpec, CongestionControl, Intent, Rate, Registry, Telemetry, Time,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 /// A live socket's decision is rewritten at least this often, well inside the kernel side's
@@ -78,6 +83,25 @@ pub struct FlowView {
     pub at_ns: u64,
 }
 
+/// Which sockets an intent is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sockets {
+    /// One socket.
+    One(FlowKey),
+    /// Every socket connected to this remote port (an application's connections to its
+    /// server).
+    ToPort(u16),
+}
+
+impl Sockets {
+    fn holds(self, key: FlowKey) -> bool {
+        match self {
+            Sockets::One(k) => k == key,
+            Sockets::ToPort(p) => key.0 as u16 == p,
+        }
+    }
+}
+
 /// Every socket's view, by key, shared with whoever samples it.
 pub type Views = Arc<Mutex<HashMap<FlowKey, FlowView>>>;
 
@@ -118,6 +142,10 @@ pub struct Agent {
     flows: HashMap<FlowKey, Flow>,
     views: Views,
     stats: AgentStats,
+    /// The latest intent for each selector, in the order they were set.
+    intents: Vec<(Sockets, Intent)>,
+    /// Intents from other threads ([`crate::AgentThread::set_intent`]).
+    pub(crate) inbox: Option<mpsc::Receiver<(Sockets, Intent)>>,
 }
 
 fn build(
@@ -151,7 +179,22 @@ impl Agent {
             flows: HashMap::new(),
             views: Views::default(),
             stats: AgentStats::default(),
+            intents: Vec::new(),
+            inbox: None,
         }
+    }
+
+    /// Hands `intent` to the controllers of `sockets` now, and to those of matching sockets
+    /// when they start.
+    pub fn set_intent(&mut self, sockets: Sockets, intent: Intent) {
+        let now = Time(monotonic_ns());
+        for (k, f) in &mut self.flows {
+            if sockets.holds(*k) {
+                f.tr.controller_mut().set_intent(now, &intent);
+            }
+        }
+        self.intents.retain(|(s, _)| *s != sockets);
+        self.intents.push((sockets, intent));
     }
 
     /// An agent that runs `spec` (anything [`Registry::standard`] builds) on every socket; a
@@ -199,8 +242,11 @@ impl Agent {
             None => (self.factory)(r.key, &ctx),
         };
         match built {
-            Ok(Some(cc)) => {
+            Ok(Some(mut cc)) => {
                 self.stats.controllers_built += 1;
+                for (_, i) in self.intents.iter().filter(|(s, _)| s.holds(r.key)) {
+                    cc.set_intent(Time(r.now_ns), i);
+                }
                 Some(Flow {
                     tr: Translator::new(cc, Bytes::from(r.mss).max(1)),
                     last_report_ns: r.now_ns,
@@ -301,6 +347,10 @@ impl Agent {
         let mut batch = Vec::new();
         while !stop.load(Ordering::Relaxed) {
             shim.poll(POLL, |r| batch.push(r))?;
+            while let Some((sockets, intent)) = self.inbox.as_ref().and_then(|i| i.try_recv().ok())
+            {
+                self.set_intent(sockets, intent);
+            }
             // Each report's decision is written before the next report is read, so the
             // latency of each is its own.
             for r in batch.drain(..) {
@@ -405,6 +455,53 @@ mod tests {
         // A silent socket is forgotten after FORGET_AFTER.
         agent.on_idle(other.now_ns + FORGET_AFTER.as_nanos() as u64 + 1);
         assert!(agent.sockets().is_empty());
+    }
+
+    #[test]
+    fn an_intent_reaches_the_sockets_it_names_now_and_those_that_start_later() {
+        let mut agent = Agent::for_spec(&CcSpec::named("janus")).expect("janus");
+        let target = |agent: &Agent, key: FlowKey| {
+            agent.flows[&key]
+                .tr
+                .controller()
+                .telemetry()
+                .entries()
+                .iter()
+                .find(|(n, _)| *n == "target_rate_mbps")
+                .map(|(_, v)| *v)
+        };
+        // FlowKey(1): remote port 1. Another socket to port 1 and one to port 2.
+        agent.on_report(&report(10));
+        let intent = |mbps: u64| Intent::BandwidthGuarantee {
+            target_rate: Rate::from_mbps(mbps),
+            min_rate: Rate::ZERO,
+        };
+        agent.set_intent(Sockets::ToPort(1), intent(4));
+        assert_eq!(target(&agent, FlowKey(1)), Some(4.0));
+        let mut later = report(20);
+        later.key = FlowKey(7 << 16 | 1);
+        agent.on_report(&later);
+        assert_eq!(
+            target(&agent, later.key),
+            Some(4.0),
+            "a later socket to the port"
+        );
+        let mut elsewhere = report(20);
+        elsewhere.key = FlowKey(7 << 16 | 2);
+        agent.on_report(&elsewhere);
+        assert!(
+            target(&agent, elsewhere.key).is_none_or(f64::is_nan),
+            "no target for another port"
+        );
+        // A newer intent for the same sockets replaces the older one, also for later sockets.
+        agent.set_intent(Sockets::ToPort(1), intent(6));
+        agent.set_intent(Sockets::One(elsewhere.key), intent(2));
+        let mut last = report(30);
+        last.key = FlowKey(9 << 16 | 1);
+        agent.on_report(&last);
+        assert_eq!(target(&agent, FlowKey(1)), Some(6.0));
+        assert_eq!(target(&agent, last.key), Some(6.0));
+        assert_eq!(target(&agent, elsewhere.key), Some(2.0));
     }
 
     #[test]

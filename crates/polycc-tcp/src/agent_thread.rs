@@ -2,7 +2,7 @@
 //! [`AgentThread::spawn`], stopped (and the `polycc` controller unregistered) by
 //! [`AgentThread::stop`] or when dropped.
 
-use crate::agent::{Agent, AgentError, AgentStats, Views};
+use crate::agent::{Agent, AgentError, AgentStats, Sockets, Views};
 use crate::Shim;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -14,6 +14,7 @@ use std::thread::JoinHandle;
 pub struct AgentThread {
     stop: Arc<AtomicBool>,
     views: Views,
+    intents: mpsc::Sender<(Sockets, polycc::Intent)>,
     thread: Option<JoinHandle<Result<AgentStats, AgentError>>>,
 }
 
@@ -30,6 +31,8 @@ impl AgentThread {
     pub fn spawn(mut agent: Agent) -> Result<AgentThread, AgentError> {
         let stop = Arc::new(AtomicBool::new(false));
         let views = agent.views();
+        let (intents, inbox) = mpsc::channel();
+        agent.inbox = Some(inbox);
         let (ready_tx, ready_rx) = mpsc::channel();
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
@@ -56,6 +59,7 @@ impl AgentThread {
             Ok(Ok(())) => Ok(AgentThread {
                 stop,
                 views,
+                intents,
                 thread: Some(thread),
             }),
             Ok(Err(e)) => {
@@ -69,6 +73,14 @@ impl AgentThread {
     /// The sockets' views, updated as reports come.
     pub fn views(&self) -> Views {
         Arc::clone(&self.views)
+    }
+
+    /// Hands `intent` to the controllers of `sockets` (at the agent's next poll, within
+    /// [`crate::agent::POLL`]) and of matching sockets that start later.
+    pub fn set_intent(&self, sockets: Sockets, intent: polycc::Intent) -> Result<(), AgentError> {
+        self.intents
+            .send((sockets, intent))
+            .map_err(|_| AgentError::Died("it ended before the intent reached it".into()))
     }
 
     /// Whether the agent's thread still runs.

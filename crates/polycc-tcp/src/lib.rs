@@ -51,7 +51,7 @@ pub mod translate;
 #[cfg(not(feature = "bpf"))]
 mod unbuilt;
 
-pub use agent::{Agent, AgentError, AgentStats, FlowView, Views};
+pub use agent::{Agent, AgentError, AgentStats, FlowView, Sockets, Views};
 pub use agent_thread::AgentThread;
 pub use error::ShimError;
 pub use report::{Decision, FlowKey, Report, ReportKind, TCP_CA_LOSS, TCP_CA_RECOVERY};

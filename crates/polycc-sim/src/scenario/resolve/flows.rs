@@ -168,8 +168,8 @@ fn check_kernel_flow(
 }
 
 /// What the kernel's TCP cannot honour, on either of its stacks (`"linux"`: the kernel's
-/// controller; `"tcp"`: a polycc controller through the shim, which takes the flow's starting
-/// intent but not a schedule of them).
+/// controller, which takes no intents; `"tcp"`: a polycc controller through the shim, which
+/// takes the flow's intents as the agent hands them on).
 fn check_kernel_tcp(
     origin: &Origin,
     at: &dyn Fn(&str) -> String,
@@ -184,7 +184,10 @@ fn check_kernel_tcp(
     }
     let unsupported = [
         ("intent", f.stack == Stack::Linux && f.intent.is_some()),
-        ("intent_schedule", !f.intent_schedule.is_empty()),
+        (
+            "intent_schedule",
+            f.stack == Stack::Linux && !f.intent_schedule.is_empty(),
+        ),
         ("send_jitter", f.send_jitter.is_some()),
         ("ack", f.ack != AckPolicy::default()),
         ("pacing", !f.pacing),
