@@ -431,6 +431,74 @@ fn a_server_killed_mid_transfer_is_a_clear_error_at_the_client() {
     );
 }
 
+/// `--timeout` of the 30 % loss transfers: the client's bound from start to verdict.
+const LOSSY_TIMEOUT_S: u64 = 20;
+
+#[test]
+fn sized_transfers_through_a_30_percent_loss_relay_end_verified_or_with_a_named_cause() {
+    let mut s = server(&["--transfers", "2", "--run-for", "100"]);
+    // 30 % of the datagrams dropped each way, handshake included.
+    let faults = Faults {
+        loss: 0.3,
+        ..Faults::default()
+    };
+    let relay = Relay::start(s.addr, faults, 30).expect("the relay");
+    let timeout = LOSSY_TIMEOUT_S.to_string();
+    for cca in ["cubic", "bbr"] {
+        let started = Instant::now();
+        let (code, out, err) = client_to(
+            relay.addr(),
+            &s.cert,
+            &["--cca", cca, "--bytes", "100000", "--timeout", &timeout],
+        );
+        let took = started.elapsed();
+        eprintln!(
+            "30 % loss, {cca}: exit {code} after {took:?}; {}",
+            err.trim()
+        );
+        // Ends within its timeout, the handshake's (5 s by default) and the process's start.
+        let bound = Duration::from_secs(LOSSY_TIMEOUT_S + 5 + 3);
+        assert!(took < bound, "{cca}: {took:?}");
+        match code {
+            0 => {
+                let r: Value = serde_json::from_str(out.trim()).expect("one JSON line");
+                assert_eq!(r["verified"], true);
+                assert_eq!(r["bytes"], 100_000);
+                // The controller saw the losses.
+                let lost = r["controller"]["stats"]["lost_packets"].as_u64();
+                assert!(lost.is_some_and(|n| n > 10), "{cca}: {r}");
+                let line = s.next_line();
+                assert_eq!(line["verified"], true, "{line}");
+            }
+            1 => {
+                assert!(out.is_empty(), "{cca}: a partial report {out}");
+                assert!(
+                    err.contains("did not finish within")
+                        || err.contains("no handshake")
+                        || names_the_cause(&err),
+                    "{cca}: {err}"
+                );
+                let line = s.next_line();
+                assert_eq!(line["verified"], false, "{line}");
+            }
+            _ => panic!("{cca}: exit {code}, {err}"),
+        }
+    }
+    // About 30 % of what came through was dropped (loopback adds no loss of its own): 0.3 within
+    // 4 standard deviations of a binomial over the few hundred datagrams of each run.
+    let c = relay.counts();
+    let (fwd, dropped) = (
+        c.forwarded.load(std::sync::atomic::Ordering::Relaxed),
+        c.dropped.load(std::sync::atomic::Ordering::Relaxed),
+    );
+    let fraction = dropped as f64 / (fwd + dropped) as f64;
+    assert!(
+        (0.2..0.4).contains(&fraction),
+        "{dropped} of {}",
+        fwd + dropped
+    );
+}
+
 #[test]
 fn no_server_is_a_bounded_connect_error() {
     // A port nothing listens on (bound and dropped), and a certificate that exists.
