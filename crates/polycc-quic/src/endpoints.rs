@@ -3,6 +3,33 @@
 //!
 //! The server generates a self-signed certificate for `localhost` at start and writes it (PEM)
 //! where the client reads it; both run on loopback or inside network namespaces.
+//!
+//! # Timeouts and failures
+//!
+//! Every wait is bounded, and a failure is an error naming its cause, never a hang or a panic
+//! (tests: `tests/loopback.rs`; the binary's exit codes are in `main.rs`):
+//!
+//! - **handshake**: [`ClientOptions::connect_timeout`] (`--connect-timeout`, 5 s): "no
+//!   handshake with ADDR within ...".
+//! - **a silent peer** (killed, cut off): [`ServerOptions::idle_timeout`] and
+//!   [`ClientOptions::idle_timeout`] (`--idle-timeout`, 5 s) are s2n-quic's max idle timeout.
+//!   The connection's is the smaller of the two ends' (RFC 9000 §10.1), raised to three probe
+//!   timeouts on a slow path; when it expires the endpoint's pending read or write fails with
+//!   "... closed because the connection's idle timer expired". The client keeps its connection
+//!   alive (PINGs), so a peer that is alive but has nothing to send is not closed.
+//! - **the whole transfer**: [`ClientOptions::timeout`] (`--timeout`; the duration + 30 s for
+//!   bulk, 120 s for sized): "the transfer did not finish within ...".
+//! - **the server** waits at most its idle timeout for a connection's stream and for the
+//!   client to read the verdict. A failed transfer (peer gone, checksum mismatch) is a
+//!   `"verified": false` line with its `"error"`; the server keeps accepting connections and
+//!   exits 1 at the end if any transfer failed.
+//! - **garbage datagrams** (random, truncated, replayed, corrupted; from a stranger or
+//!   spoofing the peer) are dropped by s2n-quic (no connection ID it knows, or the packet fails
+//!   its AEAD check) and do not disturb the connections.
+//! - **results**: the client prints its report as one JSON line only once the receiver has
+//!   verified the transfer; on failure stdout stays empty and the error goes to stderr. The
+//!   certificate file is written atomically (a temporary file, then a rename), so a client
+//!   never reads half of one.
 
 use crate::adapter::AdapterStats;
 use crate::endpoint::{Handles, Polycc};
