@@ -137,10 +137,7 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or((0.0, 0));
     let peak = samples.iter().map(|s| s.1).max().unwrap_or(0).max(rss_end);
     let c = relay.counts();
-    let (fwd, dropped) = (
-        c.forwarded.load(Ordering::Relaxed),
-        c.dropped.load(Ordering::Relaxed),
-    );
+    let (fwd, dropped) = (c.forwarded, c.dropped);
     let stats = &report.json["controller"]["stats"];
     println!(
         "{cca}, {seconds} s, loss {loss}: RSS at 10 % ({:.0} s) {:.2} MiB, at 100 % {:.2} MiB \

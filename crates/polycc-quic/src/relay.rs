@@ -37,21 +37,35 @@ pub struct Faults {
     pub random: f64,
 }
 
-/// What a relay did, both directions together.
-#[derive(Debug, Default)]
-pub struct RelayCounts {
-    /// Genuine datagrams forwarded.
-    pub forwarded: AtomicU64,
-    /// Genuine datagrams dropped.
-    pub dropped: AtomicU64,
-    /// Extra datagrams sent (duplicates, truncated, corrupted, random).
-    pub injected: AtomicU64,
+/// What a relay did so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Genuine datagrams forwarded, both ways.
+    pub forwarded: u64,
+    /// Genuine datagrams dropped, both ways.
+    pub dropped: u64,
+    /// Extra datagrams (duplicates, truncated, corrupted, random) sent to the server.
+    pub injected_to_server: u64,
+    /// Extra datagrams sent to the client.
+    pub injected_to_client: u64,
 }
+
+/// [`Counts`] as the relay's threads update them.
+#[derive(Debug, Default)]
+struct Counters {
+    forwarded: AtomicU64,
+    dropped: AtomicU64,
+    injected: [AtomicU64; 2],
+}
+
+/// Index into [`Counters::injected`].
+const TO_SERVER: usize = 0;
+const TO_CLIENT: usize = 1;
 
 /// A running relay; stopped when dropped.
 pub struct Relay {
     addr: SocketAddr,
-    counts: Arc<RelayCounts>,
+    counts: Arc<Counters>,
     stop: Arc<std::sync::atomic::AtomicBool>,
     threads: Vec<JoinHandle<()>>,
 }
@@ -98,7 +112,7 @@ impl Relay {
             s.set_read_timeout(Some(POLL))?;
         }
         let addr = front.local_addr()?;
-        let counts = Arc::new(RelayCounts::default());
+        let counts = Arc::new(Counters::default());
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let client: Arc<Mutex<Option<SocketAddr>>> = Arc::default();
         let (front2, back2) = (front.try_clone()?, back.try_clone()?);
@@ -114,7 +128,9 @@ impl Relay {
                             continue;
                         };
                         *client.lock().unwrap_or_else(|e| e.into_inner()) = Some(from);
-                        forward(&buf[..n], &faults, &mut rng, &counts, |d| back.send(d));
+                        forward(&buf[..n], &faults, &mut rng, &counts, TO_SERVER, |d| {
+                            back.send(d)
+                        });
                     }
                 })?
         };
@@ -132,7 +148,7 @@ impl Relay {
                         };
                         let to = *client.lock().unwrap_or_else(|e| e.into_inner());
                         if let Some(to) = to {
-                            forward(&buf[..n], &faults, &mut rng, &counts, |d| {
+                            forward(&buf[..n], &faults, &mut rng, &counts, TO_CLIENT, |d| {
                                 front2.send_to(d, to)
                             });
                         }
@@ -152,9 +168,15 @@ impl Relay {
         self.addr
     }
 
-    /// Its counters so far.
-    pub fn counts(&self) -> &RelayCounts {
-        &self.counts
+    /// What it did so far.
+    pub fn counts(&self) -> Counts {
+        let c = &self.counts;
+        Counts {
+            forwarded: c.forwarded.load(Ordering::Relaxed),
+            dropped: c.dropped.load(Ordering::Relaxed),
+            injected_to_server: c.injected[TO_SERVER].load(Ordering::Relaxed),
+            injected_to_client: c.injected[TO_CLIENT].load(Ordering::Relaxed),
+        }
     }
 }
 
@@ -173,12 +195,13 @@ fn forward(
     d: &[u8],
     f: &Faults,
     rng: &mut Rng,
-    counts: &RelayCounts,
+    counts: &Counters,
+    to: usize,
     send: impl Fn(&[u8]) -> io::Result<usize>,
 ) {
     let inject = |extra: &[u8]| {
         let _ = send(extra);
-        counts.injected.fetch_add(1, Ordering::Relaxed);
+        counts.injected[to].fetch_add(1, Ordering::Relaxed);
     };
     if rng.chance(f.loss) {
         counts.dropped.fetch_add(1, Ordering::Relaxed);
@@ -243,12 +266,8 @@ mod tests {
         }
         let got = reader.join().expect("the reader");
         let c = relay.counts();
-        let counts = (
-            c.forwarded.load(Ordering::Relaxed),
-            c.dropped.load(Ordering::Relaxed),
-            c.injected.load(Ordering::Relaxed),
-        );
-        (got, counts.0, counts.1, counts.2)
+        assert_eq!(c.injected_to_client, 0, "the server sent nothing back");
+        (got, c.forwarded, c.dropped, c.injected_to_server)
     }
 
     #[test]

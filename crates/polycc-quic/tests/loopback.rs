@@ -272,10 +272,10 @@ fn garbage_during_a_transfer_in_both_directions_leaves_it_verified() {
     // On the path: every datagram either way may be replayed, cut short, corrupted, or
     // followed by random bytes, all from the address the endpoint expects its peer at.
     let faults = Faults {
-        duplicate: 0.05,
-        truncate: 0.05,
-        corrupt: 0.05,
-        random: 0.05,
+        duplicate: 0.1,
+        truncate: 0.1,
+        corrupt: 0.1,
+        random: 0.1,
         ..Faults::default()
     };
     let relay = Relay::start(s.addr, faults, 17).expect("the relay");
@@ -305,18 +305,21 @@ fn garbage_during_a_transfer_in_both_directions_leaves_it_verified() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let junk_sent = blaster.join().expect("the blaster");
     let c = relay.counts();
-    let (forwarded, injected) = (
-        c.forwarded.load(std::sync::atomic::Ordering::Relaxed),
-        c.injected.load(std::sync::atomic::Ordering::Relaxed),
-    );
-    eprintln!("garbage: {injected} injected on the path, {junk_sent} from a stranger, {forwarded} genuine");
+    eprintln!("garbage: {c:?}, {junk_sent} from a stranger");
     assert_eq!(code, 0, "stdout {out} stderr {err}");
     let report: Value = serde_json::from_str(out.trim()).expect("one JSON line");
     assert_eq!(report["verified"], true);
     assert_eq!(report["bytes"], 4_000_000);
-    // 4 MB is thousands of datagrams: about a fifth of them brought garbage along.
-    assert!(forwarded > 2_000, "{forwarded}");
-    assert!(injected > forwarded / 10, "{injected} of {forwarded}");
+    // 4 MB is thousands of datagrams: each brought 0.4 garbage datagrams along on average.
+    assert!(c.forwarded > 2_000, "{c:?}");
+    let injected = c.injected_to_server + c.injected_to_client;
+    assert!(injected > c.forwarded / 4, "{c:?}");
+    // Both ways: the client's data and the server's ACKs (a hundred or more: s2n acknowledges
+    // every few packets) brought garbage along.
+    assert!(
+        c.injected_to_server > 500 && c.injected_to_client > 15,
+        "{c:?}"
+    );
     assert!(junk_sent > 100, "{junk_sent}");
     let line = s.next_line();
     assert_eq!(line["verified"], true, "{line}");
@@ -487,10 +490,7 @@ fn sized_transfers_through_a_30_percent_loss_relay_end_verified_or_with_a_named_
     // About 30 % of what came through was dropped (loopback adds no loss of its own): 0.3 within
     // 4 standard deviations of a binomial over the few hundred datagrams of each run.
     let c = relay.counts();
-    let (fwd, dropped) = (
-        c.forwarded.load(std::sync::atomic::Ordering::Relaxed),
-        c.dropped.load(std::sync::atomic::Ordering::Relaxed),
-    );
+    let (fwd, dropped) = (c.forwarded, c.dropped);
     let fraction = dropped as f64 / (fwd + dropped) as f64;
     assert!(
         (0.2..0.4).contains(&fraction),
