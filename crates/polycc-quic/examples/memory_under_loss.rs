@@ -1,13 +1,14 @@
-//! One connection's memory over a long lossy transfer: a `polycc-quic` server and client in this
-//! process, a bulk transfer through a loopback relay that drops a fraction of the datagrams both
-//! ways ([`polycc_quic::relay`]), and this process's resident set size (`VmRSS` of
-//! `/proc/self/status`) sampled every few seconds. If the adapter, the controller or s2n-quic kept state per packet
-//! or per loss without bound, the RSS would grow with time; bounded, it levels off once the
-//! window and the buffers have reached their sizes.
+//! One connection's memory over a long lossy transfer: a `polycc-quic` server and client in
+//! this process, a bulk transfer through a loopback relay that drops a fraction of the
+//! datagrams both ways ([`polycc_quic::relay`]), and this process's resident set size (`VmRSS`
+//! of `/proc/self/status`) sampled every few seconds. If the adapter, the controller or
+//! s2n-quic kept state per packet or per loss without bound, the RSS would grow with time;
+//! bounded, it levels off once the window and the buffers have reached their sizes.
 //!
 //! Run: `cargo run --release -p polycc-quic --example memory_under_loss [SECONDS [LOSS [CCA]]]`
-//! (defaults 120 s, 0.03, `cubic`). Prints one line per sample, then the RSS at 10 % and at
-//! 100 % of the run and the transfer's report.
+//! (defaults 120 s, 0.03, `cubic`; `s2n-cubic` is s2n-quic's own). Prints one line per
+//! sample, then the RSS at 10 % and at 100 % of the sending time and after the last bytes
+//! drained, and the transfer's report.
 
 use polycc_quic::endpoints::{run_client, run_server, Cca, ClientOptions, ServerOptions};
 use polycc_quic::relay::{Faults, Relay};
@@ -61,7 +62,13 @@ fn main() -> anyhow::Result<()> {
         },
         1,
     )?;
-    let spec = |s: &str| -> anyhow::Result<Cca> { Ok(Cca::Polycc(Polycc::parse(s)?)) };
+    // `s2n-cubic`: s2n-quic's own CUBIC, for comparison.
+    let spec = |s: &str| -> anyhow::Result<Cca> {
+        Ok(match s {
+            "s2n-cubic" => Cca::BuiltinCubic,
+            _ => Cca::Polycc(Polycc::parse(s)?),
+        })
+    };
     let idle = Duration::from_secs(5);
     let server = ServerOptions {
         listen: server_addr,
@@ -122,37 +129,48 @@ fn main() -> anyhow::Result<()> {
     done.store(true, Ordering::Relaxed);
     let _ = sampler.join();
     let _ = std::fs::remove_file(&cert);
-    let report = report?;
 
     let samples = samples.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    // The sample nearest 10 % of the run (after the window's growth), and the end.
-    let at_10 = samples
-        .iter()
-        .min_by(|a, b| {
-            (a.0 - 0.1 * seconds)
-                .abs()
-                .total_cmp(&(b.0 - 0.1 * seconds).abs())
-        })
-        .copied()
-        .unwrap_or((0.0, 0));
+    // The sample nearest a fraction of the sending time.
+    let at = |frac: f64| {
+        samples
+            .iter()
+            .min_by(|a, b| {
+                (a.0 - frac * seconds)
+                    .abs()
+                    .total_cmp(&(b.0 - frac * seconds).abs())
+            })
+            .copied()
+            .unwrap_or((0.0, 0))
+    };
+    let (at_10, at_100) = (at(0.1), at(1.0));
     let peak = samples.iter().map(|s| s.1).max().unwrap_or(0).max(rss_end);
-    let c = relay.counts();
-    let (fwd, dropped) = (c.forwarded, c.dropped);
-    let stats = &report.json["controller"]["stats"];
     println!(
-        "{cca}, {seconds} s, loss {loss}: RSS at 10 % ({:.0} s) {:.2} MiB, at 100 % {:.2} MiB \
-         (growth {:+.2} MiB), peak {:.2} MiB; {:.1} MB sent at {:.1} Mbit/s, relay dropped \
-         {dropped} of {} datagrams, controller lost {} of {} packets",
+        "{cca}, {seconds} s, loss {loss}: RSS at 10 % ({:.0} s) {:.2} MiB, at 100 % ({:.0} s) \
+         {:.2} MiB (growth {:+.2} MiB), after the drain {:.2} MiB, peak {:.2} MiB",
         at_10.0,
         mib(at_10.1),
+        at_100.0,
+        mib(at_100.1),
+        mib(at_100.1) - mib(at_10.1),
         mib(rss_end),
-        mib(rss_end) - mib(at_10.1),
         mib(peak),
+    );
+    let c = relay.counts();
+    let (fwd, dropped) = (c.forwarded, c.dropped);
+    println!("relay: dropped {dropped} of {} datagrams", fwd + dropped);
+    let report = report?;
+    let stats = &report.json["controller"]["stats"];
+    println!(
+        "transfer: {:.1} MB verified at {:.1} Mbit/s; the sender lost {} of {} packets (window \
+         at the end {} B, datagrams {} B, srtt {} µs)",
         report.bytes as f64 / 1e6,
         report.json["goodput_mbps"].as_f64().unwrap_or(f64::NAN),
-        fwd + dropped,
         stats["lost_packets"],
         stats["sent_packets"],
+        stats["cwnd_bytes"],
+        stats["mss_bytes"],
+        stats["srtt_us"],
     );
     Ok(())
 }
