@@ -429,23 +429,32 @@ fn a_bulk_quic_flow_on_a_30_percent_loss_link_is_verified_or_fails_naming_the_ve
         return;
     };
     // The sender writes ahead of the receiver (`WRITE_AHEAD` in `quic/client.rs`); at 30 % loss
-    // what is in flight at the end may not drain within the verdict grace.
+    // what is in flight at the end may not drain within the verdict grace. 2 s: the handshake
+    // (its lost packets resent after a probe timeout of about 1 s, RFC 9002 §6.2.2) mostly
+    // completes within the run.
     let m = lossy(
-        "1s",
+        "2s",
         "[[flows]]\nid = \"bulk\"\ncca = \"cubic\"\nstack = \"quic\"\nrtt = \"20ms\"\n",
     );
     match run_bounded(&m) {
+        // Verified at the end, or no handshake before the end (nothing sent).
         Ok(out) => {
             let f = &out.summary.flows[0];
-            eprintln!("30 % loss bulk: verified, {} bytes", f.bytes_delivered);
-            assert!(f.bytes_delivered > 0 && f.retransmits > 0, "{f:?}");
+            eprintln!(
+                "30 % loss bulk: {} bytes delivered, {} lost packets",
+                f.bytes_delivered, f.retransmits
+            );
+            assert!(
+                (f.bytes_delivered > 0 && f.retransmits > 0)
+                    || (f.bytes_delivered == 0 && f.packets_sent == 0),
+                "{f:?}"
+            );
         }
         Err(e) => {
             let text = e.to_string();
             eprintln!("30 % loss bulk: the run failed: {text}");
             assert!(
-                text.contains("flow bulk")
-                    && (text.contains("verdict") || text.contains("handshake")),
+                text.contains("flow bulk") && text.contains("verdict"),
                 "{text}"
             );
         }

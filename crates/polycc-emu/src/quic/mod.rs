@@ -19,8 +19,8 @@
 //! and its set-up. A flow fails the run, naming itself and the cause, when its handshake does
 //! not complete within the client's connect timeout (5 s), when a bulk flow's verdict does not
 //! come within [`VERIFY_GRACE`] of the end (a very lossy link may not drain what was written
-//! ahead), or when a transfer fails its checksum; a sized or web transfer cut off by the run's
-//! end is not an error, only not completed.
+//! ahead), or when a transfer fails its checksum; a handshake or a sized or web transfer cut
+//! off by the run's end is not an error, only not completed.
 //!
 //! What s2n-quic decides itself, as the kernel does for `stack = "linux"`: the ACK policy (the
 //! flow's `ack` does not apply), flow control (`rwnd` is refused), retransmission of frames
