@@ -33,6 +33,7 @@
 
 use crate::adapter::AdapterStats;
 use crate::endpoint::{Handles, Polycc};
+use crate::handle::ControllerHandle;
 use crate::transfer::{pattern, segment_header, trailer, Checksum, Receiver, Verdict};
 use anyhow::{anyhow, bail, Context, Result};
 use bytes::Bytes;
@@ -213,8 +214,8 @@ fn stats_json(s: &AdapterStats) -> Value {
     })
 }
 
-fn controller_json(handles: Option<Handles>) -> Value {
-    let Some(h) = handles.and_then(|h| h.latest()) else {
+fn controller_json(handle: Option<ControllerHandle>) -> Value {
+    let Some(h) = handle else {
         return Value::Null;
     };
     let snap = h.snapshot();
@@ -328,8 +329,14 @@ async fn serve(mut conn: s2n_quic::Connection, handles: Option<Handles>, idle: D
                    "error": format!("{e:#}"), "seconds": secs}),
         ),
     };
+    // This connection's controller (not the newest of another one served meanwhile), taken out
+    // of the list so that a server running for long does not keep every connection's.
+    let mine = conn
+        .remote_addr()
+        .ok()
+        .and_then(|a| handles.and_then(|h| h.remove_peer(a)));
     let mut line = line;
-    line["controller"] = controller_json(handles);
+    line["controller"] = controller_json(mine);
     println!("{line}");
     ok
 }
@@ -394,7 +401,7 @@ pub async fn run_client(o: ClientOptions) -> Result<ClientReport> {
         "seconds": seconds, "goodput_mbps": sent.len() as f64 * 8e-6 / seconds,
         "cpu_user_s": cpu.0, "cpu_sys_s": cpu.1,
         "cpu_s_per_gb": if gb > 0.0 { (cpu.0 + cpu.1) / gb } else { f64::NAN },
-        "controller": controller_json(handles),
+        "controller": controller_json(handles.and_then(|h| h.latest())),
     });
     conn.close(0u32.into());
     Ok(ClientReport {

@@ -133,6 +133,9 @@ fn verified_transfer_with(cca: &str, bytes: u64, extra: &[&str]) -> Value {
     assert_eq!(at_server["event"], "transfer");
     assert_eq!(at_server["verified"], true, "{at_server}");
     assert_eq!(at_server["bytes"], bytes);
+    // The server reports its controller of this connection (polycc `cubic`, its `--cca`
+    // default), found by the connection's peer address.
+    assert_eq!(at_server["controller"]["name"], "cubic", "{at_server}");
     assert!(s.wait(Duration::from_secs(10)).success());
     report
 }
