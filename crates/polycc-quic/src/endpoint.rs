@@ -276,7 +276,7 @@ mod tests {
     fn a_long_running_endpoint_holds_the_handles_of_its_open_connections_only() {
         // A server that took each connection's handle out as it ended holds only those open,
         // however many it served: 10 000 connections of two paths each (s2n builds one more
-        // controller for a path's clone), 3 open at a time.
+        // controller for a path's clone), two or three open at a time.
         let handles = Handles::default();
         let peer = |i: u32| SocketAddr::from(([127, 0, 0, 1], 1024 + (i % 60_000) as u16));
         let open = |i: u32| {

@@ -30,6 +30,10 @@
 //!   verified the transfer; on failure stdout stays empty and the error goes to stderr. The
 //!   certificate file is written atomically (a temporary file, then a rename), so a client
 //!   never reads half of one.
+//! - **memory**: per connection, the adapter keeps the packets in flight (its ledger, bounded
+//!   by the packet threshold below the newest acknowledged one) and the controller's state; the
+//!   server drops a connection's controller handle when the connection ends. One connection's
+//!   RSS over 120 s of a 3 % loss path stays flat (BENCHMARKS.md, `examples/memory_under_loss.rs`).
 
 use crate::adapter::AdapterStats;
 use crate::endpoint::{Handles, Polycc};
