@@ -87,6 +87,29 @@ impl Handles {
             .find(|h| h.peer() == Some(peer))
     }
 
+    /// Takes out the handles of the paths to `peer` (a connection that has ended) and returns
+    /// the newest. An endpoint that runs for long calls this as each connection ends: the
+    /// list then holds the connections still open, not every one it ever served.
+    pub fn remove_peer(&self, peer: SocketAddr) -> Option<ControllerHandle> {
+        // One address however a dual-stack socket reports it (IPv4-mapped IPv6 or IPv4).
+        let canonical = |a: SocketAddr| SocketAddr::new(a.ip().to_canonical(), a.port());
+        let to_peer = |h: &ControllerHandle| h.peer().map(canonical) == Some(canonical(peer));
+        let mut list = self.list.lock().unwrap_or_else(|p| p.into_inner());
+        let newest = list.iter().rev().find(|h| to_peer(h)).cloned();
+        list.retain(|h| !to_peer(h));
+        newest
+    }
+
+    /// Handles held.
+    pub fn len(&self) -> usize {
+        self.list.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    /// True when it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     fn push(&self, h: ControllerHandle) {
         self.list.lock().unwrap_or_else(|p| p.into_inner()).push(h);
     }
@@ -248,6 +271,39 @@ impl Endpoint for Polycc {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_running_endpoint_holds_the_handles_of_its_open_connections_only() {
+        // A server that took each connection's handle out as it ended holds only those open,
+        // however many it served: 10 000 connections of two paths each (s2n builds one more
+        // controller for a path's clone), two or three open at a time.
+        let handles = Handles::default();
+        let peer = |i: u32| SocketAddr::from(([127, 0, 0, 1], 1024 + (i % 60_000) as u16));
+        let open = |i: u32| {
+            for _ in 0..2 {
+                handles.push(ControllerHandle::new(
+                    Arc::default(),
+                    "cubic",
+                    Some(peer(i)),
+                ));
+            }
+        };
+        open(0);
+        open(1);
+        for i in 2..10_000 {
+            open(i);
+            assert!(
+                handles.remove_peer(peer(i - 2)).is_some(),
+                "connection {}",
+                i - 2
+            );
+            assert_eq!(handles.len(), 4, "after connection {i}");
+        }
+        assert!(handles.remove_peer(peer(0)).is_none(), "taken out already");
+        assert!(handles.remove_peer(peer(9_998)).is_some());
+        assert!(handles.remove_peer(peer(9_999)).is_some());
+        assert!(handles.is_empty());
+    }
 
     #[test]
     fn every_registered_controller_but_the_frame_scheduler_is_accepted() {

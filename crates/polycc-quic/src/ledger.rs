@@ -217,4 +217,64 @@ mod tests {
         // The late loss of 9 finds it already attributed.
         assert!(!l.on_lost(9));
     }
+
+    #[test]
+    fn the_ledger_stays_bounded_over_a_long_lossy_run() {
+        // A million packets, a window of 64 in flight, ACKs of two packets; 3 % lost (declared
+        // before the ACK that reveals them) and 0.1 % never reported at all (s2n discarded
+        // them). The ledger holds the window and at most the few packets below the newest
+        // acknowledged one that the packet threshold keeps: never more, however long the run.
+        const WINDOW: u64 = 64;
+        const BOUND: usize = WINDOW as usize + PACKET_THRESHOLD as usize + 2;
+        let mut l = Ledger::new();
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut draw = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % 1000
+        };
+        let (mut sent, mut resolved, mut longest) = (0u64, 0u64, 0usize);
+        let mut out = Vec::new();
+        let (mut acked, mut lost) = (0u64, 0u64);
+        while resolved < 1_000_000 {
+            while sent - resolved < WINDOW {
+                l.push(sent, 1200, Time(sent));
+                sent += 1;
+            }
+            longest = longest.max(l.len());
+            let (mut newest, mut bytes) = (None, 0);
+            for pn in resolved..resolved + 2 {
+                match draw() {
+                    0..30 => {
+                        assert!(l.on_lost(pn), "packet {pn} is in flight");
+                        lost += 1;
+                    }
+                    30 => {} // never reported
+                    _ => {
+                        newest = Some(pn);
+                        bytes += 1200;
+                    }
+                }
+            }
+            resolved += 2;
+            if let Some(n) = newest {
+                l.on_ack(n, bytes, &mut out);
+                acked += out.len() as u64;
+            }
+            assert!(
+                l.len() <= BOUND,
+                "{} entries after packet {resolved}",
+                l.len()
+            );
+        }
+        assert!(longest <= BOUND, "{longest}");
+        // The outcomes: nearly every packet that was not lost was attributed to an ACK (a
+        // packet never reported can take the place of one the ACK covered, once in a while).
+        assert!(lost > 25_000 && lost < 35_000, "{lost}");
+        assert!(
+            acked + lost >= 998_000 && acked + lost <= 1_000_000,
+            "{acked} + {lost}"
+        );
+    }
 }

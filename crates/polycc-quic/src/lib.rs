@@ -21,6 +21,7 @@ pub mod endpoint;
 pub mod endpoints;
 pub mod handle;
 pub mod ledger;
+pub mod relay;
 pub mod transfer;
 
 pub use adapter::{AdapterStats, Core};

@@ -15,6 +15,13 @@
 //! it through its [`polycc_quic::ControllerHandle`]. Its published snapshot (every 10 ms of
 //! connection time) is the flow's [`Sample`] and its RTT samples.
 //!
+//! Every wait is bounded: a run with QUIC flows ends within its duration, [`VERIFY_GRACE`]
+//! and its set-up. A flow fails the run, naming itself and the cause, when its handshake does
+//! not complete within the client's connect timeout (5 s), when a bulk flow's verdict does not
+//! come within [`VERIFY_GRACE`] of the end (a very lossy link may not drain what was written
+//! ahead), or when a transfer fails its checksum; a handshake or a sized or web transfer cut
+//! off by the run's end is not an error, only not completed.
+//!
 //! What s2n-quic decides itself, as the kernel does for `stack = "linux"`: the ACK policy (the
 //! flow's `ack` does not apply), flow control (`rwnd` is refused), retransmission of frames
 //! (a lost packet's data is sent again in new packets, so `retransmits` counts lost packets).
