@@ -147,6 +147,9 @@ pub struct FlowShared {
     pub counters: Mutex<Counters>,
     /// The first thing that went wrong, if anything.
     pub error: Mutex<Option<String>>,
+    /// A QUIC bulk flow's receiver: data bytes read so far and their checksum, which the
+    /// sender checks against what it wrote when the receiver's verdict cannot come in time.
+    pub read_so_far: Mutex<(u64, u64)>,
 }
 
 /// Locks a mutex whose holders never panic while holding it (a poisoned one still holds valid

@@ -422,41 +422,31 @@ fn sized_quic_transfers_on_a_30_percent_loss_link_end_verified_or_unfinished() {
 }
 
 #[test]
-fn a_bulk_quic_flow_on_a_30_percent_loss_link_is_verified_or_fails_naming_the_verdict() {
+fn a_bulk_quic_flow_on_a_30_percent_loss_link_ends_with_what_arrived_verified() {
     let Some(_one) = emulator_available(
-        "a_bulk_quic_flow_on_a_30_percent_loss_link_is_verified_or_fails_naming_the_verdict",
+        "a_bulk_quic_flow_on_a_30_percent_loss_link_ends_with_what_arrived_verified",
     ) else {
         return;
     };
     // The sender writes ahead of the receiver (`WRITE_AHEAD` in `quic/client.rs`); at 30 % loss
-    // what is in flight at the end may not drain within the verdict grace. 2 s: the handshake
-    // (its lost packets resent after a probe timeout of about 1 s, RFC 9002 §6.2.2) mostly
-    // completes within the run.
+    // what is in flight at the end does not drain within the verdict grace, so the sender
+    // checks the bytes the receiver read against what it wrote instead (a mismatch would fail
+    // the run). 2 s: the handshake (its lost packets resent after a probe timeout of about 1 s,
+    // RFC 9002 §6.2.2) mostly completes within the run.
     let m = lossy(
         "2s",
         "[[flows]]\nid = \"bulk\"\ncca = \"cubic\"\nstack = \"quic\"\nrtt = \"20ms\"\n",
     );
-    match run_bounded(&m) {
-        // Verified at the end, or no handshake before the end (nothing sent).
-        Ok(out) => {
-            let f = &out.summary.flows[0];
-            eprintln!(
-                "30 % loss bulk: {} bytes delivered, {} lost packets",
-                f.bytes_delivered, f.retransmits
-            );
-            assert!(
-                (f.bytes_delivered > 0 && f.retransmits > 0)
-                    || (f.bytes_delivered == 0 && f.packets_sent == 0),
-                "{f:?}"
-            );
-        }
-        Err(e) => {
-            let text = e.to_string();
-            eprintln!("30 % loss bulk: the run failed: {text}");
-            assert!(
-                text.contains("flow bulk") && text.contains("verdict"),
-                "{text}"
-            );
-        }
-    }
+    let out = run_bounded(&m).unwrap_or_else(|e| panic!("the run failed: {e}"));
+    let f = &out.summary.flows[0];
+    eprintln!(
+        "30 % loss bulk: {} bytes delivered, {} lost packets",
+        f.bytes_delivered, f.retransmits
+    );
+    // Data delivered through the losses, or no handshake before the end (nothing sent).
+    assert!(
+        (f.bytes_delivered > 0 && f.retransmits > 0)
+            || (f.bytes_delivered == 0 && f.packets_sent == 0),
+        "{f:?}"
+    );
 }

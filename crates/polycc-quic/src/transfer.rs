@@ -99,6 +99,22 @@ impl Checksum {
     }
 }
 
+/// The checksum of the first `len` bytes of a stream that repeats `chunk` (a sender that writes
+/// the same chunk over and over checks a receiver's prefix with it).
+pub fn repeated_checksum(chunk: &[u8], len: u64) -> u64 {
+    let mut sum = Checksum::new();
+    if chunk.is_empty() {
+        return sum.value();
+    }
+    let mut left = len;
+    while left > 0 {
+        let n = usize::try_from(left).unwrap_or(usize::MAX).min(chunk.len());
+        sum.update(&chunk[..n]);
+        left -= n as u64;
+    }
+    sum.value()
+}
+
 /// A segment header announcing `len` data bytes (0: the trailer follows).
 pub fn segment_header(len: u64) -> [u8; FIELD] {
     len.to_be_bytes()
@@ -204,6 +220,11 @@ impl Receiver {
         self.sum.len()
     }
 
+    /// The checksum of the data bytes read so far.
+    pub fn checksum(&self) -> u64 {
+        self.sum.value()
+    }
+
     /// True once the trailer has been read.
     pub fn is_done(&self) -> bool {
         self.phase == Phase::Done
@@ -299,6 +320,32 @@ pub fn pattern(len: usize, seed: u64) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_receivers_prefix_of_a_repeated_chunk_is_checked_against_the_sender() {
+        let chunk = pattern(1000, 7);
+        // The receiver read 2 500 bytes of segments of the chunk, in uneven pieces.
+        let mut wire = Vec::new();
+        for _ in 0..3 {
+            wire.extend_from_slice(&segment_header(chunk.len() as u64));
+            wire.extend_from_slice(&chunk);
+        }
+        let mut rx = Receiver::new();
+        let cut = 3 * FIELD + 2500;
+        for piece in wire[..cut].chunks(333) {
+            rx.push(piece).expect("well-formed");
+        }
+        assert_eq!(rx.bytes(), 2500);
+        assert_eq!(repeated_checksum(&chunk, 2500), rx.checksum());
+        assert_ne!(repeated_checksum(&chunk, 2499), rx.checksum());
+        // A corrupted byte shows.
+        let mut bad = Receiver::new();
+        let mut w = wire[..cut].to_vec();
+        w[FIELD + 10] ^= 1;
+        bad.push(&w).expect("well-formed");
+        assert_ne!(repeated_checksum(&chunk, 2500), bad.checksum());
+        assert_eq!(repeated_checksum(&[], 10), Checksum::new().value());
+    }
 
     /// A sender's bytes for `segments` of data, ending with the trailer.
     fn wire(segments: &[&[u8]]) -> (Vec<u8>, Checksum) {

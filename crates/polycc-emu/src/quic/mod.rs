@@ -17,10 +17,11 @@
 //!
 //! Every wait is bounded: a run with QUIC flows ends within its duration, [`VERIFY_GRACE`]
 //! and its set-up. A flow fails the run, naming itself and the cause, when its handshake does
-//! not complete within the client's connect timeout (5 s), when a bulk flow's verdict does not
-//! come within [`VERIFY_GRACE`] of the end (a very lossy link may not drain what was written
-//! ahead), or when a transfer fails its checksum; a handshake or a sized or web transfer cut
-//! off by the run's end is not an error, only not completed.
+//! not complete within the client's connect timeout (5 s), or when a transfer fails its
+//! checksum; a handshake or a sized or web transfer cut off by the run's end is not an error,
+//! only not completed. A bulk flow whose verdict does not come within [`VERIFY_GRACE`] of the
+//! end (a very lossy link may not drain what was written ahead) is checked on what its
+//! receiver read: the sender recomputes the checksum of that many bytes of what it wrote.
 //!
 //! What s2n-quic decides itself, as the kernel does for `stack = "linux"`: the ACK policy (the
 //! flow's `ack` does not apply), flow control (`rwnd` is refused), retransmission of frames

@@ -4,7 +4,7 @@
 
 use super::{io, limits, VERIFY_GRACE};
 use crate::clock::Clock;
-use crate::flow_state::FlowShared;
+use crate::flow_state::{lock, FlowShared};
 use bytes::Bytes;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use polycc_quic::s2n_quic::provider::io::tokio::Builder as IoBuilder;
@@ -107,6 +107,9 @@ async fn connection(mut conn: Connection, s: &Served<'_>) -> Result<(), String> 
                     }
                     s.flow.add_received(rx.bytes() - counted);
                     counted = rx.bytes();
+                    if s.transfer.is_none() {
+                        *lock(&s.flow.read_so_far) = (counted, rx.checksum());
+                    }
                     if rx.is_done() && !recorded {
                         recorded = true;
                         if let Some(bytes) = s.transfer {
