@@ -438,8 +438,8 @@ pub(crate) mod tests {
         assert!(t.ledger.is_empty(), "all ten attributed");
     }
 
-    #[test]
-    fn a_loss_marked_by_the_kernel_reduces_cubics_window_by_its_beta() {
+    /// CUBIC fed twenty packets sent and ten acknowledged at 40 ms, and its window then.
+    fn twenty_out_ten_acked() -> (Translator, Bytes) {
         let mut t = translator("cubic");
         let mut r = report(40);
         r.bytes_sent = 20 * u64::from(MSS);
@@ -447,7 +447,13 @@ pub(crate) mod tests {
         r.prior_in_flight = 20;
         r.in_flight = 10;
         t.on_report(&r);
-        let before = t.controller().cwnd();
+        let cwnd = t.controller().cwnd();
+        (t, cwnd)
+    }
+
+    #[test]
+    fn a_loss_marked_by_the_kernel_reduces_cubics_window_by_its_beta() {
+        let (mut t, before) = twenty_out_ten_acked();
         let mut r = report(41);
         r.bytes_sent = 20 * u64::from(MSS);
         r.lost_total = 1;
@@ -464,20 +470,13 @@ pub(crate) mod tests {
         assert_eq!(t.ledger.len(), 8, "one lost and one acked of ten");
     }
 
-    /// Twenty packets out, ten acknowledged; then, at 41 ms, one marked lost with the socket in
+    /// [`twenty_out_ten_acked`]; then, at 41 ms, one marked lost with the socket in
     /// `ca_state`; then ten more sent and, at 90 ms, eleven more marked lost (the ledger's
     /// oldest: nine sent before the first loss, two after) and three acknowledged, with the
     /// socket still in `ca_state`.
     /// The controller's window after each loss report.
     fn two_loss_reports(ca_state: u32) -> (Bytes, Bytes, Bytes, Translator) {
-        let mut t = translator("cubic");
-        let mut r = report(40);
-        r.bytes_sent = 20 * u64::from(MSS);
-        r.acked_sacked = 10;
-        r.prior_in_flight = 20;
-        r.in_flight = 10;
-        t.on_report(&r);
-        let before = t.controller().cwnd();
+        let (mut t, before) = twenty_out_ten_acked();
         let mut r = report(41);
         r.bytes_sent = 20 * u64::from(MSS);
         r.lost_total = 1;

@@ -105,13 +105,13 @@ fn mean(xs: &[(f64, f64)]) -> f64 {
     xs.iter().map(|(_, v)| v).sum::<f64>() / xs.len().max(1) as f64
 }
 
-/// One polycc controller on kernel TCP (`stack = "tcp"`) on a 20 Mbit/s, 40 ms path with a
-/// one-BDP buffer, for four seconds.
-fn one_flow(cca: &str) -> Model {
+/// One flow of `cca` on `stack` on a 20 Mbit/s path of `rtt` with a one-BDP buffer, for
+/// `duration`.
+fn single(cca: &str, stack: &str, rtt: &str, duration: &str) -> Model {
     model(&format!(
         r#"
-name = "tcp-{cca}"
-duration = "4s"
+name = "{stack}-{cca}"
+duration = "{duration}"
 [[links]]
 id = "bottleneck"
 rate = "20Mbps"
@@ -119,10 +119,15 @@ queue = {{ kind = "droptail", size = "1bdp" }}
 [[flows]]
 id = "f"
 cca = "{cca}"
-stack = "tcp"
-rtt = "40ms"
+stack = "{stack}"
+rtt = "{rtt}"
 "#
     ))
+}
+
+/// One polycc controller on kernel TCP (`stack = "tcp"`) on a 40 ms path, for four seconds.
+fn one_flow(cca: &str) -> Model {
+    single(cca, "tcp", "40ms", "4s")
 }
 
 #[test]
@@ -181,24 +186,10 @@ fn polycc_cubic_through_the_agent_fills_the_link_and_its_buffer() {
     );
 }
 
-/// One flow on a 20 Mbit/s, 80 ms path with a one-BDP buffer, for five seconds: slow start
-/// overshoots by about a BDP at 0.6 s and recovery lasts to about 1.1 s.
+/// One flow on an 80 ms path for five seconds: slow start overshoots by about a BDP at 0.6 s
+/// and recovery lasts to about 1.1 s.
 fn long_path(cca: &str, stack: &str) -> Model {
-    model(&format!(
-        r#"
-name = "long-{stack}"
-duration = "5s"
-[[links]]
-id = "bottleneck"
-rate = "20Mbps"
-queue = {{ kind = "droptail", size = "1bdp" }}
-[[flows]]
-id = "f"
-cca = "{cca}"
-stack = "{stack}"
-rtt = "80ms"
-"#
-    ))
+    single(cca, stack, "80ms", "5s")
 }
 
 #[test]
