@@ -374,14 +374,18 @@ impl Agent {
 }
 
 /// The decision to write for `flow` now, if it changed (true) or its last write is older than
-/// [`REFRESH`] (false: the same decision again).
+/// [`REFRESH`] (false: the same decision again). While the socket reduces its window, the
+/// kernel side reads a decision's window against the in-flight it was made at, so then a new
+/// in-flight is a change too.
 fn due(flow: &Flow, now_ns: u64) -> Option<(Decision, bool)> {
     let fresh = flow.tr.decision(now_ns);
     match flow.written {
         Some((w, at))
             if w.cwnd_packets == fresh.cwnd_packets
                 && w.pacing_bytes_per_sec == fresh.pacing_bytes_per_sec
-                && w.slow_start == fresh.slow_start =>
+                && w.slow_start == fresh.slow_start
+                && w.reducing == fresh.reducing
+                && (!fresh.reducing || w.in_flight_packets == fresh.in_flight_packets) =>
         {
             (now_ns.saturating_sub(at) >= REFRESH.as_nanos() as u64).then_some((w, false))
         }

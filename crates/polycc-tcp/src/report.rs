@@ -29,21 +29,30 @@ pub struct Decision {
     /// it in [`Report::applied_ack_ns`] of every ACK it applies the decision at, which measures
     /// the control loop's latency.
     pub ack_ns: u64,
+    /// Packets in flight at that ACK.
+    pub in_flight_packets: u32,
+    /// That ACK found the socket reducing its window (fast recovery, CWR, after a timeout).
+    /// While the kernel reduces, the kernel side applies a decision made before the reduction
+    /// at no more than one packet above what is in flight, and a later one at no more than
+    /// `cwnd_packets - in_flight_packets` above it (the lag of one ACK, `polycc.bpf.c`).
+    pub reducing: bool,
 }
 
 impl Decision {
     /// Bytes of `struct decision`.
-    pub const SIZE: usize = 32;
+    pub const SIZE: usize = 40;
 
     /// The C layout, with `decided_ns` (`CLOCK_MONOTONIC` when written, by which the kernel
     /// side judges a socket's own decision stale).
     pub fn to_bytes(self, decided_ns: u64) -> [u8; Self::SIZE] {
         let mut b = [0u8; Self::SIZE];
         b[0..4].copy_from_slice(&self.cwnd_packets.to_ne_bytes());
-        b[4..8].copy_from_slice(&u32::from(self.slow_start).to_ne_bytes());
+        let flags = u32::from(self.slow_start) | u32::from(self.reducing) << 1;
+        b[4..8].copy_from_slice(&flags.to_ne_bytes());
         b[8..16].copy_from_slice(&self.pacing_bytes_per_sec.unwrap_or(0).to_ne_bytes());
         b[16..24].copy_from_slice(&self.ack_ns.to_ne_bytes());
         b[24..32].copy_from_slice(&decided_ns.to_ne_bytes());
+        b[32..36].copy_from_slice(&self.in_flight_packets.to_ne_bytes());
         b
     }
 }
@@ -103,18 +112,25 @@ pub struct Report {
     pub ca_state: u32,
     /// The socket paces itself (TCP's internal pacing at its pacing rate).
     pub paced: bool,
+    /// When the most recently delivered packet was sent (`tp->rack.mstamp`, the kernel's TCP
+    /// clock: `CLOCK_MONOTONIC`), ns; 0 before any delivery. RACK marks lost only packets sent
+    /// before it, so it bounds the send times of this ACK's losses.
+    pub rack_sent_ns: u64,
 }
 
 /// `TCP_CA_Recovery` (`include/net/tcp.h`): fast recovery after losses marked by SACK / RACK,
 /// until everything outstanding when it began is acknowledged.
 pub const TCP_CA_RECOVERY: u32 = 3;
 
+/// `TCP_CA_CWR`: the window is being reduced after an ECN mark or a local congestion signal.
+pub const TCP_CA_CWR: u32 = 2;
+
 /// `TCP_CA_Loss`: a retransmission timeout collapsed the window.
 pub const TCP_CA_LOSS: u32 = 4;
 
 impl Report {
     /// Bytes of `struct report`.
-    pub const SIZE: usize = 112;
+    pub const SIZE: usize = 120;
 
     /// A report from its bytes; `None` when they are not one.
     pub fn from_bytes(b: &[u8]) -> Option<Report> {
@@ -158,6 +174,7 @@ impl Report {
             min_rtt_us: u32_at(100),
             ca_state: u32_at(104),
             paced: u32_at(108) != 0,
+            rack_sent_ns: u64_at(112).saturating_mul(1000),
         })
     }
 }
@@ -185,6 +202,7 @@ mod tests {
         put(52, &1u32.to_ne_bytes());
         put(60, &17u32.to_ne_bytes());
         put(80, &123_456u64.to_ne_bytes());
+        put(112, &6_500u64.to_ne_bytes());
         put(88, &6_000_000u64.to_ne_bytes());
         put(104, &4u32.to_ne_bytes());
         let r = Report::from_bytes(&b).expect("a report's size");
@@ -198,6 +216,10 @@ mod tests {
         assert_eq!(r.kind, ReportKind::Ack);
         assert_eq!((r.in_flight, r.bytes_sent), (17, 123_456));
         assert_eq!((r.applied_ack_ns, r.ca_state), (6_000_000, TCP_CA_LOSS));
+        assert_eq!(
+            r.rack_sent_ns, 6_500_000,
+            "µs on the wire, ns in the report"
+        );
         assert_eq!(Report::from_bytes(&b[..Report::SIZE - 1]), None);
         put_at(&mut b, 12, &(-1i32).to_ne_bytes());
         assert_eq!(Report::from_bytes(&b).map(|r| r.rtt_us), Some(None));
@@ -210,12 +232,15 @@ mod tests {
             pacing_bytes_per_sec: Some(1_250_000),
             slow_start: true,
             ack_ns: 9,
+            in_flight_packets: 17,
+            reducing: true,
         }
         .to_bytes(11);
         assert_eq!(&d[0..4], &20u32.to_ne_bytes());
-        assert_eq!(&d[4..8], &1u32.to_ne_bytes());
+        assert_eq!(&d[4..8], &3u32.to_ne_bytes());
         assert_eq!(&d[8..16], &1_250_000u64.to_ne_bytes());
         assert_eq!(&d[16..24], &9u64.to_ne_bytes());
         assert_eq!(&d[24..32], &11u64.to_ne_bytes());
+        assert_eq!(&d[32..36], &17u32.to_ne_bytes());
     }
 }

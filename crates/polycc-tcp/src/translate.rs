@@ -28,17 +28,15 @@
 //!   family's one reduction per window) read these numbers: exact while packets are delivered
 //!   in order, off by the reordered packets when SACK delivers out of order, and by a packet
 //!   per partial segment (a send of less than an MSS, counted with the next).
-//! - **recovery episodes are the kernel's**. With SACK, the ledger's oldest-first attribution
-//!   hands the holes' entries to the SACKed packets delivered around them, so the losses the
-//!   kernel marks over the following round trip pop entries sent later, some after the
-//!   reduction (retransmissions and new data count as new sends). Taken at face value each
-//!   would be a new congestion event: a CUBIC through the shim cut its window three times
-//!   after one slow-start overshoot (597 → 418 → 293 → 205 KB at 20 Mbit/s, 80 ms) where the
-//!   kernel's CUBIC cuts once, and kept a third less queue. So while the socket stays in
-//!   `TCP_CA_Recovery` / `TCP_CA_Loss`, the send times the events carry (a loss's largest lost
-//!   packet, an ACK's largest acknowledged one) are held at or before the report that began
-//!   the episode: one reduction per episode, and recovery ends when the kernel's does (when
-//!   everything outstanding at its start is acknowledged, RFC 6675's rule as in RFC 9002's).
+//! - **send times of the events** (the largest lost and acknowledged packets', by which
+//!   controllers tell a new congestion event from one they reacted to, and the end of their
+//!   recovery): the kernel's. With SACK the ledger's entries drift late (deliveries around a
+//!   hole consume the hole's entry), so the losses marked over a recovery's round trip would
+//!   read as sent after the reduction, each a new event: a CUBIC through the shim cut its
+//!   window three times after one slow-start overshoot (597 → 418 → 293 → 205 KB at
+//!   20 Mbit/s, 80 ms) where the kernel's cuts once. Each report carries `tp->rack.mstamp`,
+//!   when the most recently delivered packet was sent: that is the ACK's largest acknowledged
+//!   send time, and since RACK marks lost only packets sent before it, it bounds the losses'.
 //!   The per-packet outcomes keep the ledger's times.
 //! - **not available**: receiver timestamps ([`CongestionControl::on_feedback`]; LEDBAT, GCC
 //!   and PIBES run on RTTs as over QUIC) and ECN-CE marks, which polycc's events do not carry:
@@ -46,7 +44,7 @@
 //! - **timers**: a due [`CongestionControl::next_timer`] fires at the next report or at the
 //!   agent's next poll (every 10 ms), whichever comes first.
 
-use crate::report::{Decision, Report, TCP_CA_LOSS, TCP_CA_RECOVERY};
+use crate::report::{Decision, Report, TCP_CA_CWR, TCP_CA_LOSS, TCP_CA_RECOVERY};
 use polycc::estimators::rtt::RttSnapshot;
 use polycc::{
     AckEvent, Bytes, CongestionControl, Duration, LossEvent, PacketOutcome, Rate, RateSample,
@@ -88,8 +86,6 @@ pub struct Translator {
     carry: Bytes,
     ledger: VecDeque<Pkt>,
     seen: Seen,
-    /// When the report that began the kernel's current recovery episode came in.
-    episode: Option<Time>,
     ce_marks: u64,
 }
 
@@ -110,7 +106,6 @@ impl Translator {
             carry: 0,
             ledger: VecDeque::new(),
             seen: Seen::default(),
-            episode: None,
             ce_marks: 0,
         }
     }
@@ -161,6 +156,8 @@ impl Translator {
                 .map(|r| (r.as_bytes_per_sec_f64().round() as u64).max(1)),
             slow_start: self.cc.in_slow_start(),
             ack_ns,
+            in_flight_packets: u32::try_from(self.seen.in_flight / self.mss).unwrap_or(u32::MAX),
+            reducing: recovering(self.seen.ca_state) || self.seen.ca_state == TCP_CA_CWR,
         }
     }
 
@@ -179,22 +176,13 @@ impl Translator {
         let entered_loss = r.ca_state == TCP_CA_LOSS && self.seen.ca_state != TCP_CA_LOSS;
         let mss = self.mss;
         let prior_in_flight = Bytes::from(r.prior_in_flight) * mss;
-        // A loss while the kernel was already recovering belongs to its episode; any other
-        // (and a timeout, which restarts recovery) begins one.
-        let ongoing = self
-            .episode
-            .filter(|_| recovering(self.seen.ca_state) && !entered_loss);
+        // The most recently delivered packet's send time, on the agent's clock.
+        let rack = (r.rack_sent_ns > 0).then(|| Time(r.rack_sent_ns).min(now));
         if lost > 0 {
-            self.losses(r, now, lost, entered_loss, prior_in_flight, ongoing);
-            if ongoing.is_none() {
-                self.episode = Some(now);
-            }
-        }
-        if !recovering(r.ca_state) {
-            self.episode = None;
+            self.losses(r, now, lost, entered_loss, prior_in_flight, rack);
         }
         if r.acked_sacked > 0 {
-            self.ack(r, now, rtt, prior_in_flight, self.episode);
+            self.ack(r, now, rtt, prior_in_flight, rack);
         }
         self.trim(r.in_flight);
         self.seen = Seen {
@@ -258,7 +246,7 @@ impl Translator {
         }
     }
 
-    /// `episode`: the start of the kernel's recovery episode these losses belong to.
+    /// `rack`: the kernel's bound on the lost packets' send times.
     fn losses(
         &mut self,
         r: &Report,
@@ -266,7 +254,7 @@ impl Translator {
         lost: u32,
         entered_loss: bool,
         prior: Bytes,
-        episode: Option<Time>,
+        rack: Option<Time>,
     ) {
         let mut largest = None;
         for _ in 0..lost {
@@ -293,7 +281,7 @@ impl Translator {
                 lost_bytes,
                 lost_packets: lost,
                 largest_lost_pn: largest.map_or(self.next_pn.saturating_sub(1), |p| p.pn),
-                largest_lost_sent_time: held(largest.map_or(now, |p| p.sent), episode),
+                largest_lost_sent_time: largest.map_or(now, |p| p.sent).min(rack.unwrap_or(now)),
                 persistent_congestion: entered_loss,
                 in_flight: prior.saturating_sub(lost_bytes),
                 mss: Bytes::from(r.mss).max(1),
@@ -301,14 +289,14 @@ impl Translator {
         );
     }
 
-    /// `episode`: the start of the kernel's recovery episode, while it lasts.
+    /// `rack`: the kernel's send time of the most recently delivered packet.
     fn ack(
         &mut self,
         r: &Report,
         now: Time,
         rtt: RttSnapshot,
         prior_in_flight: Bytes,
-        episode: Option<Time>,
+        rack: Option<Time>,
     ) {
         let mss = self.mss;
         let mut largest = None;
@@ -349,7 +337,7 @@ impl Translator {
                 acked_bytes: Bytes::from(r.acked_sacked) * mss,
                 acked_packets: r.acked_sacked,
                 largest_acked: largest.map_or(self.next_pn.saturating_sub(1), |p| p.pn),
-                largest_acked_sent_time: held(largest.map_or(now, |p| p.sent), episode),
+                largest_acked_sent_time: rack.unwrap_or(largest.map_or(now, |p| p.sent)),
                 min_rtt_sample: sample,
                 max_rtt_sample: sample,
                 rtt,
@@ -370,12 +358,6 @@ impl Translator {
             self.ledger.pop_front();
         }
     }
-}
-
-/// A send time as the controller may see it during the kernel's recovery episode begun at
-/// `episode`: no later than that.
-fn held(sent: Time, episode: Option<Time>) -> Time {
-    episode.map_or(sent, |e| sent.min(e))
 }
 
 #[cfg(test)]
@@ -411,6 +393,7 @@ pub(crate) mod tests {
             min_rtt_us: 40_000,
             ca_state: 0,
             paced: false,
+            rack_sent_ns: 0,
         }
     }
 
@@ -470,19 +453,20 @@ pub(crate) mod tests {
         assert_eq!(t.ledger.len(), 8, "one lost and one acked of ten");
     }
 
-    /// [`twenty_out_ten_acked`]; then, at 41 ms, one marked lost with the socket in
-    /// `ca_state`; then ten more sent and, at 90 ms, eleven more marked lost (the ledger's
-    /// oldest: nine sent before the first loss, two after) and three acknowledged, with the
-    /// socket still in `ca_state`.
-    /// The controller's window after each loss report.
-    fn two_loss_reports(ca_state: u32) -> (Bytes, Bytes, Bytes, Translator) {
+    /// [`twenty_out_ten_acked`]; then, at 41 ms, one marked lost; then ten more sent and, at
+    /// 90 ms, eleven more marked lost (the ledger's oldest: nine sent before the first loss, two
+    /// after) and three acknowledged. Each report gives `rack_ms` as the send time of the most
+    /// recently delivered packet (0: not given). The controller's window after each loss
+    /// report.
+    fn two_loss_reports(rack_ms: u64) -> (Bytes, Bytes, Bytes, Translator) {
         let (mut t, before) = twenty_out_ten_acked();
         let mut r = report(41);
         r.bytes_sent = 20 * u64::from(MSS);
         r.lost_total = 1;
         r.prior_in_flight = 10;
         r.in_flight = 9;
-        r.ca_state = ca_state;
+        r.ca_state = TCP_CA_RECOVERY;
+        r.rack_sent_ns = rack_ms * 1_000_000;
         t.on_report(&r);
         let first = t.controller().cwnd();
         let mut r = report(90);
@@ -491,31 +475,32 @@ pub(crate) mod tests {
         r.acked_sacked = 3;
         r.prior_in_flight = 19;
         r.in_flight = 5;
-        r.ca_state = ca_state;
+        r.ca_state = TCP_CA_RECOVERY;
+        r.rack_sent_ns = rack_ms * 1_000_000;
         t.on_report(&r);
         (before, first, t.controller().cwnd(), t)
     }
 
     #[test]
-    fn losses_within_the_kernels_recovery_episode_reduce_the_window_once() {
-        let (before, first, second, mut t) = two_loss_reports(TCP_CA_RECOVERY);
+    fn losses_of_packets_sent_before_the_reduction_do_not_reduce_again() {
+        // The SACKed packets were sent at 30 ms, before the first loss was found at 41 ms:
+        // every packet RACK marked lost since was sent before that.
+        let (before, first, second, mut t) = two_loss_reports(30);
         assert!(
             (first as f64 / before as f64 - 0.7).abs() < 0.05,
             "{before} -> {first}"
         );
-        assert_eq!(
-            second, first,
-            "the episode's later losses are not new events"
-        );
-        // The kernel leaves recovery; a loss after that is a new event.
+        assert_eq!(second, first, "no new congestion event");
+        // Deliveries of packets sent after the reduction end the recovery; a loss bounded by
+        // such a send time is a new event.
         let mut r = report(130);
         r.bytes_sent = 40 * u64::from(MSS);
         r.lost_total = 12;
         r.acked_sacked = 5;
         r.prior_in_flight = 15;
         r.in_flight = 10;
+        r.rack_sent_ns = 80_000_000;
         t.on_report(&r);
-        assert!(t.episode.is_none());
         let calm = t.controller().cwnd();
         let mut r = report(131);
         r.bytes_sent = 40 * u64::from(MSS);
@@ -523,6 +508,7 @@ pub(crate) mod tests {
         r.prior_in_flight = 10;
         r.in_flight = 9;
         r.ca_state = TCP_CA_RECOVERY;
+        r.rack_sent_ns = 85_000_000;
         t.on_report(&r);
         let third = t.controller().cwnd();
         assert!(
@@ -532,10 +518,9 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn without_the_kernels_episode_the_ledgers_later_entries_would_reduce_again() {
-        // The same reports with the socket out of recovery (as the ledger alone sees them):
-        // the second loss report pops entries sent after the first, a second reduction. This
-        // is what the episode rule above prevents.
+    fn without_the_kernels_send_times_the_ledgers_later_entries_would_reduce_again() {
+        // The same reports without RACK's time: the second loss report pops ledger entries
+        // sent after the first, a second reduction.
         let (_, first, second, _) = two_loss_reports(0);
         assert!(
             (second as f64 / first as f64 - 0.7).abs() < 0.05,

@@ -62,6 +62,8 @@ fn a_window_written_from_user_space_sets_a_kernel_flows_rate() {
             pacing_bytes_per_sec: None,
             slow_start: false,
             ack_ns: 0,
+            in_flight_packets: 0,
+            reducing: false,
         },
     )
     .expect("decision");

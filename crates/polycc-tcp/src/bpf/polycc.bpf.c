@@ -39,8 +39,10 @@ char LICENSE[] SEC("license") = "GPL";
 #define PACING_SS_RATIO 200
 #define PACING_CA_RATIO 120
 #define USEC_PER_SEC 1000000ULL
-/* decision.flags: the controller is in slow start (the ratio above). */
+/* decision.flags: the controller is in slow start (the ratio above); the ACK it answers found
+ * the socket reducing its window (fast recovery, CWR or after a timeout). */
 #define DECISION_SLOW_START 1
+#define DECISION_REDUCING 2
 
 /* What user space decided for a socket. Shared layout: `crate::report::Decision`. */
 struct decision {
@@ -49,6 +51,8 @@ struct decision {
 	__u64 pacing_rate;   /* bytes/s, 0: not paced */
 	__u64 ack_ns;        /* now_ns of the report that led to it (latency measurement) */
 	__u64 decided_ns;    /* CLOCK_MONOTONIC when user space wrote it (staleness) */
+	__u32 in_flight;     /* packets in flight at the ACK it answers */
+	__u32 pad;
 };
 
 /* Decisions by flow key (`flow_key`); key 0 holds the one for sockets without their own. */
@@ -96,6 +100,7 @@ struct report {
 	__u32 min_rtt_us;    /* the kernel's windowed min RTT */
 	__u32 ca_state;      /* TCP_CA_Open .. TCP_CA_Loss */
 	__u32 pacing_status;
+	__u64 rack_sent_us;  /* send time of the most recently delivered packet (tp->rack.mstamp) */
 };
 
 /* 1 MiB: 9 000 reports, several round trips of ACKs at 100 Mbit/s even if user space stalls. */
@@ -194,6 +199,41 @@ static __always_inline void unpaced(struct sock *sk, const struct tcp_sock *tp, 
 	sk->sk_pacing_rate = rate;
 }
 
+/* tcp_packets_in_flight() */
+static __always_inline __u32 packets_in_flight(const struct tcp_sock *tp)
+{
+	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
+}
+
+/* The window to apply from decision d. A decision takes effect an ACK after the one it
+ * answered, and while the kernel reduces its window (fast recovery, CWR) that lag matters:
+ * - a decision made before the reduction began (the controller has not seen the loss yet)
+ *   would let the full window out at the ACK that found the loss, into a queue that just
+ *   overflowed; until the controller answers, the socket sends what the kernel's PRR sends at
+ *   that ACK: one packet more than is in flight (tcp_cwnd_reduction's forced retransmission);
+ * - a reducing controller writes the kernel's kind of window, what is in flight plus what may
+ *   go now (PRR); applied an ACK later, after deliveries lowered what is in flight, it would
+ *   let a packet go for each one delivered and the reduction would not drain the queue, so it
+ *   lets go at most what it allowed over the in-flight it saw. */
+static __always_inline __u32 reduction_window(const struct inet_connection_sock *icsk,
+					      const struct tcp_sock *tp, const struct decision *d)
+{
+	__u32 pipe, cap;
+
+	if (icsk->icsk_ca_state != TCP_CA_Recovery && icsk->icsk_ca_state != TCP_CA_CWR)
+		return d->cwnd;
+	pipe = packets_in_flight(tp);
+	if (!(d->flags & DECISION_REDUCING))
+		cap = pipe + 1;
+	else if (d->cwnd > d->in_flight)
+		cap = pipe + (d->cwnd - d->in_flight);
+	else
+		return d->cwnd;
+	if (cap < 2)
+		cap = 2;
+	return cap < d->cwnd ? cap : d->cwnd;
+}
+
 SEC("struct_ops")
 void BPF_PROG(polycc_cong_control, struct sock *sk, __u32 ack, int flag, const struct rate_sample *rs)
 {
@@ -207,7 +247,7 @@ void BPF_PROG(polycc_cong_control, struct sock *sk, __u32 ack, int flag, const s
 
 	/* Two packets is TCP's floor. */
 	if (d) {
-		tp->snd_cwnd = d->cwnd;
+		tp->snd_cwnd = reduction_window(icsk, tp, d);
 		if (d->pacing_rate) {
 			sk->sk_pacing_status = PACING_NEEDED;
 			sk->sk_pacing_rate = d->pacing_rate;
@@ -239,8 +279,7 @@ void BPF_PROG(polycc_cong_control, struct sock *sk, __u32 ack, int flag, const s
 	r->delivered_total = tp->delivered;
 	r->app_limited = rs->is_app_limited;
 	r->kind = REPORT_ACK;
-	/* tcp_packets_in_flight() */
-	r->in_flight = tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
+	r->in_flight = packets_in_flight(tp);
 	r->lost_total = tp->lost;
 	r->delivered_ce = tp->delivered_ce;
 	r->bytes_acked = tp->bytes_acked;
@@ -250,6 +289,7 @@ void BPF_PROG(polycc_cong_control, struct sock *sk, __u32 ack, int flag, const s
 	r->min_rtt_us = tp->rtt_min.s[0].v;
 	r->ca_state = icsk->icsk_ca_state;
 	r->pacing_status = sk->sk_pacing_status;
+	r->rack_sent_us = tp->rack.mstamp;
 	bpf_ringbuf_submit(r, 0);
 }
 
