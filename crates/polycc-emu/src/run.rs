@@ -189,8 +189,20 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                         .try_clone()
                         .map_err(|e| EmuError::system(format!("flow {} socket", f.id), e))?;
                     let transfer = transfer_bytes(&f.traffic);
+                    // The receiver reports arrivals when the controller takes them (as for UDP).
+                    let report_arrivals = new_ccs[i](0, Time::ZERO, None)
+                        .map_err(EmuError::Internal)?
+                        .wants_feedback();
                     endpoints.push(in_ns(s, server_ns, flow, move || {
-                        crate::quic::server::run_server(sock, tls, transfer, flow, &clock, stop)
+                        crate::quic::server::run_server(
+                            sock,
+                            tls,
+                            transfer,
+                            report_arrivals,
+                            flow,
+                            &clock,
+                            stop,
+                        )
                     }));
                     let client = QuicClient {
                         new_cc: &new_ccs[i],

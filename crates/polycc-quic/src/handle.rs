@@ -11,6 +11,8 @@
 //! fresh copy, and when the connection ends.
 
 use crate::adapter::AdapterStats;
+use crate::report::ReportedArrival;
+use crate::timing::{ArrivalLog, SentLog, SentRecord};
 use polycc::units::Duration;
 use polycc::{Intent, Telemetry};
 use std::net::SocketAddr;
@@ -41,6 +43,11 @@ pub(crate) struct Shared {
     intent: Mutex<Option<Intent>>,
     refresh: AtomicBool,
     snapshot: Mutex<Snapshot>,
+    /// Receiver timing (`crate::timing`): the peer's arrivals posted since the controller's
+    /// last event, and the packets sent by QUIC packet number.
+    arrivals_posted: AtomicBool,
+    inbox: Mutex<ArrivalLog>,
+    sent: Mutex<SentLog>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -65,6 +72,29 @@ impl Shared {
         self.refresh.load(Ordering::Relaxed)
     }
 
+    /// Whether arrivals were posted since the last call.
+    #[inline]
+    pub(crate) fn take_arrivals_posted(&self) -> bool {
+        self.arrivals_posted.swap(false, Ordering::Acquire)
+    }
+
+    /// Moves the posted arrivals to `out`; returns how many the inbox dropped so far.
+    pub(crate) fn take_arrivals(&self, out: &mut Vec<ReportedArrival>) -> u64 {
+        let mut inbox = lock(&self.inbox);
+        inbox.drain_into(out);
+        inbox.dropped()
+    }
+
+    /// Files a packet sent under its QUIC packet number.
+    pub(crate) fn record_sent(&self, r: SentRecord) {
+        lock(&self.sent).push(r);
+    }
+
+    /// The packets sent, locked (for the controller's task).
+    pub(crate) fn sent(&self) -> MutexGuard<'_, SentLog> {
+        lock(&self.sent)
+    }
+
     pub(crate) fn publish(&self, mut s: Snapshot) {
         self.refresh.store(false, Ordering::Relaxed);
         let mut slot = lock(&self.snapshot);
@@ -79,15 +109,43 @@ pub struct ControllerHandle {
     shared: Arc<Shared>,
     name: Arc<str>,
     peer: Option<SocketAddr>,
+    wants_feedback: bool,
 }
 
 impl ControllerHandle {
-    pub(crate) fn new(shared: Arc<Shared>, name: &str, peer: Option<SocketAddr>) -> Self {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        name: &str,
+        peer: Option<SocketAddr>,
+        wants_feedback: bool,
+    ) -> Self {
         ControllerHandle {
             shared,
             name: name.into(),
             peer,
+            wants_feedback,
         }
+    }
+
+    /// Whether the controller takes receiver timing ([`polycc::CongestionControl::wants_feedback`]):
+    /// its peer should run [`crate::timing::send_reports`].
+    pub fn wants_feedback(&self) -> bool {
+        self.wants_feedback
+    }
+
+    /// Hands arrivals the peer reported ([`crate::timing::read_reports`] does) to the
+    /// controller at its next event. At most [`crate::timing::MAX_PENDING_ARRIVALS`] wait; the
+    /// oldest beyond are dropped (counted in [`AdapterStats::feedback_dropped`]).
+    pub fn post_arrivals(&self, arrivals: &[ReportedArrival]) {
+        if arrivals.is_empty() || !self.wants_feedback {
+            return;
+        }
+        let mut inbox = lock(&self.shared.inbox);
+        for a in arrivals {
+            inbox.push(*a);
+        }
+        drop(inbox);
+        self.shared.arrivals_posted.store(true, Ordering::Release);
     }
 
     /// The controller's registry name.

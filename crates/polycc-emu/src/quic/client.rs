@@ -13,11 +13,13 @@ use polycc::units::Time;
 use polycc::{CongestionControl, Intent};
 use polycc_quic::endpoints::{client_tls, SEGMENT, SERVER_NAME};
 use polycc_quic::s2n_quic::client::Connect;
+use polycc_quic::s2n_quic::connection::Handle as Connection;
 use polycc_quic::s2n_quic::provider::io::tokio::Builder as IoBuilder;
 use polycc_quic::s2n_quic::stream::BidirectionalStream;
-use polycc_quic::s2n_quic::{Client, Connection};
+use polycc_quic::s2n_quic::Client;
+use polycc_quic::timing::{read_reports, FeedbackError};
 use polycc_quic::transfer::{pattern, segment_header, trailer, Checksum, Verdict};
-use polycc_quic::{ControllerHandle, Handles, Polycc};
+use polycc_quic::{ControllerHandle, Handles, Polycc, TimingEvents};
 use std::cell::{Cell, RefCell};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -72,6 +74,8 @@ struct State<'a> {
     current: RefCell<Option<ControllerHandle>>,
     intent: Cell<Option<Intent>>,
     connections: Cell<u64>,
+    /// Each connection's reader of the receiver's arrival reports (controllers that take them).
+    readers: RefCell<Vec<tokio::task::JoinHandle<Result<u64, FeedbackError>>>>,
 }
 
 /// Runs the client (on a thread in the sending namespace) from `start` to `stop_at`;
@@ -103,14 +107,16 @@ pub fn run_client(
         handles: provider.handles(),
         current: RefCell::new(None),
         connections: Cell::new(0),
+        readers: RefCell::new(Vec::new()),
     };
     flow.set_started(clock.now());
     let result = rt.block_on(async {
         let client = start(&st, provider)?;
-        tokio::select! {
+        let r = tokio::select! {
             r = application(&client, &st, schedule) => r,
             _ = ticker(&st) => Ok(()),
-        }
+        };
+        r.and(feedback_verdict(&st).await)
     });
     // The endpoint and its connections end with the runtime; each controller publishes its
     // final state as it goes.
@@ -148,6 +154,8 @@ fn start(st: &State, provider: Polycc) -> Result<Client, String> {
         .with_limits(limits()?)
         .map_err(|e| failed(&e))?
         .with_congestion_controller(provider)
+        .map_err(|e| failed(&e))?
+        .with_event(TimingEvents::sender())
         .map_err(|e| failed(&e))?
         .start()
         .map_err(|e| failed(&e))
@@ -223,6 +231,13 @@ async fn connect(client: &Client, st: &State<'_>) -> Result<Connection, String> 
         return Err("s2n-quic did not take the connection's controller".into());
     }
     *st.current.borrow_mut() = st.handles.latest();
+    let (conn, streams) = conn.split();
+    if let Some(h) = st.current.borrow().as_ref().filter(|h| h.wants_feedback()) {
+        let (_, reports) = streams.split();
+        st.readers
+            .borrow_mut()
+            .push(tokio::spawn(read_reports(reports, h.clone())));
+    }
     // An intent posted between the build and now.
     if let (Some(i), Some(h)) = (st.intent.get(), st.current.borrow().as_ref()) {
         if Some(i) != intent {
@@ -230,6 +245,22 @@ async fn connect(client: &Client, st: &State<'_>) -> Result<Connection, String> 
         }
     }
     Ok(conn)
+}
+
+/// The readers of arrival reports: an error if one found a malformed report; those still
+/// reading (their connection is open until the runtime ends) are stopped.
+async fn feedback_verdict(st: &State<'_>) -> Result<(), String> {
+    let readers = std::mem::take(&mut *st.readers.borrow_mut());
+    for reader in readers {
+        if !reader.is_finished() {
+            reader.abort();
+            continue;
+        }
+        if let Ok(Err(e)) = reader.await {
+            return Err(e.to_string());
+        }
+    }
+    Ok(())
 }
 
 /// A bulk flow (or an on/off source, written in its on periods only): one stream written until

@@ -1,6 +1,8 @@
 //! The receiving end of a QUIC flow: an s2n-quic server on the flow's socket that reads each
 //! stream as one transfer, counts its data bytes as they arrive (goodput), records the
-//! transfer complete when its trailer arrives, and answers with the checksum's verdict.
+//! transfer complete when its trailer arrives, and answers with the checksum's verdict. For a
+//! controller that takes receiver timing it also reports every packet's arrival
+//! ([`polycc_quic::timing::send_reports`]).
 
 use super::{io, limits, VERIFY_GRACE};
 use crate::clock::Clock;
@@ -10,7 +12,9 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 use polycc_quic::s2n_quic::provider::io::tokio::Builder as IoBuilder;
 use polycc_quic::s2n_quic::provider::tls::rustls;
 use polycc_quic::s2n_quic::{Connection, Server};
+use polycc_quic::timing::send_reports;
 use polycc_quic::transfer::Receiver;
+use polycc_quic::TimingEvents;
 use std::cell::Cell;
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +28,8 @@ struct Served<'a> {
     clock: &'a Clock,
     /// Sized and web flows: bytes of each transfer.
     transfer: Option<u64>,
+    /// Report arrivals to the sender (its controller wants feedback).
+    report_arrivals: bool,
     /// Data bytes of the transfers received in full so far.
     completed: Cell<u64>,
     stop: &'a AtomicBool,
@@ -36,6 +42,7 @@ pub fn run_server(
     sock: UdpSocket,
     tls: rustls::Server,
     transfer: Option<u64>,
+    report_arrivals: bool,
     flow: &FlowShared,
     clock: &Clock,
     stop: &AtomicBool,
@@ -48,6 +55,7 @@ pub fn run_server(
         flow,
         clock,
         transfer,
+        report_arrivals,
         completed: Cell::new(0),
         stop,
     };
@@ -68,6 +76,12 @@ async fn serve(sock: UdpSocket, tls: rustls::Server, s: &Served<'_>) -> Result<(
         .with_io(io)
         .map_err(|e| failed(&e))?
         .with_limits(limits()?)
+        .map_err(|e| failed(&e))?
+        .with_event(if s.report_arrivals {
+            TimingEvents::receiver()
+        } else {
+            TimingEvents::sender()
+        })
         .map_err(|e| failed(&e))?
         .start()
         .map_err(|e| failed(&e))?;
@@ -91,10 +105,25 @@ async fn serve(sock: UdpSocket, tls: rustls::Server, s: &Served<'_>) -> Result<(
     }
 }
 
-/// One connection: its streams in turn, each a transfer, until the peer closes it. An
-/// error is returned only for a transfer that arrived whole and failed its checksum; a
-/// connection cut short (the run's end) is not an error.
-async fn connection(mut conn: Connection, s: &Served<'_>) -> Result<(), String> {
+/// One connection: its streams in turn, and its arrival reports when asked.
+async fn connection(conn: Connection, s: &Served<'_>) -> Result<(), String> {
+    let handle = conn.handle();
+    let reports = async move {
+        if s.report_arrivals {
+            send_reports(handle).await;
+        }
+        std::future::pending::<()>().await
+    };
+    tokio::select! {
+        r = transfers(conn, s) => r,
+        _ = reports => Ok(()),
+    }
+}
+
+/// A connection's streams in turn, each a transfer, until the peer closes it. An error is
+/// returned only for a transfer that arrived whole and failed its checksum; a connection cut
+/// short (the run's end) is not an error.
+async fn transfers(mut conn: Connection, s: &Served<'_>) -> Result<(), String> {
     while let Ok(Some(mut stream)) = conn.accept_bidirectional_stream().await {
         let mut rx = Receiver::new();
         let mut counted = 0;
