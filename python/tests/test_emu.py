@@ -68,7 +68,8 @@ def test_a_kernel_tcp_flow_writes_the_simulators_results_directory(tmp_path: Pat
 def test_keys_the_emulator_cannot_honour_are_refused_by_name(tmp_path: Path) -> None:
     # Refused before anything is made: no privileges needed.
     scen = tmp_path / "q.toml"
-    text = KERNEL_CUBIC.format(duration="1s").replace('stack = "linux"\n', "")
+    # Video frames travel as QUIC datagrams in the emulator: not on polycc's UDP sender.
+    text = KERNEL_CUBIC.format(duration="1s").replace('stack = "linux"', 'stack = "udp"')
     scen.write_text(text + 'traffic = { kind = "video" }\n')
     r = polycc_process("run", scen, "--backend", "emu", "--out", tmp_path / "o")
     assert r.returncode == 2, r.stderr

@@ -147,6 +147,9 @@ pub struct FlowShared {
     pub counters: Mutex<Counters>,
     /// The first thing that went wrong, if anything.
     pub error: Mutex<Option<String>>,
+    /// A video flow's source: the simulator's encoder and per-frame records, written by the
+    /// sender (frames made, first sent) and the receiver (shards arrived, decodable, complete).
+    pub video: Mutex<Option<polycc_sim::engine::video::VideoSource>>,
 }
 
 /// Locks a mutex whose holders never panic while holding it (a poisoned one still holds valid

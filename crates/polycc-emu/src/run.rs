@@ -86,6 +86,7 @@ fn carrier(f: &FlowModel) -> Carrier {
 pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunOutput, EmuError> {
     let kernel_ccas = linux_tcp::available_controllers()?;
     crate::support::check(model, &kernel_ccas)?;
+    refuse_frame_schedulers(model, registry)?;
     // Registered before anything else is made, so that a refusal leaves nothing behind; dropped
     // (unregistered) on every way out of this function.
     let agent = crate::shim_agent::start(model, registry)?;
@@ -190,15 +191,25 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                         .map_err(|e| EmuError::system(format!("flow {} socket", f.id), e))?;
                     let transfer = transfer_bytes(&f.traffic);
                     // The receiver reports arrivals when the controller takes them (as for UDP).
-                    let report_arrivals = new_ccs[i](0, Time::ZERO, None)
-                        .map_err(EmuError::Internal)?
-                        .wants_feedback();
+                    let probe = new_ccs[i](0, Time::ZERO, None).map_err(EmuError::Internal)?;
+                    let report_arrivals = probe.wants_feedback();
+                    let video = match &f.traffic {
+                        Traffic::Video(v) => {
+                            *lock(&flow.video) =
+                                Some(polycc_sim::engine::video::VideoSource::new(*v));
+                            Some((*v, video_seed(model.scenario.seed, i)))
+                        }
+                        _ => None,
+                    };
                     endpoints.push(in_ns(s, server_ns, flow, move || {
                         crate::quic::server::run_server(
                             sock,
                             tls,
-                            transfer,
-                            report_arrivals,
+                            crate::quic::server::Receives {
+                                transfer,
+                                report_arrivals,
+                                video: video.is_some(),
+                            },
                             flow,
                             &clock,
                             stop,
@@ -218,6 +229,7 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                         on_off: matches!(f.traffic, Traffic::OnOff { .. }),
                         intents: intents_of(f),
                         initial_intent: f.intent,
+                        video,
                     };
                     endpoints.push(in_ns(s, client_ns, flow, move || {
                         crate::quic::client::run_client(client, schedule, flow, &clock, stop)
@@ -415,4 +427,36 @@ fn sample(
         next += period;
     }
     series
+}
+
+/// The seed of flow `i`'s video encoder noise (the simulator draws it from the run's generator,
+/// which the emulator has not).
+fn video_seed(seed: u64, i: usize) -> u64 {
+    // Weyl step (the golden ratio in 64 bits) so that flows of one run differ.
+    seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// Refuses, before anything is made, a video flow whose controller schedules the frames itself
+/// (PIBES, or a policy running it: `needs_media_frames`): the QUIC video source does not hand
+/// it the frames (`on_frame`) yet.
+fn refuse_frame_schedulers(model: &Model, registry: &Registry) -> Result<(), EmuError> {
+    for (i, f) in model.flows.iter().enumerate() {
+        if !matches!(f.traffic, Traffic::Video(_)) {
+            continue;
+        }
+        let cc = new_controller(model, registry, f, i, 0, Time::ZERO, None)
+            .map_err(EmuError::Internal)?;
+        if cc.needs_media_frames() {
+            return Err(EmuError::Unsupported {
+                origin: model.scenario.name.clone(),
+                path: format!("flows ({}).cca", f.id),
+                message: format!(
+                    "{:?} schedules the video frames itself (`on_frame`), which the emulator's \
+                     QUIC video source does not hand it yet; use --backend sim",
+                    f.cca.name()
+                ),
+            });
+        }
+    }
+    Ok(())
 }

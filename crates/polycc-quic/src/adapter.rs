@@ -232,6 +232,7 @@ impl Core {
         let s = Snapshot {
             telemetry: self.telemetry(),
             stats: self.stats(),
+            media: self.cc.media_control(),
             at: self.last_now,
             seq: 0,
         };
@@ -258,6 +259,7 @@ impl Core {
         }
         // Every event ends here, after its calls to the controller.
         self.cwnd = self.cc.cwnd();
+        self.shared.set_padding(self.cc.wants_padding());
     }
 
     /// The arrivals posted to the handle, as one `on_feedback` with the packets' records.

@@ -30,6 +30,8 @@ pub struct Snapshot {
     pub telemetry: Telemetry,
     /// The adapter's counters and the window, pacing rate and RTT.
     pub stats: AdapterStats,
+    /// What the controller tells a media source (`media_control()`: the encoder's target).
+    pub media: Option<polycc::MediaControl>,
     /// The connection time it was taken at (the controller's clock; zero before any event).
     pub at: polycc::Time,
     /// Snapshots published so far (0: none yet).
@@ -46,6 +48,9 @@ pub(crate) struct Shared {
     /// Receiver timing (`crate::timing`): the peer's arrivals posted since the controller's
     /// last event, and the packets sent by QUIC packet number.
     arrivals_posted: AtomicBool,
+    /// The controller's `wants_padding()` as of its last event (WebRTC's probes: a media
+    /// sender pads when it has nothing to send).
+    padding: AtomicBool,
     inbox: Mutex<ArrivalLog>,
     sent: Mutex<SentLog>,
 }
@@ -70,6 +75,12 @@ impl Shared {
     #[inline]
     pub(crate) fn refresh_asked(&self) -> bool {
         self.refresh.load(Ordering::Relaxed)
+    }
+
+    /// Records the controller's `wants_padding()`.
+    #[inline]
+    pub(crate) fn set_padding(&self, wanted: bool) {
+        self.padding.store(wanted, Ordering::Relaxed);
     }
 
     /// Whether arrivals were posted since the last call.
@@ -131,6 +142,12 @@ impl ControllerHandle {
     /// its peer should run [`crate::timing::send_reports`].
     pub fn wants_feedback(&self) -> bool {
         self.wants_feedback
+    }
+
+    /// Whether the controller wants padding now (`wants_padding()` as of its last event): a
+    /// media sender with nothing to send should send padding at the controller's pace.
+    pub fn wants_padding(&self) -> bool {
+        self.shared.padding.load(Ordering::Relaxed)
     }
 
     /// Hands arrivals the peer reported ([`crate::timing::read_reports`] does) to the

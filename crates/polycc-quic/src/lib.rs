@@ -22,11 +22,14 @@ pub mod clock;
 pub mod controller;
 pub mod endpoint;
 pub mod endpoints;
+pub mod fec;
 pub mod handle;
 pub mod ledger;
+pub mod media_datagrams;
 pub mod report;
 pub mod timing;
 pub mod transfer;
+pub mod video_packet;
 
 pub use adapter::{AdapterStats, Core};
 pub use controller::PolyccController;

@@ -12,6 +12,7 @@ use bytes::Bytes;
 use polycc::units::Time;
 use polycc::{CongestionControl, Intent};
 use polycc_quic::endpoints::{client_tls, SEGMENT, SERVER_NAME};
+use polycc_quic::media_datagrams::{MediaChannel, MediaDatagrams, MediaSender};
 use polycc_quic::s2n_quic::client::Connect;
 use polycc_quic::s2n_quic::connection::Handle as Connection;
 use polycc_quic::s2n_quic::provider::io::tokio::Builder as IoBuilder;
@@ -20,6 +21,8 @@ use polycc_quic::s2n_quic::Client;
 use polycc_quic::timing::{read_reports, FeedbackError};
 use polycc_quic::transfer::{pattern, segment_header, trailer, Checksum, Verdict};
 use polycc_quic::{ControllerHandle, Handles, Polycc, TimingEvents};
+use polycc_sim::scenario::VideoModel;
+use rand::SeedableRng;
 use std::cell::{Cell, RefCell};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,6 +63,8 @@ pub struct QuicClient<'a> {
     /// Later intents `(from, intent)`, in time order.
     pub intents: Vec<(Time, Intent)>,
     pub initial_intent: Option<Intent>,
+    /// A video source (`super::video`), and the seed of its encoder's noise.
+    pub video: Option<(VideoModel, u64)>,
 }
 
 /// The client's state, shared by its application and its ticker on one thread.
@@ -76,6 +81,8 @@ struct State<'a> {
     connections: Cell<u64>,
     /// Each connection's reader of the receiver's arrival reports (controllers that take them).
     readers: RefCell<Vec<tokio::task::JoinHandle<Result<u64, FeedbackError>>>>,
+    /// The video source's datagrams (unused by other sources).
+    media: MediaChannel,
 }
 
 /// Runs the client (on a thread in the sending namespace) from `start` to `stop_at`;
@@ -108,6 +115,7 @@ pub fn run_client(
         current: RefCell::new(None),
         connections: Cell::new(0),
         readers: RefCell::new(Vec::new()),
+        media: MediaChannel::default(),
     };
     flow.set_started(clock.now());
     let result = rt.block_on(async {
@@ -156,6 +164,8 @@ fn start(st: &State, provider: Polycc) -> Result<Client, String> {
         .with_congestion_controller(provider)
         .map_err(|e| failed(&e))?
         .with_event(TimingEvents::sender())
+        .map_err(|e| failed(&e))?
+        .with_datagram(MediaDatagrams::new(st.media.clone()))
         .map_err(|e| failed(&e))?
         .start()
         .map_err(|e| failed(&e))
@@ -208,6 +218,9 @@ async fn over(st: &State<'_>) {
 }
 
 async fn application(client: &Client, st: &State<'_>, schedule: Schedule) -> Result<(), String> {
+    if let Some((model, seed)) = st.c.video {
+        return video(client, st, model, seed).await;
+    }
     match st.c.transfer_bytes {
         None => bulk(client, st, schedule).await,
         Some(bytes) => transfers(client, st, bytes, schedule).await,
@@ -245,6 +258,90 @@ async fn connect(client: &Client, st: &State<'_>) -> Result<Connection, String> 
         }
     }
     Ok(conn)
+}
+
+/// A video source: a frame every frame interval until the run is over, each frame's datagrams
+/// queued to leave within [`super::video::MEDIA_DEADLINE`] (`super::video`).
+async fn video(
+    client: &Client,
+    st: &State<'_>,
+    model: VideoModel,
+    seed: u64,
+) -> Result<(), String> {
+    use super::video::{frame_datagrams, shard_len, time_of, MEDIA_DEADLINE};
+    let conn = connect(client, st).await?;
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+    let len = shard_len(model.packet);
+    // GCC's probes: padding of a media packet's size when no media waits.
+    if let Some(h) = st.current.borrow().as_ref() {
+        let pad = polycc_quic::video_packet::padding(len + polycc_quic::video_packet::HEADER);
+        st.media.pad_with(h.clone(), pad.into());
+    }
+    let (mut sent, mut arrived) = (Vec::new(), Vec::new());
+    // Departures so far become the frames' first-sent times.
+    let record_departures = |sent: &mut Vec<(u64, std::time::Instant)>, arrived: &mut Vec<_>| {
+        st.media.drain(sent, arrived);
+        arrived.clear();
+        if let Some(v) = lock(&st.flow.video).as_mut() {
+            for (seg, at) in sent.drain(..) {
+                v.on_sent(seg, time_of(st.clock, at));
+            }
+        }
+    };
+    let ended = over(st);
+    tokio::pin!(ended);
+    let mut next = st.clock.now();
+    loop {
+        tokio::select! {
+            _ = &mut ended => break,
+            _ = sleep_until(st.clock, next) => {}
+        }
+        record_departures(&mut sent, &mut arrived);
+        let now = st.clock.now();
+        let media = st
+            .current
+            .borrow()
+            .as_ref()
+            .and_then(|h| h.snapshot().media);
+        let made = lock(&st.flow.video).as_mut().map(|v| {
+            let f = v.encode(
+                now,
+                media.map(|m| m.target_bitrate),
+                media.and_then(|m| m.competing),
+                &mut rng,
+            );
+            (v.frames.len() - 1, f)
+        });
+        let Some((index, frame)) = made else {
+            return Err("the video flow has no source".into());
+        };
+        let index = u32::try_from(index).map_err(|_| "more than 2^32 video frames".to_string())?;
+        let deadline = std::time::Instant::now() + MEDIA_DEADLINE;
+        for (i, d) in frame_datagrams(
+            index,
+            frame.first_seg,
+            frame.data_packets,
+            frame.packets,
+            len,
+        )?
+        .into_iter()
+        .enumerate()
+        {
+            st.media
+                .queue(frame.first_seg + i as u64, d.into(), deadline);
+        }
+        // Tells s2n there is something to send (a query that finds the sender wakes the
+        // connection).
+        let _ = conn.datagram_mut(|_: &mut MediaSender| ());
+        next += model.interval;
+        if let Some(e) = st.media.error() {
+            return Err(format!("the video connection ended: {e}"));
+        }
+    }
+    record_departures(&mut sent, &mut arrived);
+    st.flow.set_ended(st.clock.now().min(st.c.stop_at));
+    conn.close(0u32.into());
+    Ok(())
 }
 
 /// The readers of arrival reports: an error if one found a malformed report; those still

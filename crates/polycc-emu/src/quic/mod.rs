@@ -26,6 +26,7 @@
 
 pub mod client;
 pub mod server;
+pub mod video;
 
 use crate::clock::Clock;
 use crate::flow_state::Sample;

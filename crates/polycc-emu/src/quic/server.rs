@@ -6,9 +6,10 @@
 
 use super::{io, limits, VERIFY_GRACE};
 use crate::clock::Clock;
-use crate::flow_state::FlowShared;
+use crate::flow_state::{lock, FlowShared};
 use bytes::Bytes;
 use futures_util::stream::{FuturesUnordered, StreamExt};
+use polycc_quic::media_datagrams::{MediaChannel, MediaDatagrams};
 use polycc_quic::s2n_quic::provider::io::tokio::Builder as IoBuilder;
 use polycc_quic::s2n_quic::provider::tls::rustls;
 use polycc_quic::s2n_quic::{Connection, Server};
@@ -30,9 +31,23 @@ struct Served<'a> {
     transfer: Option<u64>,
     /// Report arrivals to the sender (its controller wants feedback).
     report_arrivals: bool,
+    /// A video flow: its frames come as datagrams (`super::video`).
+    video: bool,
+    media: MediaChannel,
     /// Data bytes of the transfers received in full so far.
     completed: Cell<u64>,
     stop: &'a AtomicBool,
+}
+
+/// What a flow's server receives.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Receives {
+    /// Sized and web flows: bytes of each transfer.
+    pub transfer: Option<u64>,
+    /// Report arrivals to the sender (its controller wants feedback).
+    pub report_arrivals: bool,
+    /// A video flow: frames as datagrams.
+    pub video: bool,
 }
 
 /// Serves one flow (on a thread in the receiving namespace) until `stop`, and then while a
@@ -41,8 +56,11 @@ struct Served<'a> {
 pub fn run_server(
     sock: UdpSocket,
     tls: rustls::Server,
-    transfer: Option<u64>,
-    report_arrivals: bool,
+    Receives {
+        transfer,
+        report_arrivals,
+        video,
+    }: Receives,
     flow: &FlowShared,
     clock: &Clock,
     stop: &AtomicBool,
@@ -56,6 +74,8 @@ pub fn run_server(
         clock,
         transfer,
         report_arrivals,
+        video,
+        media: MediaChannel::default(),
         completed: Cell::new(0),
         stop,
     };
@@ -82,6 +102,8 @@ async fn serve(sock: UdpSocket, tls: rustls::Server, s: &Served<'_>) -> Result<(
         } else {
             TimingEvents::sender()
         })
+        .map_err(|e| failed(&e))?
+        .with_datagram(MediaDatagrams::new(s.media.clone()))
         .map_err(|e| failed(&e))?
         .start()
         .map_err(|e| failed(&e))?;
@@ -114,9 +136,47 @@ async fn connection(conn: Connection, s: &Served<'_>) -> Result<(), String> {
         }
         std::future::pending::<()>().await
     };
+    let frames = async {
+        if s.video {
+            receive_video(s).await
+        } else {
+            std::future::pending().await
+        }
+    };
     tokio::select! {
         r = transfers(conn, s) => r,
         _ = reports => Ok(()),
+        r = frames => r,
+    }
+}
+
+/// A video flow's datagrams as they arrive: each new shard counted (goodput, the source's
+/// records) and each frame recovered and checked once any k of its shards are in; until the
+/// connection ends. An error for a datagram that is not the flow's or a frame that does not
+/// recover to what was sent.
+async fn receive_video(s: &Served<'_>) -> Result<(), String> {
+    let mut frames = super::video::FrameAssembler::default();
+    let (mut sent, mut arrived) = (Vec::new(), Vec::new());
+    loop {
+        s.media.arrival().await;
+        s.media.drain(&mut sent, &mut arrived);
+        sent.clear();
+        if arrived.is_empty() && s.media.error().is_some() {
+            return Ok(());
+        }
+        let mut video = lock(&s.flow.video);
+        for (d, at) in arrived.drain(..) {
+            let Some(seg) = frames
+                .on_datagram(&d)
+                .map_err(|e| format!("QUIC video receiver: {e}"))?
+            else {
+                continue;
+            };
+            s.flow.add_received(d.len() as u64);
+            if let Some(v) = video.as_mut() {
+                v.on_arrival(seg, super::video::time_of(s.clock, at));
+            }
+        }
     }
 }
 
