@@ -86,7 +86,6 @@ fn carrier(f: &FlowModel) -> Carrier {
 pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunOutput, EmuError> {
     let kernel_ccas = linux_tcp::available_controllers()?;
     crate::support::check(model, &kernel_ccas)?;
-    refuse_frame_schedulers(model, registry)?;
     // Registered before anything else is made, so that a refusal leaves nothing behind; dropped
     // (unregistered) on every way out of this function.
     let agent = crate::shim_agent::start(model, registry)?;
@@ -434,29 +433,4 @@ fn sample(
 fn video_seed(seed: u64, i: usize) -> u64 {
     // Weyl step (the golden ratio in 64 bits) so that flows of one run differ.
     seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-}
-
-/// Refuses, before anything is made, a video flow whose controller schedules the frames itself
-/// (PIBES, or a policy running it: `needs_media_frames`): the QUIC video source does not hand
-/// it the frames (`on_frame`) yet.
-fn refuse_frame_schedulers(model: &Model, registry: &Registry) -> Result<(), EmuError> {
-    for (i, f) in model.flows.iter().enumerate() {
-        if !matches!(f.traffic, Traffic::Video(_)) {
-            continue;
-        }
-        let cc = new_controller(model, registry, f, i, 0, Time::ZERO, None)
-            .map_err(EmuError::Internal)?;
-        if cc.needs_media_frames() {
-            return Err(EmuError::Unsupported {
-                origin: model.scenario.name.clone(),
-                path: format!("flows ({}).cca", f.id),
-                message: format!(
-                    "{:?} schedules the video frames itself (`on_frame`), which the emulator's \
-                     QUIC video source does not hand it yet; use --backend sim",
-                    f.cca.name()
-                ),
-            });
-        }
-    }
-    Ok(())
 }

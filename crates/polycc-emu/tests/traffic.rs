@@ -228,7 +228,7 @@ traffic = { kind = "poisson", rate = "3Mbps" }
 }
 
 #[test]
-fn video_off_quic_and_frame_schedulers_are_refused_naming_the_key() {
+fn video_off_quic_is_refused_naming_the_key() {
     // Needs no privileges: refused before anything is made.
     let refused = |flow: &str| {
         let m = model(&format!(
@@ -252,8 +252,4 @@ traffic = {{ kind = "video" }}
     let text = refused("cca = \"gcc\"\nstack = \"udp\"");
     assert!(text.contains("flows (v).traffic.kind"), "{text}");
     assert!(text.contains("--backend sim"), "{text}");
-    // PIBES schedules the frames itself; the QUIC source does not hand them over yet.
-    let text = refused("cca = \"pibes\"");
-    assert!(text.contains("flows (v).cca"), "{text}");
-    assert!(text.contains("on_frame"), "{text}");
 }

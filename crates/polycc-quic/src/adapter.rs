@@ -42,6 +42,10 @@
 //!   go to [`CongestionControl::on_feedback`] at the next event, after its other calls, with
 //!   the receiver's times (another clock: controllers use differences only). Without reports
 //!   (a peer that sends none) LEDBAT, GCC and PIBES run on RTTs alone.
+//! - **media frames**: frames a media source posts to the handle
+//!   ([`ControllerHandle::post_frame`]) go to [`CongestionControl::on_frame`] at the next event,
+//!   before a send's `on_sent` (a frame scheduler such as PIBES then paces that packet as the
+//!   frame's first).
 
 use crate::clock::{from_std, Clock};
 use crate::handle::{ControllerHandle, Shared, Snapshot, PUBLISH_INTERVAL};
@@ -178,6 +182,7 @@ pub struct Core {
     feedback: bool,
     reported: Vec<ReportedArrival>,
     arrivals: Vec<Arrival>,
+    frames: Vec<polycc::FrameInfo>,
 }
 
 impl std::fmt::Debug for Core {
@@ -199,6 +204,7 @@ impl Core {
             feedback: cc.wants_feedback(),
             reported: Vec::new(),
             arrivals: Vec::new(),
+            frames: Vec::new(),
             cc,
             clock: Clock::new(),
             mss,
@@ -250,6 +256,7 @@ impl Core {
         if self.feedback && self.shared.take_arrivals_posted() {
             self.deliver_feedback(now);
         }
+        self.take_frames(now);
         // Also when nothing is left in flight: the end of a transfer is published exactly.
         if now.saturating_since(self.published) >= PUBLISH_INTERVAL
             || self.in_flight == 0
@@ -260,6 +267,16 @@ impl Core {
         // Every event ends here, after its calls to the controller.
         self.cwnd = self.cc.cwnd();
         self.shared.set_padding(self.cc.wants_padding());
+    }
+
+    /// The frames a media source announced through the handle, to `on_frame`.
+    fn take_frames(&mut self, now: Time) {
+        let mut frames = std::mem::take(&mut self.frames);
+        self.shared.take_frames(&mut frames);
+        for f in frames.drain(..) {
+            self.cc.on_frame(now, &f);
+        }
+        self.frames = frames;
     }
 
     /// The arrivals posted to the handle, as one `on_feedback` with the packets' records.
@@ -419,6 +436,8 @@ impl Core {
             self.read_rtt(est);
         }
         self.poll_timer(now);
+        // Frames announced since the last event come before their first packet.
+        self.take_frames(now);
         let bytes = bytes as Bytes;
         if bytes == 0 {
             self.cwnd = self.cc.cwnd();

@@ -23,6 +23,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// period of kernel flows (`TCP_INFO` every 10 ms, README "Emulated testbed").
 pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(10);
 
+/// Most frames announced and not yet taken by the controller: a second of 30 fps video; a
+/// controller's next event takes them (every packet is one).
+pub const MAX_PENDING_FRAMES: usize = 32;
+
 /// What the controller last published.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Snapshot {
@@ -51,6 +55,9 @@ pub(crate) struct Shared {
     /// The controller's `wants_padding()` as of its last event (WebRTC's probes: a media
     /// sender pads when it has nothing to send).
     padding: AtomicBool,
+    /// Frames a media source announced (`on_frame`) since the controller's last event.
+    frames_posted: AtomicBool,
+    frames: Mutex<std::collections::VecDeque<polycc::FrameInfo>>,
     inbox: Mutex<ArrivalLog>,
     sent: Mutex<SentLog>,
 }
@@ -75,6 +82,14 @@ impl Shared {
     #[inline]
     pub(crate) fn refresh_asked(&self) -> bool {
         self.refresh.load(Ordering::Relaxed)
+    }
+
+    /// Moves the frames announced since the last call to `out`.
+    #[inline]
+    pub(crate) fn take_frames(&self, out: &mut Vec<polycc::FrameInfo>) {
+        if self.frames_posted.swap(false, Ordering::Acquire) {
+            out.extend(lock(&self.frames).drain(..));
+        }
     }
 
     /// Records the controller's `wants_padding()`.
@@ -142,6 +157,19 @@ impl ControllerHandle {
     /// its peer should run [`crate::timing::send_reports`].
     pub fn wants_feedback(&self) -> bool {
         self.wants_feedback
+    }
+
+    /// Announces a media frame to the controller ([`polycc::CongestionControl::on_frame`]) at
+    /// its next event, before that event's packet if it is a send: post it before queueing the
+    /// frame's packets. At most [`MAX_PENDING_FRAMES`] wait (the oldest beyond are dropped).
+    pub fn post_frame(&self, frame: &polycc::FrameInfo) {
+        let mut frames = lock(&self.shared.frames);
+        if frames.len() == MAX_PENDING_FRAMES {
+            frames.pop_front();
+        }
+        frames.push_back(*frame);
+        drop(frames);
+        self.shared.frames_posted.store(true, Ordering::Release);
     }
 
     /// Whether the controller wants padding now (`wants_padding()` as of its last event): a

@@ -316,6 +316,14 @@ async fn video(
             return Err("the video flow has no source".into());
         };
         let index = u32::try_from(index).map_err(|_| "more than 2^32 video frames".to_string())?;
+        // A frame scheduler (PIBES) hears of the frame before its first packet.
+        if let Some(h) = st.current.borrow().as_ref() {
+            h.post_frame(&polycc::FrameInfo {
+                index: u64::from(index),
+                packets: frame.packets,
+                bytes: frame.bytes,
+            });
+        }
         let deadline = std::time::Instant::now() + MEDIA_DEADLINE;
         for (i, d) in frame_datagrams(
             index,
