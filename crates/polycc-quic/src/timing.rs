@@ -15,7 +15,7 @@
 //! - **sender**: s2n calls the controller's `on_packet_sent` and then, at once and on the same
 //!   thread, publishes `PacketSent` with the packet's number (`space/application.rs`,
 //!   `on_packet_sent`). The adapter leaves its packet's record in a thread-local slot; the
-//!   subscriber takes it with the number and files it in the connection's [`SentLog`] (the
+//!   subscriber takes it with the number and files it in the connection's `SentLog` (the
 //!   latest [`MAX_SENT_RECORDS`] packets). Every `PacketSent` empties the slot, so a packet the
 //!   controller did not see (an MTU probe) is never paired with another's record.
 //!
