@@ -150,6 +150,9 @@ pub struct FlowShared {
     /// A QUIC bulk flow's receiver: data bytes read so far and their checksum, which the
     /// sender checks against what it wrote when the receiver's verdict cannot come in time.
     pub read_so_far: Mutex<(u64, u64)>,
+    /// A video flow's source: the simulator's encoder and per-frame records, written by the
+    /// sender (frames made, first sent) and the receiver (shards arrived, decodable, complete).
+    pub video: Mutex<Option<polycc_sim::engine::video::VideoSource>>,
 }
 
 /// Locks a mutex whose holders never panic while holding it (a poisoned one still holds valid

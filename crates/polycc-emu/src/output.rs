@@ -286,8 +286,21 @@ pub fn build(
         summary,
         flows: flows_table,
         links: links_table,
-        frames: Table::default(),
+        frames: frames_table(model, flows, end),
     })
+}
+
+/// The per-frame table of the video flows, as the simulator writes it.
+fn frames_table(model: &Model, flows: &[FlowShared], end: Time) -> Table {
+    let sources: Vec<_> = flows.iter().map(|f| lock(&f.video)).collect();
+    polycc_sim::engine::frames_table_of(
+        model
+            .flows
+            .iter()
+            .zip(&sources)
+            .filter_map(|(fm, v)| Some((fm.id.as_str(), v.as_ref()?))),
+        end,
+    )
 }
 
 fn flow_summary(
@@ -319,6 +332,9 @@ fn flow_summary(
     };
     let mut c = lock(&f.counters).clone();
     let unresponsive = fm.traffic.is_unresponsive();
+    let video = lock(&f.video)
+        .as_ref()
+        .map(|v| polycc_sim::engine::video_summary(v, end));
     if unresponsive {
         // It learns of no loss: what did not arrive was lost.
         let arrived = f.packets_received.load(Ordering::Relaxed);
@@ -353,9 +369,9 @@ fn flow_summary(
         active_s: active.as_secs_f64(),
         target_rate_mbps: None,
         satisfaction: None,
-        frame_delay_ms: None,
-        frames_sent: None,
-        frames_lost: None,
-        competing_detected_fraction: None,
+        frame_delay_ms: video.as_ref().map(|v| v.delay_ms.clone()),
+        frames_sent: video.as_ref().map(|v| v.sent),
+        frames_lost: video.as_ref().map(|v| v.lost),
+        competing_detected_fraction: video.as_ref().and_then(|v| v.competing),
     }
 }

@@ -189,8 +189,30 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                         .try_clone()
                         .map_err(|e| EmuError::system(format!("flow {} socket", f.id), e))?;
                     let transfer = transfer_bytes(&f.traffic);
+                    // The receiver reports arrivals when the controller takes them (as for UDP).
+                    let probe = new_ccs[i](0, Time::ZERO, None).map_err(EmuError::Internal)?;
+                    let report_arrivals = probe.wants_feedback();
+                    let video = match &f.traffic {
+                        Traffic::Video(v) => {
+                            *lock(&flow.video) =
+                                Some(polycc_sim::engine::video::VideoSource::new(*v));
+                            Some((*v, video_seed(model.scenario.seed, i)))
+                        }
+                        _ => None,
+                    };
                     endpoints.push(in_ns(s, server_ns, flow, move || {
-                        crate::quic::server::run_server(sock, tls, transfer, flow, &clock, stop)
+                        crate::quic::server::run_server(
+                            sock,
+                            tls,
+                            crate::quic::server::Receives {
+                                transfer,
+                                report_arrivals,
+                                video: video.is_some(),
+                            },
+                            flow,
+                            &clock,
+                            stop,
+                        )
                     }));
                     let client = QuicClient {
                         new_cc: &new_ccs[i],
@@ -206,6 +228,7 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                         on_off: matches!(f.traffic, Traffic::OnOff { .. }),
                         intents: intents_of(f),
                         initial_intent: f.intent,
+                        video,
                     };
                     endpoints.push(in_ns(s, client_ns, flow, move || {
                         crate::quic::client::run_client(client, schedule, flow, &clock, stop)
@@ -407,4 +430,11 @@ fn sample(
         next += period;
     }
     series
+}
+
+/// The seed of flow `i`'s video encoder noise (the simulator draws it from the run's generator,
+/// which the emulator has not).
+fn video_seed(seed: u64, i: usize) -> u64 {
+    // Weyl step (the golden ratio in 64 bits) so that flows of one run differ.
+    seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }

@@ -45,10 +45,12 @@ pub fn check(model: &Model, kernel_ccas: &[String]) -> Result<(), EmuError> {
     }
     for f in &model.flows {
         let at = |k: &str| format!("flows ({}).{k}", f.id);
-        if let Traffic::Video(_) = f.traffic {
+        if matches!(f.traffic, Traffic::Video(_)) && f.stack != Stack::Quic {
             return Err(refuse(
                 at("traffic.kind"),
-                "video (frames, FEC, frame delay) is not emulated yet; use --backend sim".into(),
+                "video (frames as datagrams, FEC, frame delay) runs over stack = \"quic\" in \
+                 the emulator; use it, or --backend sim"
+                    .into(),
             ));
         }
         if f.send_jitter.is_some() {

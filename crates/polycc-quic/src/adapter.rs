@@ -33,17 +33,29 @@
 //! controller, as `polycc-transport` reports them to its caller only; retransmissions are not
 //! marked (`SentPacket::is_retransmission` is false: s2n retransmits frames, not packets); packets
 //! s2n discards (a dropped packet-number space, lost MTU probes) leave the bytes in flight without
-//! a loss event; receiver timestamps ([`CongestionControl::on_feedback`]) are not available, so
-//! LEDBAT, GCC and PIBES run on RTTs alone (LEDBAT's documented fallback).
+//! a loss event.
+//!
+//! - **receiver timing**: for a controller that wants it
+//!   ([`CongestionControl::wants_feedback`]), each packet's record (number, bytes, send time)
+//!   is left for the endpoint's [`crate::TimingEvents`] to file under its QUIC packet number;
+//!   arrivals the peer reported ([`crate::timing`]) and the application posted to the handle
+//!   go to [`CongestionControl::on_feedback`] at the next event, after its other calls, with
+//!   the receiver's times (another clock: controllers use differences only). Without reports
+//!   (a peer that sends none) LEDBAT, GCC and PIBES run on RTTs alone.
+//! - **media frames**: frames a media source posts to the handle
+//!   ([`ControllerHandle::post_frame`]) go to [`CongestionControl::on_frame`] at the next event,
+//!   before a send's `on_sent` (a frame scheduler such as PIBES then paces that packet as the
+//!   frame's first).
 
 use crate::clock::{from_std, Clock};
 use crate::handle::{ControllerHandle, Shared, Snapshot, PUBLISH_INTERVAL};
 use crate::ledger::{Acked, Ledger};
+use crate::report::ReportedArrival;
 use polycc::estimators::delivery_rate::{DeliveryRateEstimator, PacketDeliveryState};
 use polycc::estimators::rtt::RttSnapshot;
 use polycc::{
-    AckEvent, Bytes, CongestionControl, Intent, LossEvent, PacketOutcome, Rate, SentPacket,
-    Telemetry, Time,
+    AckEvent, Arrival, Bytes, CongestionControl, Feedback, Intent, LossEvent, PacketOutcome, Rate,
+    SentPacket, Telemetry, Time,
 };
 use polycc_transport::{fallback_pacing_rate, Pacer, PacingClock};
 use s2n_quic::provider::congestion_controller::{RttEstimator, Timestamp};
@@ -122,6 +134,14 @@ pub struct AdapterStats {
     pub delivery_rate: Option<Rate>,
     /// The path's datagram size now (s2n's path MTU discovery raises it from 1200).
     pub mss: Bytes,
+    /// Arrivals the peer reported that were given to the controller (`on_feedback`).
+    pub feedback_arrivals: u64,
+    /// `on_feedback` calls.
+    pub feedback_reports: u64,
+    /// Reported arrivals of packets the sender no longer (or never) knew: not given.
+    pub feedback_unmatched: u64,
+    /// Reported arrivals dropped because the handle's inbox was full.
+    pub feedback_dropped: u64,
 }
 
 /// Losses of one detection pass not yet reported with `on_loss`.
@@ -158,6 +178,11 @@ pub struct Core {
     /// `cc.cwnd()` as of the last event: s2n asks for the window several times per packet,
     /// and a sans-IO controller's window moves only with an event.
     cwnd: Bytes,
+    /// The controller takes receiver timing (`wants_feedback`).
+    feedback: bool,
+    reported: Vec<ReportedArrival>,
+    arrivals: Vec<Arrival>,
+    frames: Vec<polycc::FrameInfo>,
 }
 
 impl std::fmt::Debug for Core {
@@ -176,6 +201,10 @@ impl Core {
         Core {
             cwnd: cc.cwnd(),
             detail: cc.wants_packet_detail(),
+            feedback: cc.wants_feedback(),
+            reported: Vec::new(),
+            arrivals: Vec::new(),
+            frames: Vec::new(),
             cc,
             clock: Clock::new(),
             mss,
@@ -201,7 +230,7 @@ impl Core {
     /// A handle for the application, sharing this core's mailbox (`crate::handle`).
     pub fn handle(&mut self, peer: Option<SocketAddr>) -> ControllerHandle {
         self.publish();
-        ControllerHandle::new(self.shared.clone(), self.cc.name(), peer)
+        ControllerHandle::new(self.shared.clone(), self.cc.name(), peer, self.feedback)
     }
 
     /// Publishes the telemetry and counters for the handles now.
@@ -209,6 +238,7 @@ impl Core {
         let s = Snapshot {
             telemetry: self.telemetry(),
             stats: self.stats(),
+            media: self.cc.media_control(),
             at: self.last_now,
             seq: 0,
         };
@@ -223,6 +253,10 @@ impl Core {
             self.settle();
             self.cc.set_intent(now, &intent);
         }
+        if self.feedback && self.shared.take_arrivals_posted() {
+            self.deliver_feedback(now);
+        }
+        self.take_frames(now);
         // Also when nothing is left in flight: the end of a transfer is published exactly.
         if now.saturating_since(self.published) >= PUBLISH_INTERVAL
             || self.in_flight == 0
@@ -232,6 +266,54 @@ impl Core {
         }
         // Every event ends here, after its calls to the controller.
         self.cwnd = self.cc.cwnd();
+        self.shared.set_padding(self.cc.wants_padding());
+    }
+
+    /// The frames a media source announced through the handle, to `on_frame`.
+    fn take_frames(&mut self, now: Time) {
+        let mut frames = std::mem::take(&mut self.frames);
+        self.shared.take_frames(&mut frames);
+        for f in frames.drain(..) {
+            self.cc.on_frame(now, &f);
+        }
+        self.frames = frames;
+    }
+
+    /// The arrivals posted to the handle, as one `on_feedback` with the packets' records.
+    fn deliver_feedback(&mut self, now: Time) {
+        self.settle();
+        let mut reported = std::mem::take(&mut self.reported);
+        reported.clear();
+        self.stats.feedback_dropped = self.shared.take_arrivals(&mut reported);
+        let mut arrivals = std::mem::take(&mut self.arrivals);
+        arrivals.clear();
+        {
+            let sent = self.shared.sent();
+            for r in &reported {
+                match sent.find(r.pn) {
+                    Some(s) => arrivals.push(Arrival {
+                        pn: s.pn,
+                        bytes: s.bytes,
+                        sent_time: s.sent,
+                        arrival_time: Time(r.arrival_us.saturating_mul(1000)),
+                    }),
+                    None => self.stats.feedback_unmatched += 1,
+                }
+            }
+        }
+        if !arrivals.is_empty() {
+            self.cc.on_feedback(
+                now,
+                &Feedback {
+                    arrivals: &arrivals,
+                },
+            );
+            self.stats.feedback_reports += 1;
+            self.stats.feedback_arrivals += arrivals.len() as u64;
+            self.poll_timer(now);
+        }
+        self.reported = reported;
+        self.arrivals = arrivals;
     }
 
     /// The controller's registry name.
@@ -354,6 +436,8 @@ impl Core {
             self.read_rtt(est);
         }
         self.poll_timer(now);
+        // Frames announced since the last event come before their first packet.
+        self.take_frames(now);
         let bytes = bytes as Bytes;
         if bytes == 0 {
             self.cwnd = self.cc.cwnd();
@@ -378,6 +462,9 @@ impl Core {
         self.next_pn += 1;
         self.in_flight += bytes;
         self.ledger.push(pn, bytes, now);
+        if self.feedback {
+            crate::timing::note_sent(&self.shared, pn, bytes, now);
+        }
         // As polycc-transport: the rate in force before the controller hears of this packet
         // spaces the next one.
         let rate = self.pacing_rate();
@@ -722,6 +809,106 @@ mod tests {
             (s.acks, s.lost_packets, s.loss_events, s.sent_bytes),
             (1, 1, 1, 12_000)
         );
+    }
+
+    /// A controller that takes receiver timing and records it.
+    struct FeedbackRecorder {
+        log: Arc<Mutex<Vec<Arrival>>>,
+    }
+
+    impl CongestionControl for FeedbackRecorder {
+        fn name(&self) -> &str {
+            "feedback-recorder"
+        }
+        fn on_sent(&mut self, _: Time, _: &SentPacket) {}
+        fn on_ack(&mut self, _: Time, _: &AckEvent) {}
+        fn on_loss(&mut self, _: Time, _: &LossEvent) {}
+        fn wants_feedback(&self) -> bool {
+            true
+        }
+        fn on_feedback(&mut self, _: Time, f: &Feedback<'_>) {
+            self.log
+                .lock()
+                .expect("test lock")
+                .extend_from_slice(f.arrivals);
+        }
+        fn cwnd(&self) -> Bytes {
+            100 * MSS
+        }
+        fn calibrate(&mut self, _: Time, _: &Calibration) {}
+    }
+
+    #[test]
+    fn reported_arrivals_reach_the_controller_by_quic_packet_number_at_the_next_event() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let mut core = Core::new(Box::new(FeedbackRecorder { log: log.clone() }), MSS);
+        let handle = core.handle(None);
+        assert!(handle.wants_feedback());
+        let est = rtt_after(40, 0);
+        // Packets 0..3 leave as QUIC packets 10, 11, (an MTU probe the adapter did not see:
+        // 12), 13; an Initial-space packet takes the slot without a number.
+        core.on_sent(ts(0), MSS as usize, Some(false), &est);
+        crate::timing::file_just_sent(Some(10));
+        core.on_sent(ts(1), MSS as usize, Some(false), &est);
+        crate::timing::file_just_sent(Some(11));
+        crate::timing::file_just_sent(Some(12));
+        core.on_sent(ts(2), MSS as usize, Some(false), &est);
+        crate::timing::file_just_sent(None);
+        core.on_sent(ts(3), 1000, Some(false), &est);
+        crate::timing::file_just_sent(Some(13));
+        // The receiver saw 13 before 11, 12 (not the adapter's) and 99 (unknown).
+        let at = |pn, arrival_us| ReportedArrival { pn, arrival_us };
+        handle.post_arrivals(&[
+            at(10, 500),
+            at(13, 520),
+            at(11, 530),
+            at(12, 540),
+            at(99, 600),
+        ]);
+        assert!(
+            log.lock().expect("test lock").is_empty(),
+            "not before an event"
+        );
+        core.on_sent(ts(4), MSS as usize, Some(false), &est);
+        let got = log.lock().expect("test lock").clone();
+        let first = crate::clock::FIRST_EVENT;
+        let ms = polycc::Duration::from_millis;
+        assert_eq!(
+            got,
+            [
+                Arrival {
+                    pn: 0,
+                    bytes: MSS,
+                    sent_time: first,
+                    arrival_time: Time(500_000)
+                },
+                Arrival {
+                    pn: 3,
+                    bytes: 1000,
+                    sent_time: first + ms(3),
+                    arrival_time: Time(520_000)
+                },
+                Arrival {
+                    pn: 1,
+                    bytes: MSS,
+                    sent_time: first + ms(1),
+                    arrival_time: Time(530_000)
+                },
+            ]
+        );
+        let s = core.stats();
+        assert_eq!(
+            (
+                s.feedback_reports,
+                s.feedback_arrivals,
+                s.feedback_unmatched,
+                s.feedback_dropped
+            ),
+            (1, 3, 2, 0)
+        );
+        // Nothing posted: no further call.
+        core.on_sent(ts(5), MSS as usize, Some(false), &est);
+        assert_eq!(core.stats().feedback_reports, 1);
     }
 
     #[test]

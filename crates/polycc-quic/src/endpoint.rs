@@ -51,7 +51,7 @@ pub enum SpecError {
     Rejected(#[from] CcError),
     /// The controller needs a media source's frames, which a byte stream has not (PIBES, or a
     /// policy that runs it); the trait asks a transport without frames to refuse it.
-    #[error("{name:?} needs the frames of a real-time media source; polycc-quic carries byte streams only")]
+    #[error("{name:?} needs the frames of a real-time media source; these endpoints carry byte streams only")]
     NeedsMediaFrames {
         /// The controller's name.
         name: String,
@@ -285,6 +285,7 @@ mod tests {
                     Arc::default(),
                     "cubic",
                     Some(peer(i)),
+                    false,
                 ));
             }
         };

@@ -12,14 +12,19 @@ use bytes::Bytes;
 use polycc::units::Time;
 use polycc::{CongestionControl, Intent};
 use polycc_quic::endpoints::{client_tls, SEGMENT, SERVER_NAME};
+use polycc_quic::media_datagrams::{MediaChannel, MediaDatagrams, MediaSender};
 use polycc_quic::s2n_quic::client::Connect;
+use polycc_quic::s2n_quic::connection::Handle as Connection;
 use polycc_quic::s2n_quic::provider::io::tokio::Builder as IoBuilder;
 use polycc_quic::s2n_quic::stream::BidirectionalStream;
-use polycc_quic::s2n_quic::{Client, Connection};
+use polycc_quic::s2n_quic::Client;
+use polycc_quic::timing::{read_reports, FeedbackError};
 use polycc_quic::transfer::{
     pattern, repeated_checksum, segment_header, trailer, Checksum, Verdict,
 };
-use polycc_quic::{ControllerHandle, Handles, Polycc};
+use polycc_quic::{ControllerHandle, Handles, Polycc, TimingEvents};
+use polycc_sim::scenario::VideoModel;
+use rand::SeedableRng;
 use std::cell::{Cell, RefCell};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,6 +65,8 @@ pub struct QuicClient<'a> {
     /// Later intents `(from, intent)`, in time order.
     pub intents: Vec<(Time, Intent)>,
     pub initial_intent: Option<Intent>,
+    /// A video source (`super::video`), and the seed of its encoder's noise.
+    pub video: Option<(VideoModel, u64)>,
 }
 
 /// The client's state, shared by its application and its ticker on one thread.
@@ -74,6 +81,10 @@ struct State<'a> {
     current: RefCell<Option<ControllerHandle>>,
     intent: Cell<Option<Intent>>,
     connections: Cell<u64>,
+    /// Each connection's reader of the receiver's arrival reports (controllers that take them).
+    readers: RefCell<Vec<tokio::task::JoinHandle<Result<u64, FeedbackError>>>>,
+    /// The video source's datagrams (unused by other sources).
+    media: MediaChannel,
 }
 
 /// Runs the client (on a thread in the sending namespace) from `start` to `stop_at`;
@@ -105,14 +116,17 @@ pub fn run_client(
         handles: provider.handles(),
         current: RefCell::new(None),
         connections: Cell::new(0),
+        readers: RefCell::new(Vec::new()),
+        media: MediaChannel::default(),
     };
     flow.set_started(clock.now());
     let result = rt.block_on(async {
         let client = start(&st, provider)?;
-        tokio::select! {
+        let r = tokio::select! {
             r = application(&client, &st, schedule) => r,
             _ = ticker(&st) => Ok(()),
-        }
+        };
+        r.and(feedback_verdict(&st).await)
     });
     // The endpoint and its connections end with the runtime; each controller publishes its
     // final state as it goes.
@@ -150,6 +164,10 @@ fn start(st: &State, provider: Polycc) -> Result<Client, String> {
         .with_limits(limits()?)
         .map_err(|e| failed(&e))?
         .with_congestion_controller(provider)
+        .map_err(|e| failed(&e))?
+        .with_event(TimingEvents::sender())
+        .map_err(|e| failed(&e))?
+        .with_datagram(MediaDatagrams::new(st.media.clone()))
         .map_err(|e| failed(&e))?
         .start()
         .map_err(|e| failed(&e))
@@ -202,6 +220,9 @@ async fn over(st: &State<'_>) {
 }
 
 async fn application(client: &Client, st: &State<'_>, schedule: Schedule) -> Result<(), String> {
+    if let Some((model, seed)) = st.c.video {
+        return video(client, st, model, seed).await;
+    }
     match st.c.transfer_bytes {
         None => bulk(client, st, schedule).await,
         Some(bytes) => transfers(client, st, bytes, schedule).await,
@@ -225,6 +246,13 @@ async fn connect(client: &Client, st: &State<'_>) -> Result<Connection, String> 
         return Err("s2n-quic did not take the connection's controller".into());
     }
     *st.current.borrow_mut() = st.handles.latest();
+    let (conn, streams) = conn.split();
+    if let Some(h) = st.current.borrow().as_ref().filter(|h| h.wants_feedback()) {
+        let (_, reports) = streams.split();
+        st.readers
+            .borrow_mut()
+            .push(tokio::spawn(read_reports(reports, h.clone())));
+    }
     // An intent posted between the build and now.
     if let (Some(i), Some(h)) = (st.intent.get(), st.current.borrow().as_ref()) {
         if Some(i) != intent {
@@ -232,6 +260,114 @@ async fn connect(client: &Client, st: &State<'_>) -> Result<Connection, String> 
         }
     }
     Ok(conn)
+}
+
+/// A video source: a frame every frame interval until the run is over, each frame's datagrams
+/// queued to leave within [`super::video::MEDIA_DEADLINE`] (`super::video`).
+async fn video(
+    client: &Client,
+    st: &State<'_>,
+    model: VideoModel,
+    seed: u64,
+) -> Result<(), String> {
+    use super::video::{frame_datagrams, shard_len, time_of, MEDIA_DEADLINE};
+    let conn = connect(client, st).await?;
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+    let len = shard_len(model.packet);
+    // GCC's probes: padding of a media packet's size when no media waits.
+    if let Some(h) = st.current.borrow().as_ref() {
+        let pad = polycc_quic::video_packet::padding(len + polycc_quic::video_packet::HEADER);
+        st.media.pad_with(h.clone(), pad.into());
+    }
+    let (mut sent, mut arrived) = (Vec::new(), Vec::new());
+    // Departures so far become the frames' first-sent times.
+    let record_departures = |sent: &mut Vec<(u64, std::time::Instant)>, arrived: &mut Vec<_>| {
+        st.media.drain(sent, arrived);
+        arrived.clear();
+        if let Some(v) = lock(&st.flow.video).as_mut() {
+            for (seg, at) in sent.drain(..) {
+                v.on_sent(seg, time_of(st.clock, at));
+            }
+        }
+    };
+    let ended = over(st);
+    tokio::pin!(ended);
+    let mut next = st.clock.now();
+    loop {
+        tokio::select! {
+            _ = &mut ended => break,
+            _ = sleep_until(st.clock, next) => {}
+        }
+        record_departures(&mut sent, &mut arrived);
+        let now = st.clock.now();
+        let media = st
+            .current
+            .borrow()
+            .as_ref()
+            .and_then(|h| h.snapshot().media);
+        let made = lock(&st.flow.video).as_mut().map(|v| {
+            let f = v.encode(
+                now,
+                media.map(|m| m.target_bitrate),
+                media.and_then(|m| m.competing),
+                &mut rng,
+            );
+            (v.frames.len() - 1, f)
+        });
+        let Some((index, frame)) = made else {
+            return Err("the video flow has no source".into());
+        };
+        let index = u32::try_from(index).map_err(|_| "more than 2^32 video frames".to_string())?;
+        // A frame scheduler (PIBES) hears of the frame before its first packet.
+        if let Some(h) = st.current.borrow().as_ref() {
+            h.post_frame(&polycc::FrameInfo {
+                index: u64::from(index),
+                packets: frame.packets,
+                bytes: frame.bytes,
+            });
+        }
+        let deadline = std::time::Instant::now() + MEDIA_DEADLINE;
+        for (i, d) in frame_datagrams(
+            index,
+            frame.first_seg,
+            frame.data_packets,
+            frame.packets,
+            len,
+        )?
+        .into_iter()
+        .enumerate()
+        {
+            st.media
+                .queue(frame.first_seg + i as u64, d.into(), deadline);
+        }
+        // Tells s2n there is something to send (a query that finds the sender wakes the
+        // connection).
+        let _ = conn.datagram_mut(|_: &mut MediaSender| ());
+        next += model.interval;
+        if let Some(e) = st.media.error() {
+            return Err(format!("the video connection ended: {e}"));
+        }
+    }
+    record_departures(&mut sent, &mut arrived);
+    st.flow.set_ended(st.clock.now().min(st.c.stop_at));
+    conn.close(0u32.into());
+    Ok(())
+}
+
+/// The readers of arrival reports: an error if one found a malformed report; those still
+/// reading (their connection is open until the runtime ends) are stopped.
+async fn feedback_verdict(st: &State<'_>) -> Result<(), String> {
+    let readers = std::mem::take(&mut *st.readers.borrow_mut());
+    for reader in readers {
+        if !reader.is_finished() {
+            reader.abort();
+            continue;
+        }
+        if let Ok(Err(e)) = reader.await {
+            return Err(e.to_string());
+        }
+    }
+    Ok(())
 }
 
 /// A bulk flow (or an on/off source, written in its on periods only): one stream written until
@@ -459,9 +595,15 @@ mod tests {
         }
         let read = repeated_checksum(&data, 3000);
         assert_eq!(check_prefix(&data, &sent, (3000, read)), Ok(()));
-        assert_eq!(check_prefix(&data, &sent, (0, Checksum::new().value())), Ok(()));
+        assert_eq!(
+            check_prefix(&data, &sent, (0, Checksum::new().value())),
+            Ok(())
+        );
         let wrong = check_prefix(&data, &sent, (3000, read ^ 1)).expect_err("a mismatch");
-        assert!(wrong.contains("3000 bytes") && wrong.contains("checksum"), "{wrong}");
+        assert!(
+            wrong.contains("3000 bytes") && wrong.contains("checksum"),
+            "{wrong}"
+        );
         let more = check_prefix(&data, &sent, (5000, read)).expect_err("more than was sent");
         assert!(more.contains("5000 bytes of a transfer of 4800"), "{more}");
     }

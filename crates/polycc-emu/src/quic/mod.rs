@@ -10,6 +10,11 @@
 //! is in. The receiver counts data bytes (goodput) as they arrive and records a transfer's
 //! completion when its trailer arrives.
 //!
+//! A controller that takes receiver timing (LEDBAT, GCC) gets it as over polycc's UDP
+//! transport: the server reports every packet's arrival on a unidirectional stream and the
+//! client posts the reports to the controller's handle (`polycc_quic::timing`); a malformed
+//! report fails the run.
+//!
 //! The controller is built as the simulator builds it (`new_controller`, seeded per
 //! connection) and handed to s2n by [`polycc_quic::Polycc::from_factory`]; later intents reach
 //! it through its [`polycc_quic::ControllerHandle`]. Its published snapshot (every 10 ms of
@@ -29,6 +34,7 @@
 
 pub mod client;
 pub mod server;
+pub mod video;
 
 use crate::clock::Clock;
 use crate::flow_state::Sample;
@@ -104,6 +110,11 @@ pub fn sample_of(s: &Snapshot) -> Sample {
     }
     if let Some(r) = st.delivery_rate {
         add("delivery_rate_mbps", r.as_mbps_f64());
+    }
+    if st.feedback_reports + st.feedback_unmatched > 0 {
+        // Receiver timing over QUIC (`polycc_quic::timing`): arrivals given to the controller.
+        add("feedback_arrivals", st.feedback_arrivals as f64);
+        add("feedback_unmatched", st.feedback_unmatched as f64);
     }
     add("acked_bytes", st.acked_bytes as f64);
     add("lost_packets", st.lost_packets as f64);

@@ -1,16 +1,21 @@
 //! The receiving end of a QUIC flow: an s2n-quic server on the flow's socket that reads each
 //! stream as one transfer, counts its data bytes as they arrive (goodput), records the
-//! transfer complete when its trailer arrives, and answers with the checksum's verdict.
+//! transfer complete when its trailer arrives, and answers with the checksum's verdict. For a
+//! controller that takes receiver timing it also reports every packet's arrival
+//! ([`polycc_quic::timing::send_reports`]).
 
 use super::{io, limits, VERIFY_GRACE};
 use crate::clock::Clock;
 use crate::flow_state::{lock, FlowShared};
 use bytes::Bytes;
 use futures_util::stream::{FuturesUnordered, StreamExt};
+use polycc_quic::media_datagrams::{MediaChannel, MediaDatagrams};
 use polycc_quic::s2n_quic::provider::io::tokio::Builder as IoBuilder;
 use polycc_quic::s2n_quic::provider::tls::rustls;
 use polycc_quic::s2n_quic::{Connection, Server};
+use polycc_quic::timing::send_reports;
 use polycc_quic::transfer::Receiver;
+use polycc_quic::TimingEvents;
 use std::cell::Cell;
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,9 +29,25 @@ struct Served<'a> {
     clock: &'a Clock,
     /// Sized and web flows: bytes of each transfer.
     transfer: Option<u64>,
+    /// Report arrivals to the sender (its controller wants feedback).
+    report_arrivals: bool,
+    /// A video flow: its frames come as datagrams (`super::video`).
+    video: bool,
+    media: MediaChannel,
     /// Data bytes of the transfers received in full so far.
     completed: Cell<u64>,
     stop: &'a AtomicBool,
+}
+
+/// What a flow's server receives.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Receives {
+    /// Sized and web flows: bytes of each transfer.
+    pub transfer: Option<u64>,
+    /// Report arrivals to the sender (its controller wants feedback).
+    pub report_arrivals: bool,
+    /// A video flow: frames as datagrams.
+    pub video: bool,
 }
 
 /// Serves one flow (on a thread in the receiving namespace) until `stop`, and then while a
@@ -35,7 +56,11 @@ struct Served<'a> {
 pub fn run_server(
     sock: UdpSocket,
     tls: rustls::Server,
-    transfer: Option<u64>,
+    Receives {
+        transfer,
+        report_arrivals,
+        video,
+    }: Receives,
     flow: &FlowShared,
     clock: &Clock,
     stop: &AtomicBool,
@@ -48,6 +73,9 @@ pub fn run_server(
         flow,
         clock,
         transfer,
+        report_arrivals,
+        video,
+        media: MediaChannel::default(),
         completed: Cell::new(0),
         stop,
     };
@@ -68,6 +96,14 @@ async fn serve(sock: UdpSocket, tls: rustls::Server, s: &Served<'_>) -> Result<(
         .with_io(io)
         .map_err(|e| failed(&e))?
         .with_limits(limits()?)
+        .map_err(|e| failed(&e))?
+        .with_event(if s.report_arrivals {
+            TimingEvents::receiver()
+        } else {
+            TimingEvents::sender()
+        })
+        .map_err(|e| failed(&e))?
+        .with_datagram(MediaDatagrams::new(s.media.clone()))
         .map_err(|e| failed(&e))?
         .start()
         .map_err(|e| failed(&e))?;
@@ -91,10 +127,63 @@ async fn serve(sock: UdpSocket, tls: rustls::Server, s: &Served<'_>) -> Result<(
     }
 }
 
-/// One connection: its streams in turn, each a transfer, until the peer closes it. An
-/// error is returned only for a transfer that arrived whole and failed its checksum; a
-/// connection cut short (the run's end) is not an error.
-async fn connection(mut conn: Connection, s: &Served<'_>) -> Result<(), String> {
+/// One connection: its streams in turn, and its arrival reports when asked.
+async fn connection(conn: Connection, s: &Served<'_>) -> Result<(), String> {
+    let handle = conn.handle();
+    let reports = async move {
+        if s.report_arrivals {
+            send_reports(handle).await;
+        }
+        std::future::pending::<()>().await
+    };
+    let frames = async {
+        if s.video {
+            receive_video(s).await
+        } else {
+            std::future::pending().await
+        }
+    };
+    tokio::select! {
+        r = transfers(conn, s) => r,
+        _ = reports => Ok(()),
+        r = frames => r,
+    }
+}
+
+/// A video flow's datagrams as they arrive: each new shard counted (goodput, the source's
+/// records) and each frame recovered and checked once any k of its shards are in; until the
+/// connection ends. An error for a datagram that is not the flow's or a frame that does not
+/// recover to what was sent.
+async fn receive_video(s: &Served<'_>) -> Result<(), String> {
+    let mut frames = super::video::FrameAssembler::default();
+    let (mut sent, mut arrived) = (Vec::new(), Vec::new());
+    loop {
+        s.media.arrival().await;
+        s.media.drain(&mut sent, &mut arrived);
+        sent.clear();
+        if arrived.is_empty() && s.media.error().is_some() {
+            return Ok(());
+        }
+        let mut video = lock(&s.flow.video);
+        for (d, at) in arrived.drain(..) {
+            let Some(seg) = frames
+                .on_datagram(&d)
+                .map_err(|e| format!("QUIC video receiver: {e}"))?
+            else {
+                continue;
+            };
+            s.flow.add_received(d.len() as u64);
+            if let Some(v) = video.as_mut() {
+                v.on_arrival(seg, super::video::time_of(s.clock, at));
+            }
+        }
+    }
+}
+
+/// A connection's streams in turn, each a transfer, until the peer closes it. An error is
+/// returned only for a transfer that arrived whole and failed its checksum; a connection cut
+/// short (the run's end) is not an error.
+async fn transfers(mut conn: Connection, s: &Served<'_>) -> Result<(), String> {
     while let Ok(Some(mut stream)) = conn.accept_bidirectional_stream().await {
         let mut rx = Receiver::new();
         let mut counted = 0;

@@ -19,7 +19,7 @@ pub mod segset;
 mod send_jitter;
 mod sender;
 pub use sender::DEFAULT_RWND;
-mod video;
+pub mod video;
 
 use crate::output::{RunOutput, Table};
 use crate::scenario::{FlowModel, Model, Traffic};
@@ -41,7 +41,7 @@ use sender::{Poll, Sender, Transfer, NO_SEGMENT};
 use std::sync::Arc;
 use video::VideoSource;
 
-pub use recorder::{mean_p95, percentiles, Accounting};
+pub use recorder::{frames_table_of, mean_p95, percentiles, video_summary, Accounting, VideoStats};
 
 /// The engine's timers of a reliable flow's sender.
 #[derive(Default)]

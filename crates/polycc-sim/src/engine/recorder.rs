@@ -384,15 +384,17 @@ pub fn mean_p95(h: &DelayHistogram, sum_ns: u128, count: u64) -> MeanP95 {
     }
 }
 
-struct VideoStats {
-    delay_ms: Percentiles,
-    sent: u64,
-    lost: u64,
-    competing: Option<f64>,
+/// A video flow's frame statistics over its settled frames (the summary's `frame_delay_ms`,
+/// `frames_sent`, `frames_lost`, `competing_detected_fraction`).
+pub struct VideoStats {
+    pub delay_ms: Percentiles,
+    pub sent: u64,
+    pub lost: u64,
+    pub competing: Option<f64>,
 }
 
 /// Exact percentiles (nearest rank) of a flow's frame delays; frames are few.
-fn video_summary(v: &VideoSource, end: Time) -> VideoStats {
+pub fn video_summary(v: &VideoSource, end: Time) -> VideoStats {
     let mut delays: Vec<f64> = Vec::new();
     let (mut sent, mut lost, mut flagged, mut flag_known) = (0u64, 0u64, 0u64, 0u64);
     for f in v.settled(end) {
@@ -432,6 +434,20 @@ fn video_summary(v: &VideoSource, end: Time) -> VideoStats {
 
 /// The per-frame table of every video flow.
 pub(super) fn frames_table(flows: &[Flow], end: Time) -> Table {
+    frames_table_of(
+        flows
+            .iter()
+            .filter_map(|fl| Some((fl.model.id.as_str(), fl.video.as_deref()?))),
+        end,
+    )
+}
+
+/// The per-frame table of video sources given with their flows' ids (the simulator's and the
+/// emulator's).
+pub fn frames_table_of<'a>(
+    sources: impl IntoIterator<Item = (&'a str, &'a VideoSource)>,
+    end: Time,
+) -> Table {
     let names = [
         "frame",
         "generated_s",
@@ -450,10 +466,9 @@ pub(super) fn frames_table(flows: &[Flow], end: Time) -> Table {
     let mut ids = Vec::new();
     let mut cols: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
     let cut = end.as_secs_f64() - super::video::SETTLE_GRACE_S;
-    for fl in flows {
-        let Some(v) = fl.video.as_ref() else { continue };
+    for (id, v) in sources {
         for (k, f) in v.frames.iter().enumerate() {
-            ids.push(fl.model.id.clone());
+            ids.push(id.to_string());
             let secs = |t: Option<Time>| t.map(|t| t.as_secs_f64());
             let row = [
                 Some(k as f64),

@@ -18,6 +18,9 @@
 //! and only those counts matter in a simulator, so no coding is done. m is the share
 //! fec / (1 + fec) of the frame's packets, rounded (a frame of 11 packets at 10 % FEC has 1
 //! repair packet; one of 4 has none).
+//!
+//! The emulated testbed's QUIC flows use this source as it is (its encoder, segment numbering
+//! and records), with real Reed-Solomon coding of the same k and m (`polycc_quic::fec`).
 
 use crate::scenario::VideoModel;
 use polycc::units::{Rate, Time};
