@@ -393,8 +393,12 @@ stop = "1.5s"
         "{seen:?}"
     );
     assert!(seen.iter().any(|(t, n)| *t > 2.0 && *n == 1), "{seen:?}");
-    // The staying flow's controller goes on and takes the link.
-    assert!(stays_late / 20.0 > 0.8, "{stays_late}");
+    // The staying flow's controller goes on and grows past the half it had while sharing (on
+    // the fallback, 10 packets per 40 ms, it would get 2.9 Mbit/s). How far within 1.5 s
+    // depends on CUBIC's epoch: after a reduction just before the other flow left, its window
+    // takes K = (W_max·(1 − β)/C)^(1/3), about 3 s here, to regain W_max; 16.3 and 20.0 Mbit/s
+    // were both seen.
+    assert!(stays_late / 20.0 > 0.65, "{stays_late}");
 }
 
 #[test]
