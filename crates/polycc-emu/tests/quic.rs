@@ -311,10 +311,23 @@ traffic = { kind = "on_off", on = "500ms", off = "500ms", periods = "fixed" }
         if (0.65..0.95).contains(&phase) {
             assert!(g[k] < 0.5, "off bin at {} s: {} Mbit/s", t[k], g[k]);
         }
-        // On again after the first second: the window carries over, the link fills.
-        if t[k] >= 1.0 && (0.15..0.45).contains(&phase) {
-            assert!(g[k] > 8.0, "on bin at {} s: {} Mbit/s", t[k], g[k]);
-        }
+    }
+    // On again after the first second: the window carries over, the link fills. Judged per on
+    // period, not per 100-ms bin: a receiver the machine's scheduler holds back for a moment moves
+    // bytes from one bin to the next (4.0 then 30.5 Mbit/s on this 20 Mbit/s link, seen in CI).
+    for second in 1..4 {
+        let on: Vec<f64> = (0..t.len())
+            .filter(|&k| {
+                let phase = t[k] - second as f64;
+                (0.15..0.45).contains(&phase)
+            })
+            .map(|k| g[k])
+            .collect();
+        let mean = on.iter().sum::<f64>() / on.len().max(1) as f64;
+        assert!(
+            on.len() >= 2 && mean > 10.0,
+            "on period from {second} s: bins {on:?}"
+        );
     }
 }
 
