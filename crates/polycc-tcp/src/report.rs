@@ -116,6 +116,10 @@ pub struct Report {
     /// clock: `CLOCK_MONOTONIC`), ns; 0 before any delivery. RACK marks lost only packets sent
     /// before it, so it bounds the send times of this ACK's losses.
     pub rack_sent_ns: u64,
+    /// Segments retransmitted over the connection's life (`tp->total_retrans`).
+    pub retrans_total: u32,
+    /// Retransmitted segments in flight (`tp->retrans_out`).
+    pub retrans_out: u32,
 }
 
 /// `TCP_CA_Recovery` (`include/net/tcp.h`): fast recovery after losses marked by SACK / RACK,
@@ -130,7 +134,7 @@ pub const TCP_CA_LOSS: u32 = 4;
 
 impl Report {
     /// Bytes of `struct report`.
-    pub const SIZE: usize = 120;
+    pub const SIZE: usize = 128;
 
     /// A report from its bytes; `None` when they are not one.
     pub fn from_bytes(b: &[u8]) -> Option<Report> {
@@ -175,6 +179,8 @@ impl Report {
             ca_state: u32_at(104),
             paced: u32_at(108) != 0,
             rack_sent_ns: u64_at(112).saturating_mul(1000),
+            retrans_total: u32_at(120),
+            retrans_out: u32_at(124),
         })
     }
 }
@@ -205,6 +211,8 @@ mod tests {
         put(112, &6_500u64.to_ne_bytes());
         put(88, &6_000_000u64.to_ne_bytes());
         put(104, &4u32.to_ne_bytes());
+        put(120, &9u32.to_ne_bytes());
+        put(124, &2u32.to_ne_bytes());
         let r = Report::from_bytes(&b).expect("a report's size");
         assert_eq!(r.now_ns, 7_000_000);
         assert_eq!(r.key, FlowKey(40000 << 16 | 20000));
@@ -220,6 +228,7 @@ mod tests {
             r.rack_sent_ns, 6_500_000,
             "µs on the wire, ns in the report"
         );
+        assert_eq!((r.retrans_total, r.retrans_out), (9, 2));
         assert_eq!(Report::from_bytes(&b[..Report::SIZE - 1]), None);
         put_at(&mut b, 12, &(-1i32).to_ne_bytes());
         assert_eq!(Report::from_bytes(&b).map(|r| r.rtt_us), Some(None));

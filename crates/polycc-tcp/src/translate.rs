@@ -17,9 +17,12 @@
 //! - **approximate: sends**. The kernel does not report each send; the bytes sent since the
 //!   previous report (`tp->bytes_sent`, retransmissions included) become packets of one MSS,
 //!   their send times spread evenly between the two reports, and given to
-//!   [`CongestionControl::on_sent`] before the ACK's events. None is marked a retransmission.
-//!   PCC's monitor intervals therefore see the right number of packets and bytes per interval,
-//!   with send times off by at most the time between two ACKs.
+//!   [`CongestionControl::on_sent`] before the ACK's events; the first of them are marked
+//!   retransmissions, as many as `tp->total_retrans` grew. PCC's monitor intervals therefore
+//!   see the right number of packets and bytes per interval, with send times off by at most
+//!   the time between two ACKs.
+//! - **approximate: which losses were retransmissions** (see `Translator::losses`): while the
+//!   kernel stays in one recovery episode, losses up to the retransmissions in flight.
 //! - **approximate: packet numbers and per-packet outcomes** ([`AckEvent::largest_acked`],
 //!   [`LossEvent::largest_lost_pn`], [`CongestionControl::on_packet_acked`] / `lost`): the
 //!   ledger attributes losses and then deliveries to its oldest packets, which is TCP's order
@@ -63,6 +66,8 @@ struct Pkt {
     pn: u64,
     bytes: Bytes,
     sent: Time,
+    /// Counted among the kernel's retransmissions (`tp->total_retrans`).
+    retx: bool,
 }
 
 /// What the translator last saw of the socket (the counters are cumulative in the kernel).
@@ -71,6 +76,8 @@ struct Seen {
     at: Option<Time>,
     bytes_sent: u64,
     lost_total: u32,
+    retrans_total: u32,
+    retrans_out: u32,
     delivered_ce: u32,
     in_flight: Bytes,
     ca_state: u32,
@@ -85,6 +92,8 @@ pub struct Translator {
     next_pn: u64,
     carry: Bytes,
     ledger: VecDeque<Pkt>,
+    /// The latest synthetic retransmission's packet number.
+    last_retx_pn: Option<u64>,
     seen: Seen,
     ce_marks: u64,
 }
@@ -105,6 +114,7 @@ impl Translator {
             next_pn: 0,
             carry: 0,
             ledger: VecDeque::new(),
+            last_retx_pn: None,
             seen: Seen::default(),
             ce_marks: 0,
         }
@@ -189,6 +199,8 @@ impl Translator {
             at: Some(now),
             bytes_sent: r.bytes_sent,
             lost_total: r.lost_total,
+            retrans_total: r.retrans_total,
+            retrans_out: r.retrans_out,
             delivered_ce: r.delivered_ce,
             in_flight: Bytes::from(r.in_flight) * mss,
             ca_state: r.ca_state,
@@ -223,15 +235,23 @@ impl Translator {
         let from = self.seen.at.unwrap_or(now);
         let span = now.saturating_since(from).0;
         let mut in_flight = self.seen.in_flight;
+        // Retransmissions go first: Linux sends them before new data at an ACK
+        // (`tcp_xmit_recovery`).
+        let retx = u64::from(r.retrans_total.wrapping_sub(self.seen.retrans_total));
         for k in 1..=n {
             let at = Time(from.0 + span * k / n);
             let pn = self.next_pn;
+            let is_retransmission = k <= retx;
             self.next_pn += 1;
             in_flight += self.mss;
+            if is_retransmission {
+                self.last_retx_pn = Some(pn);
+            }
             self.ledger.push_back(Pkt {
                 pn,
                 bytes: self.mss,
                 sent: at,
+                retx: is_retransmission,
             });
             self.cc.on_sent(
                 at,
@@ -239,14 +259,25 @@ impl Translator {
                     pn,
                     bytes: self.mss,
                     in_flight,
-                    is_retransmission: false,
+                    is_retransmission,
                     app_limited: r.app_limited,
                 },
             );
         }
     }
 
-    /// `rack`: the kernel's bound on the lost packets' send times.
+    /// This report's losses, as up to two [`LossEvent`]s: first those read as retransmissions
+    /// lost again, then the others.
+    ///
+    /// The kernel's counters cannot tell a lost retransmission from new data lost (a
+    /// retransmission lost and another delivered reads as new data lost, in every counter), and
+    /// this kernel refuses the fentry programs that could watch `tcp_mark_skb_lost`. So while
+    /// the kernel stays in one recovery episode, losses up to the retransmissions that were in
+    /// flight are read as lost retransmissions: TCP's recovery (which the kernel's own
+    /// controllers follow) answers neither with a new reduction before the episode ends, and a
+    /// controller whose recovery spans its retransmissions then does the same. The events'
+    /// send times stay bounded by `rack` (the kernel's send time of the latest delivery), so
+    /// for RFC 9002's rule, where a retransmission's loss is a new event, nothing changes.
     fn losses(
         &mut self,
         r: &Report,
@@ -256,9 +287,53 @@ impl Translator {
         prior: Bytes,
         rack: Option<Time>,
     ) {
-        let mut largest = None;
-        for _ in 0..lost {
-            let Some(p) = self.ledger.pop_front() else {
+        let same_episode = recovering(self.seen.ca_state) && recovering(r.ca_state);
+        let retx_in_flight = self
+            .seen
+            .retrans_out
+            .saturating_add(r.retrans_total.wrapping_sub(self.seen.retrans_total));
+        let lost_retx = if same_episode {
+            lost.min(retx_in_flight)
+        } else {
+            0
+        };
+        let lost_new = lost - lost_retx;
+        let bound = |p: Pkt| p.sent.min(rack.unwrap_or(now));
+        let mut in_flight = prior;
+        if lost_retx > 0 {
+            let taken = self.take_lost(lost_retx, true, now);
+            // The event names a retransmission the controller saw sent (the ledger's may have
+            // been consumed by deliveries): controllers whose recovery spans retransmissions
+            // tell this loss from a new event by it.
+            let pn = taken
+                .filter(|p| p.retx)
+                .map(|p| p.pn)
+                .or(self.last_retx_pn)
+                .or(taken.map(|p| p.pn));
+            in_flight = in_flight.saturating_sub(Bytes::from(lost_retx) * self.mss);
+            let persistent = entered_loss && lost_new == 0;
+            let sent = taken.map(bound);
+            self.loss_event(r, now, lost_retx, pn, sent, persistent, in_flight);
+        }
+        if lost_new > 0 {
+            let taken = self.take_lost(lost_new, false, now);
+            in_flight = in_flight.saturating_sub(Bytes::from(lost_new) * self.mss);
+            let (pn, sent) = (taken.map(|p| p.pn), taken.map(bound));
+            self.loss_event(r, now, lost_new, pn, sent, entered_loss, in_flight);
+        }
+    }
+
+    /// Takes `n` lost packets from the ledger, the oldest retransmissions (`retx`) or the oldest
+    /// other packets, else the oldest of any kind, reporting each to a controller that wants
+    /// packet detail. Returns the latest taken.
+    fn take_lost(&mut self, n: u32, retx: bool, now: Time) -> Option<Pkt> {
+        let mut latest = None;
+        let mut from = 0;
+        for _ in 0..n {
+            while from < self.ledger.len() && self.ledger[from].retx != retx {
+                from += 1;
+            }
+            let Some(p) = self.ledger.remove(from).or_else(|| self.ledger.pop_front()) else {
                 break;
             };
             if self.detail {
@@ -272,18 +347,31 @@ impl Translator {
                     },
                 );
             }
-            largest = Some(p);
+            latest = Some(p);
         }
-        let lost_bytes = Bytes::from(lost) * self.mss;
+        latest
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn loss_event(
+        &mut self,
+        r: &Report,
+        now: Time,
+        packets: u32,
+        largest_pn: Option<u64>,
+        largest_sent: Option<Time>,
+        persistent_congestion: bool,
+        in_flight: Bytes,
+    ) {
         self.cc.on_loss(
             now,
             &LossEvent {
-                lost_bytes,
-                lost_packets: lost,
-                largest_lost_pn: largest.map_or(self.next_pn.saturating_sub(1), |p| p.pn),
-                largest_lost_sent_time: largest.map_or(now, |p| p.sent).min(rack.unwrap_or(now)),
-                persistent_congestion: entered_loss,
-                in_flight: prior.saturating_sub(lost_bytes),
+                lost_bytes: Bytes::from(packets) * self.mss,
+                lost_packets: packets,
+                largest_lost_pn: largest_pn.unwrap_or(self.next_pn.saturating_sub(1)),
+                largest_lost_sent_time: largest_sent.unwrap_or(now),
+                persistent_congestion,
+                in_flight,
                 mss: Bytes::from(r.mss).max(1),
             },
         );
@@ -394,12 +482,18 @@ pub(crate) mod tests {
             ca_state: 0,
             paced: false,
             rack_sent_ns: 0,
+            retrans_total: 0,
+            retrans_out: 0,
         }
     }
 
     fn translator(name: &str) -> Translator {
+        with_spec(&CcSpec::named(name))
+    }
+
+    fn with_spec(spec: &CcSpec) -> Translator {
         let cc = Registry::standard()
-            .build(&CcSpec::named(name), &CcContext::new(Bytes::from(MSS)))
+            .build(spec, &CcContext::new(Bytes::from(MSS)))
             .expect("standard controller");
         Translator::new(cc, Bytes::from(MSS))
     }
@@ -526,6 +620,102 @@ pub(crate) mod tests {
             (second as f64 / first as f64 - 0.7).abs() < 0.05,
             "{first} -> {second}"
         );
+    }
+
+    /// `t` fed twenty packets and ten acknowledged at 40 ms, a loss found at 41 ms (the kernel
+    /// enters recovery), three retransmissions sent by 50 ms; then, at 95 ms, with the kernel
+    /// still in recovery, one more loss while a retransmission fewer is in flight (the kernel's
+    /// latest delivery was sent at 48 ms, after the retransmissions). Its slow-start threshold
+    /// after the first reduction and after the second loss.
+    fn a_lost_retransmission(mut t: Translator) -> (f64, f64, Translator) {
+        let mut r = report(40);
+        r.bytes_sent = 20 * u64::from(MSS);
+        r.acked_sacked = 10;
+        r.prior_in_flight = 20;
+        r.in_flight = 10;
+        t.on_report(&r);
+        let mut r = report(41);
+        r.bytes_sent = 20 * u64::from(MSS);
+        r.lost_total = 1;
+        r.prior_in_flight = 10;
+        r.in_flight = 9;
+        r.ca_state = TCP_CA_RECOVERY;
+        r.rack_sent_ns = 30_000_000;
+        t.on_report(&r);
+        let first = ssthresh(&t);
+        let mut r = report(50);
+        r.bytes_sent = 23 * u64::from(MSS);
+        r.retrans_total = 3;
+        r.retrans_out = 3;
+        r.lost_total = 1;
+        r.acked_sacked = 1;
+        r.prior_in_flight = 12;
+        r.in_flight = 11;
+        r.ca_state = TCP_CA_RECOVERY;
+        r.rack_sent_ns = 30_000_000;
+        t.on_report(&r);
+        assert_eq!(t.ledger.iter().filter(|p| p.retx).count(), 3);
+        let mut r = report(95);
+        r.bytes_sent = 23 * u64::from(MSS);
+        r.retrans_total = 3;
+        r.retrans_out = 2;
+        r.lost_total = 2;
+        r.acked_sacked = 1;
+        r.prior_in_flight = 11;
+        r.in_flight = 9;
+        r.ca_state = TCP_CA_RECOVERY;
+        r.rack_sent_ns = 48_000_000;
+        t.on_report(&r);
+        (first, ssthresh(&t), t)
+    }
+
+    fn ssthresh(t: &Translator) -> f64 {
+        let telemetry = t.telemetry();
+        let entry = telemetry.entries().iter().find(|e| e.0 == "ssthresh_bytes");
+        entry.expect("a Reno-family window").1
+    }
+
+    #[test]
+    fn a_loss_within_the_kernels_recovery_is_a_lost_retransmission_for_tcp_not_for_rfc_9002() {
+        // Linux's CUBIC model: the recovery period spans its retransmissions.
+        let linux = polycc_sim::scenario::linux_stack::controller("cubic").expect("modelled");
+        let (first, second, mut t) = a_lost_retransmission(with_spec(&linux));
+        assert_eq!(
+            second, first,
+            "the loss of a retransmission is not a new event"
+        );
+        assert_eq!(
+            t.ledger.iter().filter(|p| p.retx).count(),
+            2,
+            "the lost retransmission left the ledger"
+        );
+        // The kernel's episode ends; a loss of data sent after it (bounded by a delivery sent
+        // at 100 ms) starts a new one, and is a new event.
+        let mut r = report(110);
+        r.bytes_sent = 30 * u64::from(MSS);
+        r.retrans_total = 3;
+        r.lost_total = 2;
+        r.acked_sacked = 7;
+        r.prior_in_flight = 16;
+        r.in_flight = 9;
+        r.rack_sent_ns = 60_000_000;
+        t.on_report(&r);
+        let mut r = report(150);
+        r.bytes_sent = 30 * u64::from(MSS);
+        r.retrans_total = 3;
+        r.lost_total = 3;
+        r.acked_sacked = 1;
+        r.prior_in_flight = 10;
+        r.in_flight = 8;
+        r.ca_state = TCP_CA_RECOVERY;
+        r.rack_sent_ns = 100_000_000;
+        t.on_report(&r);
+        let third = ssthresh(&t);
+        assert!(third < 0.9 * second, "{second} -> {third}");
+        // polycc's default CUBIC follows RFC 9002: a retransmission is a packet sent after the
+        // reduction, and its loss a new event.
+        let (first, second, _) = a_lost_retransmission(translator("cubic"));
+        assert!(second < 0.9 * first, "{first} -> {second}");
     }
 
     #[test]

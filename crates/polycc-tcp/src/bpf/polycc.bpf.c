@@ -101,6 +101,8 @@ struct report {
 	__u32 ca_state;      /* TCP_CA_Open .. TCP_CA_Loss */
 	__u32 pacing_status;
 	__u64 rack_sent_us;  /* send time of the most recently delivered packet (tp->rack.mstamp) */
+	__u32 retrans_total; /* segments retransmitted over the connection's life (tp->total_retrans) */
+	__u32 retrans_out;   /* retransmitted segments in flight (tp->retrans_out) */
 };
 
 /* 1 MiB: 9 000 reports, several round trips of ACKs at 100 Mbit/s even if user space stalls. */
@@ -290,6 +292,8 @@ void BPF_PROG(polycc_cong_control, struct sock *sk, __u32 ack, int flag, const s
 	r->ca_state = icsk->icsk_ca_state;
 	r->pacing_status = sk->sk_pacing_status;
 	r->rack_sent_us = tp->rack.mstamp;
+	r->retrans_total = tp->total_retrans;
+	r->retrans_out = tp->retrans_out;
 	bpf_ringbuf_submit(r, 0);
 }
 
