@@ -66,8 +66,6 @@ struct Pkt {
     pn: u64,
     bytes: Bytes,
     sent: Time,
-    /// Counted among the kernel's retransmissions (`tp->total_retrans`).
-    retx: bool,
 }
 
 /// What the translator last saw of the socket (the counters are cumulative in the kernel).
@@ -251,7 +249,6 @@ impl Translator {
                 pn,
                 bytes: self.mss,
                 sent: at,
-                retx: is_retransmission,
             });
             self.cc.on_sent(
                 at,
@@ -301,39 +298,31 @@ impl Translator {
         let bound = |p: Pkt| p.sent.min(rack.unwrap_or(now));
         let mut in_flight = prior;
         if lost_retx > 0 {
-            let taken = self.take_lost(lost_retx, true, now);
-            // The event names a retransmission the controller saw sent (the ledger's may have
-            // been consumed by deliveries): controllers whose recovery spans retransmissions
-            // tell this loss from a new event by it.
-            let pn = taken
-                .filter(|p| p.retx)
-                .map(|p| p.pn)
-                .or(self.last_retx_pn)
-                .or(taken.map(|p| p.pn));
+            let taken = self.take_lost(lost_retx, now);
+            // The event names the latest retransmission the controller saw sent: controllers
+            // whose recovery spans retransmissions tell this loss from a new event by it. The
+            // ledger keeps attributing losses to its oldest packets, whose numbers count the
+            // rounds of controllers such as BBR.
+            let pn = self.last_retx_pn.or(taken.map(|p| p.pn));
             in_flight = in_flight.saturating_sub(Bytes::from(lost_retx) * self.mss);
             let persistent = entered_loss && lost_new == 0;
             let sent = taken.map(bound);
             self.loss_event(r, now, lost_retx, pn, sent, persistent, in_flight);
         }
         if lost_new > 0 {
-            let taken = self.take_lost(lost_new, false, now);
+            let taken = self.take_lost(lost_new, now);
             in_flight = in_flight.saturating_sub(Bytes::from(lost_new) * self.mss);
             let (pn, sent) = (taken.map(|p| p.pn), taken.map(bound));
             self.loss_event(r, now, lost_new, pn, sent, entered_loss, in_flight);
         }
     }
 
-    /// Takes `n` lost packets from the ledger, the oldest retransmissions (`retx`) or the oldest
-    /// other packets, else the oldest of any kind, reporting each to a controller that wants
-    /// packet detail. Returns the latest taken.
-    fn take_lost(&mut self, n: u32, retx: bool, now: Time) -> Option<Pkt> {
+    /// Takes `n` lost packets from the ledger, its oldest, reporting each to a controller that
+    /// wants packet detail. Returns the latest taken.
+    fn take_lost(&mut self, n: u32, now: Time) -> Option<Pkt> {
         let mut latest = None;
-        let mut from = 0;
         for _ in 0..n {
-            while from < self.ledger.len() && self.ledger[from].retx != retx {
-                from += 1;
-            }
-            let Some(p) = self.ledger.remove(from).or_else(|| self.ledger.pop_front()) else {
+            let Some(p) = self.ledger.pop_front() else {
                 break;
             };
             if self.detail {
@@ -623,11 +612,12 @@ pub(crate) mod tests {
     }
 
     /// `t` fed twenty packets and ten acknowledged at 40 ms, a loss found at 41 ms (the kernel
-    /// enters recovery), three retransmissions sent by 50 ms; then, at 95 ms, with the kernel
-    /// still in recovery, one more loss while a retransmission fewer is in flight (the kernel's
-    /// latest delivery was sent at 48 ms, after the retransmissions). Its slow-start threshold
-    /// after the first reduction and after the second loss.
-    fn a_lost_retransmission(mut t: Translator) -> (f64, f64, Translator) {
+    /// enters recovery), three retransmissions sent and the rest acknowledged by 50 ms; then,
+    /// at 95 ms, with the kernel still in recovery, one more loss (the kernel's latest delivery
+    /// was sent at 48 ms, after the retransmissions). `counted`: the reports carry the kernel's
+    /// retransmission counters. Its slow-start threshold after the first reduction and after
+    /// the second loss.
+    fn a_lost_retransmission(mut t: Translator, counted: bool) -> (f64, f64, Translator) {
         let mut r = report(40);
         r.bytes_sent = 20 * u64::from(MSS);
         r.acked_sacked = 10;
@@ -645,24 +635,23 @@ pub(crate) mod tests {
         let first = ssthresh(&t);
         let mut r = report(50);
         r.bytes_sent = 23 * u64::from(MSS);
-        r.retrans_total = 3;
-        r.retrans_out = 3;
+        r.retrans_total = if counted { 3 } else { 0 };
+        r.retrans_out = r.retrans_total;
         r.lost_total = 1;
-        r.acked_sacked = 1;
+        r.acked_sacked = 9;
         r.prior_in_flight = 12;
-        r.in_flight = 11;
+        r.in_flight = 3;
         r.ca_state = TCP_CA_RECOVERY;
-        r.rack_sent_ns = 30_000_000;
+        r.rack_sent_ns = 38_000_000;
         t.on_report(&r);
-        assert_eq!(t.ledger.iter().filter(|p| p.retx).count(), 3);
         let mut r = report(95);
         r.bytes_sent = 23 * u64::from(MSS);
-        r.retrans_total = 3;
-        r.retrans_out = 2;
+        r.retrans_total = if counted { 3 } else { 0 };
+        r.retrans_out = r.retrans_total.saturating_sub(1);
         r.lost_total = 2;
         r.acked_sacked = 1;
-        r.prior_in_flight = 11;
-        r.in_flight = 9;
+        r.prior_in_flight = 3;
+        r.in_flight = 1;
         r.ca_state = TCP_CA_RECOVERY;
         r.rack_sent_ns = 48_000_000;
         t.on_report(&r);
@@ -676,45 +665,22 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_loss_within_the_kernels_recovery_is_a_lost_retransmission_for_tcp_not_for_rfc_9002() {
+    fn a_loss_in_the_kernels_recovery_with_retransmissions_in_flight_is_no_new_event_for_tcp() {
         // Linux's CUBIC model: the recovery period spans its retransmissions.
         let linux = polycc_sim::scenario::linux_stack::controller("cubic").expect("modelled");
-        let (first, second, mut t) = a_lost_retransmission(with_spec(&linux));
+        let (first, second, t) = a_lost_retransmission(with_spec(&linux), true);
+        assert_eq!(t.last_retx_pn, Some(22), "pn 20 to 22 are retransmissions");
         assert_eq!(
             second, first,
             "the loss of a retransmission is not a new event"
         );
-        assert_eq!(
-            t.ledger.iter().filter(|p| p.retx).count(),
-            2,
-            "the lost retransmission left the ledger"
-        );
-        // The kernel's episode ends; a loss of data sent after it (bounded by a delivery sent
-        // at 100 ms) starts a new one, and is a new event.
-        let mut r = report(110);
-        r.bytes_sent = 30 * u64::from(MSS);
-        r.retrans_total = 3;
-        r.lost_total = 2;
-        r.acked_sacked = 7;
-        r.prior_in_flight = 16;
-        r.in_flight = 9;
-        r.rack_sent_ns = 60_000_000;
-        t.on_report(&r);
-        let mut r = report(150);
-        r.bytes_sent = 30 * u64::from(MSS);
-        r.retrans_total = 3;
-        r.lost_total = 3;
-        r.acked_sacked = 1;
-        r.prior_in_flight = 10;
-        r.in_flight = 8;
-        r.ca_state = TCP_CA_RECOVERY;
-        r.rack_sent_ns = 100_000_000;
-        t.on_report(&r);
-        let third = ssthresh(&t);
-        assert!(third < 0.9 * second, "{second} -> {third}");
+        // Without the kernel's counters the same loss, of a packet sent after the reduction,
+        // reduces again.
+        let (first, second, _) = a_lost_retransmission(with_spec(&linux), false);
+        assert!(second < 0.9 * first, "{first} -> {second}");
         // polycc's default CUBIC follows RFC 9002: a retransmission is a packet sent after the
         // reduction, and its loss a new event.
-        let (first, second, _) = a_lost_retransmission(translator("cubic"));
+        let (first, second, _) = a_lost_retransmission(translator("cubic"), true);
         assert!(second < 0.9 * first, "{first} -> {second}");
     }
 

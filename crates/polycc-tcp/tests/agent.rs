@@ -192,31 +192,30 @@ fn long_path(cca: &str, stack: &str) -> Model {
     single(cca, stack, "80ms", "5s")
 }
 
-#[test]
-fn polycc_cubic_with_the_kernels_parameters_keeps_the_kernel_cubics_queue() {
-    let Some(_one) =
-        available("polycc_cubic_with_the_kernels_parameters_keeps_the_kernel_cubics_queue")
-    else {
-        return;
-    };
+/// The kernel's `kernel` controller and polycc's `spec` through the shim, each alone on
+/// [`long_path`]: the issue's fidelity bands, goodput within 5 % and mean RTT (from
+/// `settled_s` on) within 10 %.
+fn holds_the_kernels_goodput_and_queue(kernel: &str, spec: polycc::CcSpec, settled_s: f64) {
     let registry = polycc::Registry::standard();
-    let kernel = polycc_emu::run(&long_path("cubic", "linux"), &registry, &Default::default())
+    let theirs = polycc_emu::run(&long_path(kernel, "linux"), &registry, &Default::default())
         .expect("kernel run");
-    let mut shim = long_path("cubic", "tcp");
-    let linux = polycc_sim::scenario::linux_stack::controller("cubic").expect("modelled");
-    shim.flows[0].cca = linux.clone();
-    shim.flows[0].sim_cca = Ok(linux);
-    let shim = polycc_emu::run(&shim, &registry, &Default::default()).expect("shim run");
+    let mut shim = long_path(kernel, "tcp");
+    shim.flows[0].cca = spec.clone();
+    shim.flows[0].sim_cca = Ok(spec.clone());
+    let ours = polycc_emu::run(&shim, &registry, &Default::default()).expect("shim run");
     assert_unregistered();
-    let (k, s) = (&kernel.summary.flows[0], &shim.summary.flows[0]);
+    let (k, s) = (&theirs.summary.flows[0], &ours.summary.flows[0]);
+    let rtt = |out: &polycc_sim::RunOutput| mean(&series(out, "f", "rtt_ms", settled_s));
+    let (k_rtt, s_rtt) = (rtt(&theirs), rtt(&ours));
     eprintln!(
-        "kernel cubic: {:.2} Mbit/s, RTT mean {:.1} ms; polycc cubic (Linux model) through the \
-         shim: {:.2} Mbit/s, RTT mean {:.1} ms",
-        k.goodput_mbps, k.rtt_ms.mean, s.goodput_mbps, s.rtt_ms.mean
+        "kernel {kernel}: {:.2} Mbit/s, RTT mean {:.1} ms ({k_rtt:.1} from {settled_s} s); \
+         polycc {} through the shim: {:.2} Mbit/s, RTT mean {:.1} ms ({s_rtt:.1})",
+        k.goodput_mbps,
+        k.rtt_ms.mean,
+        spec.name(),
+        s.goodput_mbps,
+        s.rtt_ms.mean
     );
-    // The issue's fidelity bands. The shim once reduced the window three times after the
-    // overshoot, where the kernel reduces once (losses marked over the recovery's round trip
-    // read as new events), and kept 104 against 132 ms.
     assert!(
         (s.goodput_mbps / k.goodput_mbps - 1.0).abs() < 0.05,
         "goodput {} against {}",
@@ -224,11 +223,35 @@ fn polycc_cubic_with_the_kernels_parameters_keeps_the_kernel_cubics_queue() {
         k.goodput_mbps
     );
     assert!(
-        (s.rtt_ms.mean / k.rtt_ms.mean - 1.0).abs() < 0.10,
-        "mean RTT {} against {}",
-        s.rtt_ms.mean,
-        k.rtt_ms.mean
+        (s_rtt / k_rtt - 1.0).abs() < 0.10,
+        "mean RTT {s_rtt} against {k_rtt}"
     );
+}
+
+#[test]
+fn polycc_cubic_with_the_kernels_parameters_keeps_the_kernel_cubics_queue() {
+    let Some(_one) =
+        available("polycc_cubic_with_the_kernels_parameters_keeps_the_kernel_cubics_queue")
+    else {
+        return;
+    };
+    // The shim once reduced the window three times after the overshoot where the kernel
+    // reduces once (losses marked over the recovery's round trip read as new events: 104
+    // against 132 ms), and later in some runs twice (a lost retransmission read as new data
+    // lost: 106 against 131 ms).
+    let linux = polycc_sim::scenario::linux_stack::controller("cubic").expect("modelled");
+    holds_the_kernels_goodput_and_queue("cubic", linux, 0.0);
+}
+
+#[test]
+fn polycc_bbr_keeps_the_kernel_bbrs_rate_and_queue() {
+    let Some(_one) = available("polycc_bbr_keeps_the_kernel_bbrs_rate_and_queue") else {
+        return;
+    };
+    // Judged after STARTUP: the kernel's own BBR leaves it up to two round trips later in some
+    // runs than in others (mean RTT over the whole 5 s 96-110 ms from run to run), which the
+    // shim cannot be expected to match run for run.
+    holds_the_kernels_goodput_and_queue("bbr", CcSpec::named("bbr"), 2.0);
 }
 
 #[test]
