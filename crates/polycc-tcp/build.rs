@@ -38,7 +38,12 @@ mod bpf {
             .unwrap_or_else(|e| fail(format!("cannot write {}: {e}", header.display())));
         libbpf_cargo::SkeletonBuilder::new()
             .source("src/bpf/polycc.bpf.c")
-            .clang_args([std::ffi::OsString::from("-I"), out.clone().into_os_string()])
+            // v3: atomic fetch-and-add, which gives each socket its id.
+            .clang_args([
+                std::ffi::OsString::from("-mcpu=v3"),
+                std::ffi::OsString::from("-I"),
+                out.clone().into_os_string(),
+            ])
             .build_and_generate(out.join("polycc.skel.rs"))
             .unwrap_or_else(|e| fail(format!("the BPF program did not build: {e:#}")));
     }

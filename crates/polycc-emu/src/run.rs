@@ -395,11 +395,13 @@ fn sample(
             .zip(&model.flows)
         {
             // Kernel TCP: read its TCP_INFO now; polycc's sender publishes its own.
-            let (tcp, bbr, key) = match lock(slot).as_ref() {
+            let (tcp, bbr, view) = match lock(slot).as_ref() {
                 Some(sock) => (
                     TcpInfo::read(sock).ok(),
                     BbrInfo::read(sock),
-                    crate::shim_agent::key_of(sock),
+                    views
+                        .filter(|_| fm.stack == Stack::Tcp)
+                        .and_then(|v| crate::shim_agent::view_of(v, sock)),
                 ),
                 None => (None, None, None),
             };
@@ -409,8 +411,7 @@ fn sample(
                 }
             }
             let sample = match (tcp, views) {
-                (Some(i), Some(v)) if fm.stack == Stack::Tcp => {
-                    let view = key.and_then(|k| lock(v).get(&k).cloned());
+                (Some(i), Some(_)) if fm.stack == Stack::Tcp => {
                     Some(crate::shim_agent::sample(&i, view.as_ref()))
                 }
                 (Some(i), _) => Some(Sample::from_tcp(&i, bbr.as_ref())),

@@ -14,7 +14,7 @@ use polycc::{Intent, Registry};
 use polycc_sim::engine::connection::new_controller;
 use polycc_sim::scenario::spec::Stack;
 use polycc_sim::Model;
-use polycc_tcp::{Agent, AgentThread, FlowKey, FlowView, Sockets};
+use polycc_tcp::{Agent, AgentThread, FlowView, SocketId, Sockets, Views};
 use std::collections::HashMap;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,8 +36,8 @@ pub fn start(model: &Model, registry: &Registry) -> Result<Option<AgentThread>, 
         .map(|(i, _)| (server_port(i), i))
         .collect();
     let mut connections: HashMap<usize, u64> = HashMap::new();
-    let agent = Agent::new(Box::new(move |key: FlowKey, ctx| {
-        let Some(&i) = by_port.get(&(key.0 as u16)) else {
+    let agent = Agent::new(Box::new(move |socket: &SocketId, ctx| {
+        let Some(&i) = by_port.get(&socket.remote_port) else {
             return Ok(None);
         };
         let n = connections.entry(i).or_default();
@@ -94,10 +94,12 @@ pub fn post_intents(agent: &AgentThread, model: &Model, clock: &Clock, stop: &At
     }
 }
 
-/// The socket's key, as the shim computes it.
-pub fn key_of(sock: &TcpStream) -> Option<FlowKey> {
-    let (local, peer) = (sock.local_addr().ok()?, sock.peer_addr().ok()?);
-    Some(FlowKey::new(local.port(), peer.port()))
+/// The agent's view of the socket, found by its cookie (asking for it the first time makes
+/// the kernel give the socket one, which its next reports carry).
+pub fn view_of(views: &Views, sock: &TcpStream) -> Option<FlowView> {
+    let cookie = polycc_tcp::socket_cookie(sock).ok()?;
+    let views = views.lock().unwrap_or_else(|e| e.into_inner());
+    views.values().find(|v| v.socket.cookie == cookie).cloned()
 }
 
 /// A `stack = "tcp"` sender's sample: the kernel's view of the socket, with the polycc

@@ -2,8 +2,8 @@
 //! reports ([`crate::translate`] says which facts are exact and which approximate), its window
 //! and pacing rate written back through [`Shim::decide`] for that socket's key.
 //!
-//! A socket gets its controller at its first report: the one [`Agent::attach`] named for its
-//! key, else the agent's factory's (for every socket, [`Agent::for_spec`]; or per socket, as
+//! A socket gets its controller at its first report: the one [`Agent::attach`] named for it
+//! (by cookie, ports or remote port), else the agent's factory's (for every socket, [`Agent::for_spec`]; or per socket, as
 //! the testbed builds each flow's controller the way the simulator does). A factory may leave a
 //! socket alone (`Ok(None)`): it then runs on the kernel side's safe fallback. The controller
 //! is dropped when the socket releases `polycc` (it closed or changed controller: the BPF
@@ -21,7 +21,7 @@
 //! sockets that start later at their start: an application states what it wants once, however
 //! many connections it opens.
 
-use crate::report::{Decision, FlowKey, Report, ReportKind};
+use crate::report::{Decision, FlowKey, Report, ReportKind, SocketId};
 use crate::translate::Translator;
 use crate::{monotonic_ns, Shim, ShimError};
 use polycc::{
@@ -68,12 +68,13 @@ pub enum AgentError {
 
 /// Builds the controller of a socket at its first report; `Ok(None)` leaves it alone.
 pub type Factory = Box<
-    dyn FnMut(FlowKey, &CcContext) -> Result<Option<Box<dyn CongestionControl>>, String> + Send,
+    dyn FnMut(&SocketId, &CcContext) -> Result<Option<Box<dyn CongestionControl>>, String> + Send,
 >;
 
 /// What the agent publishes of each socket's controller, for telemetry.
 #[derive(Clone, Debug)]
 pub struct FlowView {
+    pub socket: SocketId,
     pub controller: String,
     pub cwnd: Bytes,
     pub pacing_rate: Option<Rate>,
@@ -83,21 +84,27 @@ pub struct FlowView {
     pub at_ns: u64,
 }
 
-/// Which sockets an intent is for.
+/// Which sockets a controller or an intent is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sockets {
-    /// One socket.
+    /// The socket with this cookie ([`crate::socket_cookie`]).
+    Cookie(u64),
+    /// The socket the shim knows by this key (from a report or a view).
     One(FlowKey),
+    /// The socket with these local and remote ports.
+    Ports { local: u16, remote: u16 },
     /// Every socket connected to this remote port (an application's connections to its
     /// server).
     ToPort(u16),
 }
 
 impl Sockets {
-    fn holds(self, key: FlowKey) -> bool {
+    fn holds(self, s: &SocketId) -> bool {
         match self {
-            Sockets::One(k) => k == key,
-            Sockets::ToPort(p) => key.0 as u16 == p,
+            Sockets::Cookie(c) => c != 0 && c == s.cookie,
+            Sockets::One(k) => k == s.key,
+            Sockets::Ports { local, remote } => (local, remote) == (s.local_port, s.remote_port),
+            Sockets::ToPort(p) => p == s.remote_port,
         }
     }
 }
@@ -127,6 +134,7 @@ pub struct AgentStats {
 }
 
 struct Flow {
+    socket: SocketId,
     tr: Translator,
     last_report_ns: u64,
     written: Option<(Decision, u64)>,
@@ -138,7 +146,8 @@ struct Flow {
 pub struct Agent {
     factory: Factory,
     registry: Registry,
-    attached: HashMap<FlowKey, CcSpec>,
+    /// Controllers named for sockets, the latest first.
+    attached: Vec<(Sockets, CcSpec)>,
     flows: HashMap<FlowKey, Flow>,
     views: Views,
     stats: AgentStats,
@@ -164,7 +173,7 @@ fn build(
 fn context(key: FlowKey, now_ns: u64) -> CcContext {
     CcContext {
         now: Time(now_ns),
-        seed: u64::from(key.0),
+        seed: key.0,
         ..CcContext::new(DEFAULT_MSS)
     }
 }
@@ -175,7 +184,7 @@ impl Agent {
         Agent {
             factory,
             registry: Registry::standard(),
-            attached: HashMap::new(),
+            attached: Vec::new(),
             flows: HashMap::new(),
             views: Views::default(),
             stats: AgentStats::default(),
@@ -188,8 +197,8 @@ impl Agent {
     /// when they start.
     pub fn set_intent(&mut self, sockets: Sockets, intent: Intent) {
         let now = Time(monotonic_ns());
-        for (k, f) in &mut self.flows {
-            if sockets.holds(*k) {
+        for f in self.flows.values_mut() {
+            if sockets.holds(&f.socket) {
                 f.tr.controller_mut().set_intent(now, &intent);
             }
         }
@@ -211,10 +220,13 @@ impl Agent {
         })))
     }
 
-    /// Runs `spec` on the socket `key` from its first report on (instead of the factory's).
-    pub fn attach(&mut self, key: FlowKey, spec: &CcSpec) -> Result<(), AgentError> {
+    /// Runs `spec` on `sockets` from their first report on (instead of the factory's); a later
+    /// attach for the same sockets replaces it. A socket named by its cookie must have had it
+    /// asked for before its first ACK.
+    pub fn attach(&mut self, sockets: Sockets, spec: &CcSpec) -> Result<(), AgentError> {
         build(&self.registry, spec, &CcContext::new(DEFAULT_MSS))?;
-        self.attached.insert(key, spec.clone());
+        self.attached.retain(|(s, _)| *s != sockets);
+        self.attached.insert(0, (sockets, spec.clone()));
         Ok(())
     }
 
@@ -235,19 +247,21 @@ impl Agent {
     /// Builds the controller of a socket seen for the first time.
     fn start(&mut self, r: &Report) -> Option<Flow> {
         let ctx = context(r.key, r.now_ns);
-        let built = match self.attached.get(&r.key) {
-            Some(spec) => build(&self.registry, spec, &ctx)
+        let socket = r.socket();
+        let built = match self.attached.iter().find(|(s, _)| s.holds(&socket)) {
+            Some((_, spec)) => build(&self.registry, spec, &ctx)
                 .map(Some)
                 .map_err(|e| e.to_string()),
-            None => (self.factory)(r.key, &ctx),
+            None => (self.factory)(&socket, &ctx),
         };
         match built {
             Ok(Some(mut cc)) => {
                 self.stats.controllers_built += 1;
-                for (_, i) in self.intents.iter().filter(|(s, _)| s.holds(r.key)) {
+                for (_, i) in self.intents.iter().filter(|(s, _)| s.holds(&socket)) {
                     cc.set_intent(Time(r.now_ns), i);
                 }
                 Some(Flow {
+                    socket,
                     tr: Translator::new(cc, Bytes::from(r.mss).max(1)),
                     last_report_ns: r.now_ns,
                     written: None,
@@ -287,10 +301,14 @@ impl Agent {
             }
         }
         flow.last_report_ns = r.now_ns;
+        // The cookie may be asked for after the socket started.
+        if r.cookie != 0 {
+            flow.socket.cookie = r.cookie;
+        }
         flow.tr.on_report(r);
         if r.now_ns.saturating_sub(flow.published_ns) >= PUBLISH_EVERY_NS {
             flow.published_ns = r.now_ns;
-            publish(&self.views, r.key, &flow.tr, r.now_ns);
+            publish(&self.views, flow, r.now_ns);
         }
         due(flow, r.now_ns).map(|(d, _)| (r.key, d))
     }
@@ -393,9 +411,11 @@ fn due(flow: &Flow, now_ns: u64) -> Option<(Decision, bool)> {
     }
 }
 
-fn publish(views: &Views, key: FlowKey, tr: &Translator, now_ns: u64) {
+fn publish(views: &Views, flow: &Flow, now_ns: u64) {
+    let (tr, key) = (&flow.tr, flow.socket.key);
     let cc = tr.controller();
     let view = FlowView {
+        socket: flow.socket,
         controller: cc.name().to_string(),
         cwnd: cc.cwnd(),
         pacing_rate: cc.pacing_rate(),
@@ -415,8 +435,11 @@ mod tests {
     fn a_socket_gets_its_controller_at_its_first_report_and_loses_it_at_its_release() {
         let mut agent = Agent::for_spec(&CcSpec::named("cubic")).expect("cubic");
         agent
-            .attach(FlowKey(2), &CcSpec::named("bbr"))
+            .attach(Sockets::One(FlowKey(2)), &CcSpec::named("bbr"))
             .expect("bbr");
+        agent
+            .attach(Sockets::Cookie(55), &CcSpec::named("vegas"))
+            .expect("vegas");
         let mut r = report(10);
         let (key, d) = agent.on_report(&r).expect("a first decision");
         assert_eq!((key, d.cwnd_packets, d.ack_ns), (FlowKey(1), 10, r.now_ns));
@@ -437,14 +460,24 @@ mod tests {
             2,
             "both published"
         );
-        let name = |k: FlowKey| {
+        let name = |agent: &Agent, k: FlowKey| {
             agent
                 .flows
                 .get(&k)
                 .map(|f| f.tr.controller().name().to_string())
         };
-        assert_eq!(name(FlowKey(1)).as_deref(), Some("cubic"));
-        assert_eq!(name(FlowKey(2)).as_deref(), Some("bbr"));
+        assert_eq!(name(&agent, FlowKey(1)).as_deref(), Some("cubic"));
+        assert_eq!(name(&agent, FlowKey(2)).as_deref(), Some("bbr"));
+        // A socket whose cookie was asked for gets the controller attached to the cookie.
+        let mut cookie = report(20);
+        (cookie.key, cookie.cookie) = (FlowKey(3), 55);
+        agent.on_report(&cookie).expect("vegas's first decision");
+        assert_eq!(name(&agent, FlowKey(3)).as_deref(), Some("vegas"));
+        let views = agent.views();
+        let view = |k: FlowKey| views.lock().ok().and_then(|v| v.get(&k).map(|v| v.socket));
+        assert_eq!(view(FlowKey(3)).map(|s| s.cookie), Some(55));
+        crate::lock(&views).clear();
+        agent.forget(FlowKey(3));
         // The kernel applied the decision at a later ACK: the loop's latency.
         let mut applied = report(30);
         applied.applied_ack_ns = d.ack_ns;
@@ -455,7 +488,11 @@ mod tests {
         release.kind = ReportKind::Release;
         assert_eq!(agent.on_report(&release), None);
         assert_eq!(agent.sockets(), vec![FlowKey(2)]);
-        assert_eq!(agent.stats().controllers_dropped, 1);
+        assert_eq!(
+            agent.stats().controllers_dropped,
+            2,
+            "this one and the cookie's"
+        );
         // A silent socket is forgotten after FORGET_AFTER.
         agent.on_idle(other.now_ns + FORGET_AFTER.as_nanos() as u64 + 1);
         assert!(agent.sockets().is_empty());
@@ -475,6 +512,11 @@ mod tests {
                 .map(|(_, v)| *v)
         };
         // FlowKey(1): remote port 1. Another socket to port 1 and one to port 2.
+        let socket = |key: u64, local: u32, remote: u32| {
+            let mut r = report(20);
+            (r.key, r.ports) = (FlowKey(key), local << 16 | remote);
+            r
+        };
         agent.on_report(&report(10));
         let intent = |mbps: u64| Intent::BandwidthGuarantee {
             target_rate: Rate::from_mbps(mbps),
@@ -482,16 +524,14 @@ mod tests {
         };
         agent.set_intent(Sockets::ToPort(1), intent(4));
         assert_eq!(target(&agent, FlowKey(1)), Some(4.0));
-        let mut later = report(20);
-        later.key = FlowKey(7 << 16 | 1);
+        let later = socket(2, 7, 1);
         agent.on_report(&later);
         assert_eq!(
             target(&agent, later.key),
             Some(4.0),
             "a later socket to the port"
         );
-        let mut elsewhere = report(20);
-        elsewhere.key = FlowKey(7 << 16 | 2);
+        let elsewhere = socket(3, 7, 2);
         agent.on_report(&elsewhere);
         assert!(
             target(&agent, elsewhere.key).is_none_or(f64::is_nan),
@@ -500,8 +540,7 @@ mod tests {
         // A newer intent for the same sockets replaces the older one, also for later sockets.
         agent.set_intent(Sockets::ToPort(1), intent(6));
         agent.set_intent(Sockets::One(elsewhere.key), intent(2));
-        let mut last = report(30);
-        last.key = FlowKey(9 << 16 | 1);
+        let last = socket(4, 9, 1);
         agent.on_report(&last);
         assert_eq!(target(&agent, FlowKey(1)), Some(6.0));
         assert_eq!(target(&agent, last.key), Some(6.0));
@@ -510,7 +549,7 @@ mod tests {
 
     #[test]
     fn a_factory_may_leave_a_socket_to_the_fallback_and_its_failures_are_counted() {
-        let mut agent = Agent::new(Box::new(|key: FlowKey, _: &CcContext| match key.0 {
+        let mut agent = Agent::new(Box::new(|s: &SocketId, _: &CcContext| match s.key.0 {
             1 => Ok(None),
             _ => Err("no controller for this socket".to_string()),
         }));

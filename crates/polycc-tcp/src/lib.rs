@@ -25,6 +25,24 @@
 //! # }
 //! ```
 //!
+//! One socket can be given its own controller by its cookie, asked for before it connects:
+//!
+//! ```no_run
+//! # use polycc::CcSpec;
+//! # use polycc_tcp::{Agent, AgentThread, Sockets};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
+//! let cookie = polycc_tcp::socket_cookie(&socket)?;
+//! let mut agent = Agent::for_spec(&CcSpec::named("cubic"))?;
+//! agent.attach(Sockets::Cookie(cookie), &CcSpec::named("janus"))?;
+//! let agent = AgentThread::spawn(agent)?;
+//! socket.set_tcp_congestion(polycc_tcp::CONTROLLER.as_bytes())?;
+//! // ... connect and send: Janus steers this socket, CUBIC any other that opts in ...
+//! # drop(agent);
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! In the testbed, `stack = "tcp"` does this for a flow's controller (`polycc_emu::shim_agent`).
 //!
 //! **Safe fallback**: a socket without a decision of its own fresher than one second, and with
@@ -54,7 +72,7 @@ mod unbuilt;
 pub use agent::{Agent, AgentError, AgentStats, FlowView, Sockets, Views};
 pub use agent_thread::AgentThread;
 pub use error::ShimError;
-pub use report::{Decision, FlowKey, Report, ReportKind, TCP_CA_LOSS, TCP_CA_RECOVERY};
+pub use report::{Decision, FlowKey, Report, ReportKind, SocketId, TCP_CA_LOSS, TCP_CA_RECOVERY};
 #[cfg(feature = "bpf")]
 pub use shim::Shim;
 #[cfg(not(feature = "bpf"))]
@@ -73,6 +91,13 @@ pub fn monotonic_ns() -> u64 {
     nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
         .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
         .unwrap_or(0)
+}
+
+/// The socket's cookie (`SO_COOKIE`), by which [`Sockets::Cookie`] names it. Asking makes the
+/// kernel give the socket one, so ask before its first ACK for the agent to know the socket by
+/// it when it builds the socket's controller.
+pub fn socket_cookie(sock: &impl std::os::fd::AsFd) -> std::io::Result<u64> {
+    socket2::SockRef::from(sock).cookie()
 }
 
 /// Locks a mutex whose holders never panic while holding it (a poisoned one still holds valid

@@ -1,18 +1,27 @@
 //! The records the kernel side and user space exchange, in the layouts of
 //! `src/bpf/polycc.bpf.c` (native byte order, no padding), read and written field by field.
 
-/// Which socket: its local port in the high half, the remote port in the low half (host order),
-/// as the BPF side computes it. [`FlowKey::ANY`] (0) holds the decision for sockets without one
-/// of their own.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct FlowKey(pub u32);
+/// Which socket: the number the kernel side gives a socket when it first meets the controller,
+/// counting from 1 for the registration's life (ports are no key: a server's sockets share the
+/// local port, and clients on two hosts may use the same one). [`FlowKey::ANY`] (0) holds the
+/// decision for sockets without one of their own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FlowKey(pub u64);
 
 impl FlowKey {
     pub const ANY: FlowKey = FlowKey(0);
+}
 
-    pub fn new(local_port: u16, remote_port: u16) -> FlowKey {
-        FlowKey(u32::from(local_port) << 16 | u32::from(remote_port))
-    }
+/// Who a socket is, as its reports say: by these an application names its sockets
+/// ([`crate::Sockets`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SocketId {
+    pub key: FlowKey,
+    pub local_port: u16,
+    pub remote_port: u16,
+    /// The socket cookie (`SO_COOKIE`, [`crate::socket_cookie`]); 0 until someone asked the
+    /// kernel for it (the kernel makes cookies on demand).
+    pub cookie: u64,
 }
 
 /// What user space decided for a socket.
@@ -73,6 +82,10 @@ pub struct Report {
     /// `CLOCK_MONOTONIC` time of the ACK, ns.
     pub now_ns: u64,
     pub key: FlowKey,
+    /// Local port << 16 | remote port.
+    pub ports: u32,
+    /// [`SocketId::cookie`].
+    pub cookie: u64,
     /// This ACK's RTT sample, µs (`None`: none, e.g. only retransmitted data acknowledged).
     pub rtt_us: Option<u32>,
     /// Packets newly delivered, cumulatively or selectively.
@@ -133,8 +146,18 @@ pub const TCP_CA_CWR: u32 = 2;
 pub const TCP_CA_LOSS: u32 = 4;
 
 impl Report {
+    /// Who the socket is.
+    pub fn socket(&self) -> SocketId {
+        SocketId {
+            key: self.key,
+            local_port: (self.ports >> 16) as u16,
+            remote_port: self.ports as u16,
+            cookie: self.cookie,
+        }
+    }
+
     /// Bytes of `struct report`.
-    pub const SIZE: usize = 128;
+    pub const SIZE: usize = 144;
 
     /// A report from its bytes; `None` when they are not one.
     pub fn from_bytes(b: &[u8]) -> Option<Report> {
@@ -151,7 +174,9 @@ impl Report {
         let (delivered, interval) = (i32_at(24), i32_at(28));
         Some(Report {
             now_ns: u64_at(0),
-            key: FlowKey(u32_at(8)),
+            key: FlowKey(u64_at(128)),
+            ports: u32_at(8),
+            cookie: u64_at(136),
             rtt_us: u32::try_from(i32_at(12)).ok(),
             acked_sacked: u32_at(16),
             losses: u32_at(20),
@@ -197,7 +222,9 @@ mod tests {
         let mut b = vec![0u8; Report::SIZE];
         let mut put = |at: usize, v: &[u8]| put_at(&mut b, at, v);
         put(0, &7_000_000u64.to_ne_bytes());
-        put(8, &FlowKey::new(40000, 20000).0.to_ne_bytes());
+        put(8, &(40000u32 << 16 | 20000).to_ne_bytes());
+        put(128, &3u64.to_ne_bytes());
+        put(136, &77u64.to_ne_bytes());
         put(12, &41_250i32.to_ne_bytes());
         put(16, &2u32.to_ne_bytes());
         put(20, &1u32.to_ne_bytes());
@@ -215,7 +242,16 @@ mod tests {
         put(124, &2u32.to_ne_bytes());
         let r = Report::from_bytes(&b).expect("a report's size");
         assert_eq!(r.now_ns, 7_000_000);
-        assert_eq!(r.key, FlowKey(40000 << 16 | 20000));
+        assert_eq!(r.key, FlowKey(3));
+        assert_eq!(
+            r.socket(),
+            SocketId {
+                key: FlowKey(3),
+                local_port: 40000,
+                remote_port: 20000,
+                cookie: 77
+            }
+        );
         assert_eq!(r.rtt_us, Some(41_250));
         assert_eq!((r.acked_sacked, r.losses), (2, 1));
         assert_eq!(r.delivered, None, "no interval: no rate sample");

@@ -449,6 +449,8 @@ pub(crate) mod tests {
         Report {
             now_ns: now_ms * 1_000_000,
             key: FlowKey(1),
+            ports: 1,
+            cookie: 0,
             rtt_us: Some(40_000),
             acked_sacked: 0,
             losses: 0,

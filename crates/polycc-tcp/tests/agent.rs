@@ -323,7 +323,7 @@ fn a_spec_the_registry_rejects_is_a_typed_error_and_nothing_is_registered() {
     let bad_params: CcSpec =
         serde_json::from_str(r#"{ "name": "cubic", "beta": 7 }"#).expect("a table");
     assert!(matches!(
-        agent.attach(polycc_tcp::FlowKey(1), &bad_params),
+        agent.attach(polycc_tcp::Sockets::Cookie(1), &bad_params),
         Err(AgentError::Spec { .. })
     ));
     // A good agent registers and unregisters.
@@ -482,4 +482,93 @@ rtt = "40ms"
     );
     let fallback = mean(&late);
     assert!(fallback > 1.5 && fallback < 3.3, "{fallback} Mbit/s");
+}
+
+#[test]
+fn sockets_named_by_their_cookies_get_their_own_controllers_on_one_server_port() {
+    let Some(_one) = available("sockets_named_by_their_cookies_get_their_own_controllers") else {
+        return;
+    };
+    use socket2::{Domain, Socket, Type};
+    use std::io::{Read, Write};
+    // Loopback in this namespace; the server's sockets keep the host's default controller.
+    let server = std::net::TcpListener::bind("127.0.0.1:0").expect("listener");
+    let to = server.local_addr().expect("address");
+    let reader = std::thread::spawn(move || {
+        let mut readers = Vec::new();
+        for _ in 0..3 {
+            let (mut s, _) = server.accept().expect("accepted");
+            readers.push(std::thread::spawn(move || {
+                let mut buf = vec![0u8; 1 << 16];
+                while s.read(&mut buf).is_ok_and(|n| n > 0) {}
+            }));
+        }
+        readers.into_iter().for_each(|r| r.join().expect("reader"));
+    });
+    // Three clients of the one server port; the first two named by cookie, asked before they
+    // connect, the third left to the factory, which leaves it to the fallback.
+    let clients: Vec<Socket> = (0..3)
+        .map(|_| Socket::new(Domain::IPV4, Type::STREAM, None).expect("socket"))
+        .collect();
+    let cookies: Vec<u64> = clients
+        .iter()
+        .map(|c| polycc_tcp::socket_cookie(c).expect("SO_COOKIE"))
+        .collect();
+    let mut agent = Agent::new(Box::new(
+        |_: &polycc_tcp::SocketId, _: &polycc::CcContext| Ok(None),
+    ));
+    for (cookie, cca) in cookies.iter().zip(["vegas", "bbr"]) {
+        agent
+            .attach(polycc_tcp::Sockets::Cookie(*cookie), &CcSpec::named(cca))
+            .expect("a known controller");
+    }
+    let agent = AgentThread::spawn(agent).expect("registered");
+    let views = agent.views();
+    let writers: Vec<_> = clients
+        .into_iter()
+        .map(|c| {
+            c.set_tcp_congestion(CONTROLLER.as_bytes())
+                .expect("TCP_CONGESTION polycc");
+            c.connect(&to.into()).expect("connected");
+            let mut s: std::net::TcpStream = c.into();
+            std::thread::spawn(move || {
+                let chunk = vec![7u8; 1 << 16];
+                let start = std::time::Instant::now();
+                while start.elapsed() < std::time::Duration::from_millis(400) {
+                    if s.write_all(&chunk).is_err() {
+                        break;
+                    }
+                }
+            })
+        })
+        .collect();
+    // While they send (a closed socket's view goes with its controller).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let seen: Vec<(u64, String, u16)> = views
+        .lock()
+        .map(|v| {
+            v.values()
+                .map(|v| (v.socket.cookie, v.controller.clone(), v.socket.remote_port))
+                .collect()
+        })
+        .unwrap_or_default();
+    writers.into_iter().for_each(|w| w.join().expect("writer"));
+    let stats = agent.stop().expect("agent");
+    reader.join().expect("server");
+    assert_unregistered();
+    eprintln!("views: {seen:?}; {} reports", stats.reports);
+    let controller_of = |cookie: u64| {
+        seen.iter()
+            .find(|(c, _, _)| *c == cookie)
+            .map(|(_, name, _)| name.as_str())
+    };
+    assert_eq!(controller_of(cookies[0]), Some("vegas"));
+    assert_eq!(controller_of(cookies[1]), Some("bbr"));
+    assert_eq!(
+        seen.len(),
+        2,
+        "the third socket has no controller: {seen:?}"
+    );
+    assert!(seen.iter().all(|(_, _, port)| *port == to.port()));
+    assert!(stats.reports > 100, "{} reports", stats.reports);
 }

@@ -55,21 +55,33 @@ struct decision {
 	__u32 pad;
 };
 
-/* Decisions by flow key (`flow_key`); key 0 holds the one for sockets without their own. */
+/* Decisions by socket id (`socket_id`); id 0 holds the one for sockets without their own. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
-	__type(key, __u32);
+	__type(key, __u64);
 	__type(value, struct decision);
 } decisions SEC(".maps");
 
-/* Each socket's key, taken at init: by `release` the remote port is zeroed. */
+/* Each socket's id and ports, taken when it first meets the controller (by `release` the
+ * remote port is zeroed). */
+struct socket_state {
+	__u64 id;
+	__u32 ports;
+	__u32 pad;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, __u32);
-} socket_keys SEC(".maps");
+	__type(value, struct socket_state);
+} socket_states SEC(".maps");
+
+/* The last id given to a socket: ids count from 1 for the registration's life, so they are
+ * unique while user space knows them (ports are not: a server's sockets share the local port,
+ * and clients on two hosts may use the same one). */
+__u64 last_id = 0;
 
 #define REPORT_ACK 0
 #define REPORT_RELEASE 1
@@ -77,7 +89,7 @@ struct {
 /* One ACK's measurements, or a socket's release. Shared layout: `crate::report::Report`. */
 struct report {
 	__u64 now_ns;
-	__u32 key;
+	__u32 ports;         /* local port << 16 | remote port (`flow_ports`) */
 	__s32 rtt_us;        /* this ACK's RTT sample, -1 when it has none */
 	__u32 acked_sacked;  /* packets newly delivered (cumulatively or selectively) */
 	__u32 losses;        /* packets newly marked lost */
@@ -103,6 +115,8 @@ struct report {
 	__u64 rack_sent_us;  /* send time of the most recently delivered packet (tp->rack.mstamp) */
 	__u32 retrans_total; /* segments retransmitted over the connection's life (tp->total_retrans) */
 	__u32 retrans_out;   /* retransmitted segments in flight (tp->retrans_out) */
+	__u64 id;            /* the socket's id (`socket_state`) */
+	__u64 cookie;        /* the socket cookie (SO_COOKIE), 0 until one was asked for */
 };
 
 /* 1 MiB: 9 000 reports, several round trips of ACKs at 100 Mbit/s even if user space stalls. */
@@ -115,20 +129,31 @@ struct {
  * unique among one host's connections to one server, which is what the testbed makes. The
  * local port is read from inet_sport, which stays set while the socket lives (skc_num is
  * zeroed when the port is released at TCP_CLOSE). */
-static __always_inline __u32 flow_key(const struct sock *sk)
+static __always_inline __u32 flow_ports(const struct sock *sk)
 {
 	const struct inet_sock *inet = (const struct inet_sock *)sk;
 
 	return ((__u32)bpf_ntohs(inet->inet_sport) << 16) | bpf_ntohs(sk->__sk_common.skc_dport);
 }
 
+/* The socket's state, made at its first meeting with the controller; NULL only when the kernel
+ * has no memory for it (the socket then runs on the default decision or the fallback). */
+static __always_inline struct socket_state *state_of(struct sock *sk)
+{
+	struct socket_state *s =
+		bpf_sk_storage_get(&socket_states, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+
+	if (s && !s->id) {
+		s->id = __sync_add_and_fetch(&last_id, 1);
+		s->ports = flow_ports(sk);
+	}
+	return s;
+}
+
 SEC("struct_ops")
 void BPF_PROG(polycc_init, struct sock *sk)
 {
-	__u32 *k = bpf_sk_storage_get(&socket_keys, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-
-	if (k)
-		*k = flow_key(sk);
+	state_of(sk);
 }
 
 /* The socket lets go of the controller (it closes, or switches controller): user space drops
@@ -136,17 +161,21 @@ void BPF_PROG(polycc_init, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(polycc_release, struct sock *sk)
 {
-	__u32 *k = bpf_sk_storage_get(&socket_keys, sk, 0, 0);
-	__u32 key = k ? *k : flow_key(sk);
+	struct socket_state *s = bpf_sk_storage_get(&socket_states, sk, 0, 0);
+	__u64 id;
 	struct report *r;
 
-	bpf_map_delete_elem(&decisions, &key);
+	if (!s)
+		return;
+	id = s->id;
+	bpf_map_delete_elem(&decisions, &id);
 	r = bpf_ringbuf_reserve(&reports, sizeof(*r), 0);
 	if (!r)
 		return;
 	__builtin_memset(r, 0, sizeof(*r));
 	r->now_ns = bpf_ktime_get_ns();
-	r->key = key;
+	r->id = id;
+	r->ports = s->ports;
 	r->rtt_us = -1;
 	r->interval_us = -1;
 	r->kind = REPORT_RELEASE;
@@ -170,10 +199,10 @@ __u32 BPF_PROG(polycc_undo_cwnd, struct sock *sk)
 
 /* The socket's own decision while fresh, else the default one (key 0, which user space sets
  * on purpose and which therefore never goes stale), else NULL. */
-static __always_inline struct decision *fresh_decision(__u32 key, __u64 now)
+static __always_inline struct decision *fresh_decision(__u64 id, __u64 now)
 {
-	__u32 any = 0;
-	struct decision *d = bpf_map_lookup_elem(&decisions, &key);
+	__u64 any = 0;
+	struct decision *d = bpf_map_lookup_elem(&decisions, &id);
 
 	if (d && d->cwnd >= 2 && now - d->decided_ns <= STALE_NS)
 		return d;
@@ -241,9 +270,10 @@ void BPF_PROG(polycc_cong_control, struct sock *sk, __u32 ack, int flag, const s
 {
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
 	struct inet_connection_sock *icsk = (struct inet_connection_sock *)sk;
-	__u32 key = flow_key(sk);
+	struct socket_state *s = state_of(sk);
+	__u64 id = s ? s->id : 0;
 	__u64 now = bpf_ktime_get_ns();
-	struct decision *d = fresh_decision(key, now);
+	struct decision *d = fresh_decision(id, now);
 	__u64 applied = 0;
 	struct report *r;
 
@@ -268,7 +298,9 @@ void BPF_PROG(polycc_cong_control, struct sock *sk, __u32 ack, int flag, const s
 	if (!r)
 		return;
 	r->now_ns = now;
-	r->key = key;
+	r->id = id;
+	r->ports = flow_ports(sk);
+	r->cookie = sk->__sk_common.skc_cookie.counter;
 	r->rtt_us = rs->rtt_us;
 	r->acked_sacked = rs->acked_sacked;
 	r->losses = rs->losses;
