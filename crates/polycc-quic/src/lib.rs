@@ -30,6 +30,8 @@ pub mod relay;
 pub mod report;
 pub mod timing;
 pub mod transfer;
+pub mod video_endpoints;
+pub mod video_frames;
 pub mod video_packet;
 
 pub use adapter::{AdapterStats, Core};
