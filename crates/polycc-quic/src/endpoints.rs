@@ -1,5 +1,8 @@
 //! The `polycc-quic` server and client: one verified transfer per connection over s2n-quic,
-//! the client sending ([`crate::transfer`] has the protocol), with bounded waits everywhere.
+//! the client sending ([`crate::transfer`] has the protocol), or real-time video as datagrams
+//! ([`crate::video_endpoints`]); the server sends arrival reports when asked
+//! ([`ServerOptions::timing_reports`], [`crate::timing`]) and a client whose controller takes
+//! them reads them. Bounded waits everywhere.
 //!
 //! The server generates a self-signed certificate for `localhost` at start and writes it (PEM)
 //! where the client reads it; both run on loopback or inside network namespaces.
