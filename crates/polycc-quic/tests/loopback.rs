@@ -749,3 +749,65 @@ fn ledbat_holds_its_target_on_the_receiver_s_timing_reports() {
     assert_eq!(s.next_line()["verified"], true);
     assert!(s.wait(Duration::from_secs(10)).success());
 }
+
+#[test]
+fn video_frames_through_a_lossy_relay_are_decodable_exactly_when_k_shards_arrived() {
+    let mut s = server(&["--video", "--transfers", "1", "--run-for", "100"]);
+    // 10 % of the datagrams dropped each way; half as many repair packets as data packets, so
+    // many frames lose some shards and recover all the same.
+    let faults = Faults {
+        loss: 0.1,
+        ..Faults::default()
+    };
+    let relay = Relay::start(s.addr, faults, 7).expect("the relay");
+    let (code, out, err) = client_to(
+        relay.addr(),
+        &s.cert,
+        &[
+            "--video",
+            "--duration",
+            "3",
+            "--fps",
+            "25",
+            "--bitrate-mbps",
+            "2",
+            "--fec",
+            "0.5",
+            "--frame-noise",
+            "0",
+        ],
+    );
+    assert_eq!(code, 0, "stdout {out} stderr {err}");
+    let sent: Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(sent["frames"], 75, "{sent}");
+    let lines = lines_until(&mut s, "video");
+    let summary = lines.last().expect("the summary");
+    assert_eq!(summary["verified"], true, "{summary}");
+    let frames: Vec<&Value> = lines.iter().filter(|l| l["event"] == "frame").collect();
+    let n = |f: &Value, k: &str| f[k].as_u64().expect("a count");
+    let (mut repaired, mut lost) = (0, 0);
+    for f in &frames {
+        // A frame none of whose datagrams came says nothing of its size.
+        let complete = n(f, "shards") > 0 && n(f, "received") == n(f, "shards");
+        let decodable = n(f, "shards") > 0 && n(f, "received") >= n(f, "data_shards");
+        assert_eq!(f["decodable"], decodable, "{f}");
+        repaired += u64::from(decodable && !complete);
+        lost += u64::from(!decodable);
+    }
+    eprintln!(
+        "video through 10 % loss, 50 % FEC: {} frames seen of 75, {repaired} decodable with \
+         shards lost, {lost} not decodable; relay {:?}; sender {sent}",
+        frames.len(),
+        relay.counts()
+    );
+    assert!(frames.len() >= 70, "{} frames", frames.len());
+    // 8 or 9 datagrams a frame, 3 of them repair (the encoder's bitrate includes its FEC): at
+    // 10 % loss about half the frames lose one or more and recover. Frames are also lost
+    // whole or in part at the sender: the controller, cut back by the losses, cannot always
+    // send 2 Mbit/s, and datagrams not sent within 400 ms are dropped (3 to 11 frames of 75
+    // not decodable in six runs).
+    assert!(repaired >= 20, "{repaired} frames repaired");
+    assert!(lost <= 20, "{lost} frames lost");
+    assert_eq!(summary["decodable"], frames.len() as u64 - lost);
+    assert!(s.wait(Duration::from_secs(10)).success());
+}
