@@ -62,6 +62,10 @@ use tokio::time::timeout;
 /// Data bytes per segment: large enough that the 8-byte header is 0.01 % of the stream.
 pub const SEGMENT: usize = 64 * 1024;
 
+/// The application error code a server closes a connection with when the client sends what
+/// the server does not receive (a transfer to a video server).
+const WRONG_MODE: u32 = 1;
+
 /// Longest wait for a closed connection to finish closing before the client exits.
 const CLOSE_WAIT: Duration = Duration::from_secs(1);
 
@@ -293,7 +297,8 @@ pub async fn run_server(o: ServerOptions) -> Result<u64> {
     let (mut accepted, mut finished, mut failed) = (0u64, 0u64, 0u64);
     let serving = Serving {
         timing_reports: o.timing_reports,
-        video: o.video.then(|| media.clone()),
+        video: o.video,
+        media: media.clone(),
         idle: o.idle_timeout,
     };
     loop {
@@ -342,8 +347,10 @@ fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
 struct Serving {
     /// Send arrival reports.
     timing_reports: bool,
-    /// Receive video on this channel instead of a transfer.
-    video: Option<MediaChannel>,
+    /// Receive video instead of a transfer.
+    video: bool,
+    /// The endpoint's datagrams.
+    media: MediaChannel,
     /// The idle timeout, which bounds the waits.
     idle: Duration,
 }
@@ -363,21 +370,32 @@ async fn serve(mut conn: s2n_quic::Connection, handles: Option<Handles>, s: Serv
         }
         std::future::pending::<()>().await
     };
-    let (ok, mut line) = match &s.video {
-        Some(media) => {
-            let received = tokio::select! {
-                r = receive_video(media, start) => r,
-                _ = reports => unreachable!("pending"),
-            };
-            video_outcome(received, &peer, start)
-        }
-        None => {
-            let outcome = tokio::select! {
-                r = receive_transfer(&mut conn, s.idle) => r,
-                _ = reports => unreachable!("pending"),
-            };
-            transfer_outcome(outcome, &peer, start)
-        }
+    let (ok, mut line) = if s.video {
+        let received = tokio::select! {
+            r = receive_video(&s.media, start) => r,
+            // A transfer's stream: the client is not sending video. Closing tells it at once.
+            Ok(Some(_)) = conn.accept_bidirectional_stream() => {
+                conn.close(WRONG_MODE.into());
+                Err("the client opened a stream for a transfer; this server receives video \
+                     (--video): run the client with --video, or the server without"
+                    .to_string())
+            }
+            _ = reports => unreachable!("pending"),
+        };
+        video_outcome(received, &peer, start)
+    } else {
+        let outcome = tokio::select! {
+            r = receive_transfer(&mut conn, s.idle) => r,
+            _ = reports => unreachable!("pending"),
+        };
+        let outcome = outcome.map_err(|e| {
+            if s.media.counters().received > 0 {
+                e.context("the client sent video datagrams: run the server with --video")
+            } else {
+                e
+            }
+        });
+        transfer_outcome(outcome, &peer, start)
     };
     // This connection's controller (not the newest of another one served meanwhile), taken out
     // of the list so that a server running for long does not keep every connection's.
@@ -536,7 +554,17 @@ pub async fn run_client(o: ClientOptions) -> Result<ClientReport> {
                 let stream = conn.open_bidirectional_stream().await?;
                 let verdict = timeout(o.timeout, transfer(stream, &o))
                     .await
-                    .map_err(|_| anyhow!("the transfer did not finish within {:?}", o.timeout))??;
+                    .map_err(|_| anyhow!("the transfer did not finish within {:?}", o.timeout))?
+                    .map_err(|e| {
+                        if closed_for_wrong_mode(&e) {
+                            e.context(
+                                "the server receives video (--video): run the client with \
+                                 --video, or the server without",
+                            )
+                        } else {
+                            e
+                        }
+                    })?;
                 let seconds = start.elapsed().as_secs_f64();
                 let (sent, sum) = verdict;
                 if !sum.ok || sum.bytes != sent.len() || sum.checksum != sent.value() {
@@ -600,6 +628,18 @@ async fn print_telemetry(controller: Option<&ControllerHandle>, every: Duration,
         line["t_s"] = json!(start.elapsed().as_secs_f64());
         println!("{line}");
     }
+}
+
+/// Whether `e` is the server's close of a connection that sent what it does not receive.
+fn closed_for_wrong_mode(e: &anyhow::Error) -> bool {
+    use s2n_quic::connection::Error as Closed;
+    e.chain().any(|c| {
+        let closed = match c.downcast_ref::<s2n_quic::stream::Error>() {
+            Some(s2n_quic::stream::Error::ConnectionError { error, .. }) => Some(*error),
+            _ => c.downcast_ref::<Closed>().copied(),
+        };
+        matches!(closed, Some(Closed::Application { error, .. }) if u64::from(error) == u64::from(WRONG_MODE))
+    })
 }
 
 /// The client's report of a video run.

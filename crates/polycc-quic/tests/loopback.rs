@@ -811,3 +811,41 @@ fn video_frames_through_a_lossy_relay_are_decodable_exactly_when_k_shards_arrive
     assert_eq!(summary["decodable"], frames.len() as u64 - lost);
     assert!(s.wait(Duration::from_secs(10)).success());
 }
+
+#[test]
+fn a_client_and_server_of_different_modes_fail_naming_the_flag() {
+    // A transfer to a video server: closed at once, both ends say why.
+    let mut s = server(&["--video", "--transfers", "1", "--run-for", "100"]);
+    let started = Instant::now();
+    let (code, out, err) = client(&s, &["--bytes", "100000"]);
+    assert_eq!(code, 1, "stdout {out} stderr {err}");
+    assert!(err.contains("the server receives video (--video)"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let line = s.next_line();
+    assert_eq!(line["verified"], false, "{line}");
+    assert!(
+        line["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("--video")),
+        "{line}"
+    );
+    // Video to a transfer server: no stream within its idle timeout, the datagrams named.
+    let mut s = server(&[
+        "--transfers",
+        "1",
+        "--run-for",
+        "100",
+        "--idle-timeout",
+        "1",
+    ]);
+    let (code, out, err) = client(&s, &["--video", "--duration", "5"]);
+    assert_eq!(code, 1, "stdout {out} stderr {err}");
+    assert!(err.contains("the video connection ended"), "{err}");
+    let line = s.next_line();
+    assert_eq!(line["verified"], false, "{line}");
+    let e = line["error"].as_str().unwrap_or("");
+    assert!(
+        e.contains("video datagrams") && e.contains("--video"),
+        "{line}"
+    );
+}
