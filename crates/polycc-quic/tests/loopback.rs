@@ -638,7 +638,7 @@ fn bad_video_flags_exit_2_naming_the_flag() {
     }
 }
 
-/// A network namespace of the test's own whose loopback is a 20 Mbit/s bottleneck (a token
+/// A network namespace of the test's own whose loopback is an 8 Mbit/s bottleneck (a token
 /// bucket), deleted when dropped; `None` without the privileges or tools to make one.
 struct Bottleneck(String);
 
@@ -657,12 +657,14 @@ impl Bottleneck {
         }
         let b = Bottleneck(ns);
         let ns = b.0.as_str();
-        // 20 Mbit/s, a 15 000-byte burst (ten packets: the timer's granularity), and room for
-        // 400 ms of queue (LEDBAT's queue is its target).
+        // 8 Mbit/s (a rate a debug build sends at on a loaded machine: a sender short of CPU
+        // builds no queue; at 20 Mbit/s and a load of 4 on 2 cores the queue stayed near 3 ms),
+        // a 5000-byte burst (5 ms: above the kernel timer's granularity, which tbf needs), and
+        // room for 1 s of queue (LEDBAT's queue is its target).
         let shaped = ip(&["-n", ns, "link", "set", "lo", "up"])
             && ip(&[
                 "netns", "exec", ns, "tc", "qdisc", "add", "dev", "lo", "root", "tbf", "rate",
-                "20mbit", "burst", "15000", "limit", "1000000",
+                "8mbit", "burst", "5000", "limit", "1000000",
             ]);
         shaped.then_some(b)
     }
@@ -699,7 +701,7 @@ fn ledbat_holds_its_target_on_the_receiver_s_timing_reports() {
         ns,
         s.addr,
         &s.cert,
-        &["--cca", cca, "--duration", "6", "--telemetry-every", "0.1"],
+        &["--cca", cca, "--duration", "3", "--telemetry-every", "0.1"],
     );
     assert_eq!(code, 0, "stdout {out} stderr {err}");
     let lines: Vec<Value> = out
@@ -719,14 +721,14 @@ fn ledbat_holds_its_target_on_the_receiver_s_timing_reports() {
             l["telemetry"]["queuing_delay_ms"].as_f64()
         })
         .collect();
-    assert!(qd.len() >= 30, "{} samples", qd.len());
+    assert!(qd.len() >= 20, "{} samples", qd.len());
     qd.sort_by(f64::total_cmp);
     let median = qd[qd.len() / 2];
     let p90 = qd[qd.len() * 9 / 10];
     let goodput = r["goodput_mbps"].as_f64().expect("goodput");
     let arrivals = st["feedback_arrivals"].as_u64().expect("arrivals");
     eprintln!(
-        "ledbat (target 25 ms) through 20 Mbit/s: queueing delay median {median:.1} ms, 90th \
+        "ledbat (target 25 ms) through 8 Mbit/s: queueing delay median {median:.1} ms, 90th \
          percentile {p90:.1} ms over {} samples ({:.1} .. {:.1}), goodput {goodput:.1} Mbit/s, arrivals reported {arrivals}, \
          unmatched {}",
         qd.len(),
@@ -737,9 +739,10 @@ fn ledbat_holds_its_target_on_the_receiver_s_timing_reports() {
     // Near the target, below it at times: LEDBAT's periodic slowdowns empty the queue.
     assert!((10.0..=37.5).contains(&median), "{qd:?}");
     assert!((15.0..=37.5).contains(&p90), "{qd:?}");
-    // 6 s at up to 20 Mbit/s is up to 10 000 packets; most of them reported.
-    assert!(arrivals > 5000, "{st}");
-    assert!(goodput > 10.0 && goodput < 20.5, "{r}");
+    // 3 s at up to 8 Mbit/s and the drain of what was written ahead: several thousand
+    // packets, most of them reported.
+    assert!(arrivals > 2000, "{st}");
+    assert!(goodput > 4.0 && goodput < 8.2, "{r}");
     assert!(!err.contains("no arrival reports"), "{err}");
     assert_eq!(s.next_line()["verified"], true);
     assert!(s.wait(Duration::from_secs(10)).success());
