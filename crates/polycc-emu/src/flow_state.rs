@@ -148,7 +148,9 @@ pub struct FlowShared {
     /// The first thing that went wrong, if anything.
     pub error: Mutex<Option<String>>,
     /// A QUIC bulk flow's receiver: data bytes read so far and their checksum, which the
-    /// sender checks against what it wrote when the receiver's verdict cannot come in time.
+    /// sender checks against what it wrote when the receiver's verdict cannot come in time;
+    /// published once the sender is done (`ended`) or the run is over, then as the tail
+    /// arrives, not on every chunk of the run.
     pub read_so_far: Mutex<(u64, u64)>,
     /// A video flow's source: the simulator's encoder and per-frame records, written by the
     /// sender (frames made, first sent) and the receiver (shards arrived, decodable, complete).

@@ -3,22 +3,17 @@
 
 mod common;
 
-use common::{emulator_available, model};
+use common::emulator_available;
+use common::scenario::{Flow, Scenario};
 use polycc::Registry;
 
-const ONE_FLOW: &str = r#"
-name = "one-{cca}"
-duration = "4s"
-[[links]]
-id = "bottleneck"
-rate = "20Mbps"
-queue = { kind = "droptail", size = "1bdp" }
-[[flows]]
-id = "f"
-cca = "{cca}"
-stack = "udp"
-rtt = "40ms"
-"#;
+/// One bulk flow of `cca` over polycc's UDP sender on a 20 Mbit/s, 40 ms path with a one-BDP
+/// drop-tail buffer, for 4 s.
+fn one_flow(cca: &str) -> Scenario {
+    Scenario::new(&format!("one-{cca}"), "4s")
+        .droptail_link("bottleneck", "20Mbps", "1bdp")
+        .flow(Flow::new("f", cca, "40ms").stack("udp"))
+}
 
 #[test]
 fn polycc_controllers_over_udp_agree_with_the_simulator() {
@@ -28,7 +23,7 @@ fn polycc_controllers_over_udp_agree_with_the_simulator() {
     };
     let registry = Registry::standard();
     for cca in ["cubic", "bbr", "vegas"] {
-        let m = model(&ONE_FLOW.replace("{cca}", cca));
+        let m = one_flow(cca).model();
         let emu = polycc_emu::run(&m, &registry, &Default::default()).unwrap();
         let sim = polycc_sim::run(&m, &registry).unwrap();
         let (e, s) = (&emu.summary.flows[0], &sim.summary.flows[0]);
@@ -69,22 +64,14 @@ fn a_sized_flow_completes_and_reports_its_completion_time() {
     else {
         return;
     };
-    let m = model(
-        r#"
-name = "sized"
-duration = "3s"
-[[links]]
-id = "l"
-rate = "50Mbps"
-queue = { kind = "droptail", size = "1bdp" }
-[[flows]]
-id = "s"
-cca = "cubic"
-stack = "udp"
-rtt = "20ms"
-traffic = { kind = "sized", size = "1MB" }
-"#,
-    );
+    let m = Scenario::new("sized", "3s")
+        .droptail_link("l", "50Mbps", "1bdp")
+        .flow(
+            Flow::new("s", "cubic", "20ms")
+                .stack("udp")
+                .traffic(r#"{ kind = "sized", size = "1MB" }"#),
+        )
+        .model();
     let out = polycc_emu::run(&m, &Registry::standard(), &Default::default()).unwrap();
     let f = &out.summary.flows[0];
     assert_eq!(f.transfers_completed, 1);

@@ -5,28 +5,20 @@
 
 mod common;
 
-use common::{emulator_available, model};
+use common::emulator_available;
+use common::scenario::{Flow, Scenario};
 use polycc::Registry;
 use polycc_sim::{Column, RunOutput, StrColumn};
 
+/// A 20 Mbit/s bottleneck with a one-BDP drop-tail buffer, for `duration`.
+fn bottleneck_20(name: &str, duration: &str) -> Scenario {
+    Scenario::new(name, duration).droptail_link("bottleneck", "20Mbps", "1bdp")
+}
+
 /// One bulk flow of `cca` over QUIC on a 20 Mbit/s, 40 ms path with a one-BDP drop-tail
 /// buffer, for 4 s.
-fn one_flow(cca: &str) -> String {
-    format!(
-        r#"
-name = "quic-{cca}"
-duration = "4s"
-[[links]]
-id = "bottleneck"
-rate = "20Mbps"
-queue = {{ kind = "droptail", size = "1bdp" }}
-[[flows]]
-id = "f"
-cca = "{cca}"
-stack = "quic"
-rtt = "40ms"
-"#
-    )
+fn one_flow(cca: &str) -> Scenario {
+    bottleneck_20(&format!("quic-{cca}"), "4s").flow(Flow::new("f", cca, "40ms").stack("quic"))
 }
 
 fn numbers<'a>(t: &'a polycc_sim::Table, name: &str) -> &'a [f64] {
@@ -56,9 +48,14 @@ fn utilisation_after(out: &RunOutput, from_s: f64) -> f64 {
     sent / capacity
 }
 
-fn run(toml: &str) -> RunOutput {
-    polycc_emu::run(&model(toml), &Registry::standard(), &Default::default())
+fn run(s: &Scenario) -> RunOutput {
+    polycc_emu::run(&s.model(), &Registry::standard(), &Default::default())
         .unwrap_or_else(|e| panic!("run: {e}"))
+}
+
+/// `s` in the simulator.
+fn simulate(s: &Scenario) -> RunOutput {
+    polycc_sim::run(&s.model(), &Registry::standard()).expect("simulated")
 }
 
 #[test]
@@ -137,20 +134,13 @@ fn a_sized_transfer_over_quic_completes_in_the_time_the_path_allows() {
     else {
         return;
     };
-    let out = run(r#"
-name = "quic-sized"
-duration = "3s"
-[[links]]
-id = "l"
-rate = "50Mbps"
-queue = { kind = "droptail", size = "1bdp" }
-[[flows]]
-id = "s"
-cca = "cubic"
-stack = "quic"
-rtt = "20ms"
-traffic = { kind = "sized", size = "1MB" }
-"#);
+    let out = run(&Scenario::new("quic-sized", "3s")
+        .droptail_link("l", "50Mbps", "1bdp")
+        .flow(
+            Flow::new("s", "cubic", "20ms")
+                .stack("quic")
+                .traffic(r#"{ kind = "sized", size = "1MB" }"#),
+        ));
     let f = &out.summary.flows[0];
     assert_eq!(f.transfers_completed, 1);
     assert_eq!(f.bytes_delivered, 1_000_000);
@@ -174,27 +164,23 @@ fn web_requests_over_quic_complete_on_one_connection_or_one_each() {
     };
     // Two web flows, a 200 kB transfer a second each, half a second apart: each has the link
     // to itself.
-    let out = run(r#"
-name = "quic-web"
-duration = "4s"
-[[links]]
-id = "bottleneck"
-rate = "20Mbps"
-queue = { kind = "droptail", size = "1bdp" }
-[[flows]]
-id = "persistent"
-cca = "cubic"
-stack = "quic"
-rtt = "40ms"
-traffic = { kind = "web", size = "200KB", interval = "1s", arrivals = "periodic", connection = "persistent" }
-[[flows]]
-id = "per-request"
-cca = "cubic"
-stack = "quic"
-rtt = "40ms"
-start = "500ms"
-traffic = { kind = "web", size = "200KB", interval = "1s", arrivals = "periodic", connection = "per_request" }
-"#);
+    let web = |connection: &str| {
+        format!(
+            r#"{{ kind = "web", size = "200KB", interval = "1s", arrivals = "periodic", connection = "{connection}" }}"#
+        )
+    };
+    let out = run(&bottleneck_20("quic-web", "4s")
+        .flow(
+            Flow::new("persistent", "cubic", "40ms")
+                .stack("quic")
+                .traffic(&web("persistent")),
+        )
+        .flow(
+            Flow::new("per-request", "cubic", "40ms")
+                .stack("quic")
+                .start("500ms")
+                .traffic(&web("per_request")),
+        ));
     for f in &out.summary.flows {
         eprintln!(
             "web/quic {}: {} transfers, FCT mean {:?} s",
@@ -213,20 +199,14 @@ traffic = { kind = "web", size = "200KB", interval = "1s", arrivals = "periodic"
 #[test]
 fn keys_quic_does_not_honour_are_refused_naming_them() {
     // Needs no privileges: refused before anything is made.
-    let rwnd = model(
-        r#"
-name = "quic-rwnd"
-[[links]]
-id = "l"
-rate = "10Mbps"
-[[flows]]
-id = "o"
-cca = "cubic"
-stack = "quic"
-rtt = "40ms"
-rwnd = "64KB"
-"#,
-    );
+    let rwnd = Scenario::named("quic-rwnd")
+        .link("l", "10Mbps")
+        .flow(
+            Flow::new("o", "cubic", "40ms")
+                .stack("quic")
+                .key("rwnd", r#""64KB""#),
+        )
+        .model();
     let err = polycc_emu::run(&rwnd, &Registry::standard(), &Default::default())
         .expect_err("s2n sizes its own windows");
     let text = err.to_string();
@@ -242,21 +222,18 @@ fn intents_reach_the_controller_over_quic_at_their_times() {
         return;
     };
     // Janus reports the target of its intent; the schedule halves it at 2 s.
-    let out = run(r#"
-name = "quic-intents"
-duration = "4s"
-[[links]]
-id = "bottleneck"
-rate = "20Mbps"
-queue = { kind = "droptail", size = "1bdp" }
-[[flows]]
-id = "j"
-cca = "janus"
-stack = "quic"
-rtt = "40ms"
-intent = { class = "bandwidth_guarantee", target_rate = "8Mbps" }
-intent_schedule = [{ at = "2s", intent = { class = "bandwidth_guarantee", target_rate = "4Mbps" } }]
-"#);
+    let out = run(&bottleneck_20("quic-intents", "4s").flow(
+        Flow::new("j", "janus", "40ms")
+            .stack("quic")
+            .key(
+                "intent",
+                r#"{ class = "bandwidth_guarantee", target_rate = "8Mbps" }"#,
+            )
+            .key(
+                "intent_schedule",
+                r#"[{ at = "2s", intent = { class = "bandwidth_guarantee", target_rate = "4Mbps" } }]"#,
+            ),
+    ));
     let t = numbers(&out.flows, "t_s");
     let target = numbers(&out.flows, "cc_target_rate_mbps");
     for k in 0..t.len() {
@@ -277,20 +254,11 @@ fn an_on_off_source_over_quic_sends_in_its_on_periods_only() {
     else {
         return;
     };
-    let out = run(r#"
-name = "quic-on-off"
-duration = "4s"
-[[links]]
-id = "bottleneck"
-rate = "20Mbps"
-queue = { kind = "droptail", size = "1bdp" }
-[[flows]]
-id = "o"
-cca = "cubic"
-stack = "quic"
-rtt = "40ms"
-traffic = { kind = "on_off", on = "500ms", off = "500ms", periods = "fixed" }
-"#);
+    let out = run(&bottleneck_20("quic-on-off", "4s").flow(
+        Flow::new("o", "cubic", "40ms")
+            .stack("quic")
+            .traffic(r#"{ kind = "on_off", on = "500ms", off = "500ms", periods = "fixed" }"#),
+    ));
     let f = &out.summary.flows[0];
     let t = numbers(&out.flows, "t_s");
     let g = numbers(&out.flows, "goodput_mbps");
@@ -336,20 +304,17 @@ traffic = { kind = "on_off", on = "500ms", off = "500ms", periods = "fixed" }
 const RUN_OVERHEAD: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A link of 20 Mbit/s that drops 30 % of the packets in each direction at random (handshakes,
-/// data and ACKs alike), for `duration`, carrying `flows` (TOML `[[flows]]` tables).
-fn lossy(duration: &str, flows: &str) -> polycc_sim::Model {
-    model(&format!(
-        r#"
-name = "quic-30-percent-loss"
-duration = "{duration}"
-[[links]]
-id = "lossy"
-rate = "20Mbps"
-loss = 0.3
-queue = {{ kind = "droptail", size = "1bdp" }}
-{flows}
-"#
-    ))
+/// data and ACKs alike), for `duration`, carrying `flows`.
+fn lossy(duration: &str, flows: impl IntoIterator<Item = Flow>) -> polycc_sim::Model {
+    flows
+        .into_iter()
+        .fold(
+            Scenario::new("quic-30-percent-loss", duration)
+                .droptail_link("lossy", "20Mbps", "1bdp")
+                .link_key("loss", "0.3"),
+            Scenario::flow,
+        )
+        .model()
 }
 
 /// Runs `m`, asserting it ends within its duration, the bulk flows' verdict grace
@@ -374,13 +339,12 @@ fn sized_quic_transfers_on_a_30_percent_loss_link_end_verified_or_unfinished() {
         return;
     };
     // A window-based and a rate-based controller, 60 kB each (50 packets).
-    let flow = |id: &str, cca: &str| {
-        format!(
-            "[[flows]]\nid = \"{id}\"\ncca = \"{cca}\"\nstack = \"quic\"\nrtt = \"20ms\"\n\
-             traffic = {{ kind = \"sized\", size = \"60KB\" }}\n"
-        )
+    let flow = |cca: &str| {
+        Flow::new(cca, cca, "20ms")
+            .stack("quic")
+            .traffic(r#"{ kind = "sized", size = "60KB" }"#)
     };
-    let m = lossy("3s", &(flow("cubic", "cubic") + &flow("bbr", "bbr")));
+    let m = lossy("3s", [flow("cubic"), flow("bbr")]);
     let out = match run_bounded(&m) {
         Ok(out) => out,
         // The one way a sized flow fails the run on this link: no handshake within the
@@ -429,10 +393,7 @@ fn a_bulk_quic_flow_on_a_30_percent_loss_link_ends_with_what_arrived_verified() 
     // checks the bytes the receiver read against what it wrote instead (a mismatch would fail
     // the run). 2 s: the handshake (its lost packets resent after a probe timeout of about 1 s,
     // RFC 9002 §6.2.2) mostly completes within the run.
-    let m = lossy(
-        "2s",
-        "[[flows]]\nid = \"bulk\"\ncca = \"cubic\"\nstack = \"quic\"\nrtt = \"20ms\"\n",
-    );
+    let m = lossy("2s", [Flow::new("bulk", "cubic", "20ms").stack("quic")]);
     let out = run_bounded(&m).unwrap_or_else(|e| panic!("the run failed: {e}"));
     let f = &out.summary.flows[0];
     eprintln!(
@@ -449,22 +410,10 @@ fn a_bulk_quic_flow_on_a_30_percent_loss_link_ends_with_what_arrived_verified() 
 
 /// One bulk flow of `cca` (a TOML value) over `stack` on a 10 Mbit/s, 20 ms path with a
 /// 4-BDP (80 ms) drop-tail buffer, for 4 s.
-fn delay_flow(cca: &str, stack: &str) -> String {
-    format!(
-        r#"
-name = "quic-feedback"
-duration = "4s"
-[[links]]
-id = "bottleneck"
-rate = "10Mbps"
-queue = {{ kind = "droptail", size = "4bdp" }}
-[[flows]]
-id = "f"
-cca = {cca}
-stack = "{stack}"
-rtt = "20ms"
-"#
-    )
+fn delay_flow(cca: &str, stack: &str) -> Scenario {
+    Scenario::new("quic-feedback", "4s")
+        .droptail_link("bottleneck", "10Mbps", "4bdp")
+        .flow(Flow::with_spec("f", cca, "20ms").stack(stack))
 }
 
 /// The mean of column `name` of the links table from `from_s` on.
@@ -505,8 +454,7 @@ fn ledbat_over_quic_holds_its_target_on_the_receiver_s_one_way_delays() {
     // path's 17 and the 25 ms target's 21 more takes about 2 s on this path.
     let cca = r#"{ name = "ledbat", target_ms = 25 }"#;
     let out = run(&delay_flow(cca, "quic"));
-    let sim = polycc_sim::run(&model(&delay_flow(cca, "quic")), &Registry::standard())
-        .expect("simulated");
+    let sim = simulate(&delay_flow(cca, "quic"));
     let qd = link_mean_after(&out, "queue_delay_ms", 3.0);
     let sim_qd = link_mean_after(&sim, "queue_delay_ms", 3.0);
     let arrivals = last_flow_value(&out, "cc_feedback_arrivals");
@@ -564,11 +512,7 @@ fn gcc_over_quic_runs_on_the_receiver_s_arrivals_with_a_short_queue() {
         return;
     };
     let out = run(&delay_flow(r#""gcc""#, "quic"));
-    let sim = polycc_sim::run(
-        &model(&delay_flow(r#""gcc""#, "quic")),
-        &Registry::standard(),
-    )
-    .expect("simulated");
+    let sim = simulate(&delay_flow(r#""gcc""#, "quic"));
     let u = utilisation_after(&out, 2.0);
     let sim_u = utilisation_after(&sim, 2.0);
     let qd = link_mean_after(&out, "queue_delay_ms", 1.0);
@@ -601,6 +545,14 @@ fn gcc_over_quic_runs_on_the_receiver_s_arrivals_with_a_short_queue() {
     assert!(qd <= 15.0, "queue {qd} ms");
 }
 
+/// One video flow of `cca` over QUIC with `traffic` (a TOML table) on a 10 Mbit/s, 40 ms path
+/// with a 2-BDP drop-tail buffer, for 4 s.
+fn video_flow(name: &str, cca: &str, traffic: &str) -> Scenario {
+    Scenario::new(name, "4s")
+        .droptail_link("bottleneck", "10Mbps", "2bdp")
+        .flow(Flow::new("v", cca, "40ms").stack("quic").traffic(traffic))
+}
+
 #[test]
 fn video_over_quic_datagrams_records_its_frames_as_the_simulator_does() {
     let Some(_one) =
@@ -609,22 +561,13 @@ fn video_over_quic_datagrams_records_its_frames_as_the_simulator_does() {
         return;
     };
     // GCC's target drives the encoder; 30 frames a second, 10 % FEC, on 10 Mbit/s and 40 ms.
-    let toml = r#"
-name = "quic-video"
-duration = "4s"
-[[links]]
-id = "bottleneck"
-rate = "10Mbps"
-queue = { kind = "droptail", size = "2bdp" }
-[[flows]]
-id = "v"
-cca = "gcc"
-stack = "quic"
-rtt = "40ms"
-traffic = { kind = "video", fps = 30, fec = 0.1, min_rate = "0.5Mbps", max_rate = "8Mbps" }
-"#;
-    let out = run(toml);
-    let sim = polycc_sim::run(&model(toml), &Registry::standard()).expect("simulated");
+    let scenario = video_flow(
+        "quic-video",
+        "gcc",
+        r#"{ kind = "video", fps = 30, fec = 0.1, min_rate = "0.5Mbps", max_rate = "8Mbps" }"#,
+    );
+    let out = run(&scenario);
+    let sim = simulate(&scenario);
     let f = &out.summary.flows[0];
     let s = &sim.summary.flows[0];
     let (sent, lost) = (
@@ -683,22 +626,13 @@ fn pibes_schedules_the_frames_of_video_over_quic() {
     };
     // PIBES gets each frame (on_frame) before its first datagram and the receiver's arrival
     // times of its bursts; 10 Mbit/s, 40 ms, 30 fps.
-    let toml = r#"
-name = "quic-pibes"
-duration = "4s"
-[[links]]
-id = "bottleneck"
-rate = "10Mbps"
-queue = { kind = "droptail", size = "2bdp" }
-[[flows]]
-id = "v"
-cca = "pibes"
-stack = "quic"
-rtt = "40ms"
-traffic = { kind = "video", fps = 30, min_rate = "0.5Mbps", max_rate = "8Mbps" }
-"#;
-    let out = run(toml);
-    let sim = polycc_sim::run(&model(toml), &Registry::standard()).expect("simulated");
+    let scenario = video_flow(
+        "quic-pibes",
+        "pibes",
+        r#"{ kind = "video", fps = 30, min_rate = "0.5Mbps", max_rate = "8Mbps" }"#,
+    );
+    let out = run(&scenario);
+    let sim = simulate(&scenario);
     let f = &out.summary.flows[0];
     let s = &sim.summary.flows[0];
     let delay = f.frame_delay_ms.clone().expect("frame delays");

@@ -5,14 +5,20 @@
 
 mod common;
 
+use common::scenario::{Flow, Scenario};
 use common::{emulator_available, model};
 use polycc_sim::output::FlowSummary;
 
 /// Path round trip of every flow.
 const RTT_S: f64 = 0.040;
 
-fn run_both(toml: &str) -> (Vec<FlowSummary>, Vec<FlowSummary>) {
-    let m = model(toml);
+/// A 20 Mbit/s bottleneck with a one-BDP drop-tail buffer.
+fn bottleneck_20(name: &str, duration: &str) -> Scenario {
+    Scenario::new(name, duration).droptail_link("bottleneck", "20Mbps", "1bdp")
+}
+
+fn run_both(s: &Scenario) -> (Vec<FlowSummary>, Vec<FlowSummary>) {
+    let m = s.model();
     let registry = polycc::Registry::standard();
     let emu = polycc_emu::run(&m, &registry, &Default::default()).expect("emulated");
     let sim = polycc_sim::run(&m, &registry).expect("simulated");
@@ -43,35 +49,30 @@ fn web_transfers_take_as_long_as_in_the_simulator_handshakes_included() {
     };
     // Three web flows, one 200 kB transfer a second each, started a third of a second apart
     // so that their transfers (0.1-0.25 s) do not overlap: each has the link to itself.
+    let web = |connection: &str| {
+        format!(
+            r#"{{ kind = "web", size = "200KB", interval = "1s", arrivals = "periodic", connection = "{connection}" }}"#
+        )
+    };
     let (emu, sim) = run_both(
-        r#"
-name = "web"
-duration = "4s"
-[[links]]
-id = "bottleneck"
-rate = "20Mbps"
-queue = { kind = "droptail", size = "1bdp" }
-[[flows]]
-id = "kernel-persistent"
-cca = "cubic"
-stack = "linux"
-rtt = "40ms"
-traffic = { kind = "web", size = "200KB", interval = "1s", arrivals = "periodic", connection = "persistent" }
-[[flows]]
-id = "kernel-per-request"
-cca = "cubic"
-stack = "linux"
-rtt = "40ms"
-start = "330ms"
-traffic = { kind = "web", size = "200KB", interval = "1s", arrivals = "periodic", connection = "per_request" }
-[[flows]]
-id = "polycc-per-request"
-cca = "cubic"
-stack = "udp"
-rtt = "40ms"
-start = "660ms"
-traffic = { kind = "web", size = "200KB", interval = "1s", arrivals = "periodic", connection = "per_request" }
-"#,
+        &bottleneck_20("web", "4s")
+            .flow(
+                Flow::new("kernel-persistent", "cubic", "40ms")
+                    .stack("linux")
+                    .traffic(&web("persistent")),
+            )
+            .flow(
+                Flow::new("kernel-per-request", "cubic", "40ms")
+                    .stack("linux")
+                    .start("330ms")
+                    .traffic(&web("per_request")),
+            )
+            .flow(
+                Flow::new("polycc-per-request", "cubic", "40ms")
+                    .stack("udp")
+                    .start("660ms")
+                    .traffic(&web("per_request")),
+            ),
     );
     for (e, s) in emu.iter().zip(&sim) {
         assert_eq!(e.transfers_completed, 4, "{}", e.id);
@@ -107,28 +108,20 @@ fn on_off_sources_send_in_their_on_periods_as_in_the_simulator() {
     };
     // Each alone on its link half the time: the kernel's CUBIC on for 0-0.5 s, 1-1.5 s, ...,
     // polycc's in between.
+    let on_off = r#"{ kind = "on_off", on = "500ms", off = "500ms", periods = "fixed" }"#;
     let (emu, sim) = run_both(
-        r#"
-name = "on-off"
-duration = "4s"
-[[links]]
-id = "bottleneck"
-rate = "20Mbps"
-queue = { kind = "droptail", size = "1bdp" }
-[[flows]]
-id = "kernel"
-cca = "cubic"
-stack = "linux"
-rtt = "40ms"
-traffic = { kind = "on_off", on = "500ms", off = "500ms", periods = "fixed" }
-[[flows]]
-id = "polycc"
-cca = "cubic"
-stack = "udp"
-rtt = "40ms"
-start = "500ms"
-traffic = { kind = "on_off", on = "500ms", off = "500ms", periods = "fixed" }
-"#,
+        &bottleneck_20("on-off", "4s")
+            .flow(
+                Flow::new("kernel", "cubic", "40ms")
+                    .stack("linux")
+                    .traffic(on_off),
+            )
+            .flow(
+                Flow::new("polycc", "cubic", "40ms")
+                    .stack("udp")
+                    .start("500ms")
+                    .traffic(on_off),
+            ),
     );
     for (e, s) in emu.iter().zip(&sim) {
         // Half the time at most of 20 Mbit/s, less each period's restart.
@@ -157,26 +150,14 @@ fn unresponsive_sources_keep_their_rate_and_see_the_path_delay() {
         return;
     };
     let (emu, sim) = run_both(
-        r#"
-name = "unresponsive"
-duration = "3s"
-seed = 5
-[[links]]
-id = "bottleneck"
-rate = "20Mbps"
-queue = { kind = "droptail", size = "1bdp" }
-[[flows]]
-id = "cbr"
-cca = "cubic"
-rtt = "40ms"
-traffic = { kind = "cbr", rate = "6Mbps" }
-[[flows]]
-id = "poisson"
-cca = "cubic"
-stack = "linux"
-rtt = "40ms"
-traffic = { kind = "poisson", rate = "3Mbps" }
-"#,
+        &bottleneck_20("unresponsive", "3s")
+            .seed(5)
+            .flow(Flow::new("cbr", "cubic", "40ms").traffic(r#"{ kind = "cbr", rate = "6Mbps" }"#))
+            .flow(
+                Flow::new("poisson", "cubic", "40ms")
+                    .stack("linux")
+                    .traffic(r#"{ kind = "poisson", rate = "3Mbps" }"#),
+            ),
     );
     for (e, s, rate_mbps) in [(&emu[0], &sim[0], 6.0), (&emu[1], &sim[1], 3.0)] {
         assert_eq!(e.cca, "none");

@@ -77,6 +77,8 @@ fn main() -> anyhow::Result<()> {
         transfers: Some(1),
         run_for: Some(duration + Duration::from_secs(60)),
         idle_timeout: idle,
+        timing_reports: false,
+        video: false,
     };
     let client = ClientOptions {
         connect: relay.addr(),
@@ -87,6 +89,8 @@ fn main() -> anyhow::Result<()> {
         connect_timeout: Duration::from_secs(5),
         timeout: duration + Duration::from_secs(60),
         idle_timeout: idle,
+        video: None,
+        telemetry_every: None,
     };
 
     let samples: Arc<Mutex<Vec<(f64, u64)>>> = Arc::default();

@@ -51,7 +51,7 @@ pub enum SpecError {
     Rejected(#[from] CcError),
     /// The controller needs a media source's frames, which a byte stream has not (PIBES, or a
     /// policy that runs it); the trait asks a transport without frames to refuse it.
-    #[error("{name:?} needs the frames of a real-time media source; these endpoints carry byte streams only")]
+    #[error("{name:?} needs the frames of a real-time media source; byte streams have none (the polycc-quic client's --video mode has them)")]
     NeedsMediaFrames {
         /// The controller's name.
         name: String,
@@ -159,10 +159,20 @@ impl Polycc {
         Polycc::new(parse_spec(text)?)
     }
 
+    /// A provider for `text` (as [`Polycc::parse`]) whose connections carry a media source's
+    /// frames ([`ControllerHandle::post_frame`]): a frame scheduler (PIBES) is accepted too.
+    pub fn parse_for_media(text: &str) -> Result<Self, SpecError> {
+        Polycc::checked(parse_spec(text)?, Arc::new(Registry::standard()), true)
+    }
+
     /// A provider for `spec` from `registry`, checked now by building it once.
     pub fn with_registry(spec: CcSpec, registry: Arc<Registry>) -> Result<Self, SpecError> {
+        Polycc::checked(spec, registry, false)
+    }
+
+    fn checked(spec: CcSpec, registry: Arc<Registry>, frames: bool) -> Result<Self, SpecError> {
         let probe = registry.build(&spec, &CcContext::new(u64::from(INITIAL_DATAGRAM)))?;
-        if probe.needs_media_frames() {
+        if probe.needs_media_frames() && !frames {
             return Err(SpecError::NeedsMediaFrames {
                 name: spec.name().to_string(),
             });
@@ -321,6 +331,13 @@ mod tests {
             }
         }
         assert_eq!(refused, ["pibes"]);
+        // A media connection takes it.
+        let mut p = Polycc::parse_for_media("pibes").expect("pibes with frames");
+        assert_eq!(p.build_core(INITIAL_DATAGRAM).name(), "pibes");
+        assert!(matches!(
+            Polycc::parse_for_media("no-such-cca"),
+            Err(SpecError::Rejected(_))
+        ));
         assert!(registry.names().len() > 20, "policies included");
     }
 

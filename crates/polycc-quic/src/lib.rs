@@ -1,7 +1,8 @@
 //! Every polycc controller and policy driving a real QUIC connection: an adapter from
 //! s2n-quic's congestion-controller interface (feature `unstable-congestion-controller`, pinned
 //! to s2n-quic 1.91.0) to [`polycc::CongestionControl`], and the endpoints of the
-//! `polycc-quic` binary (bulk and sized transfers with an end-to-end checksum).
+//! `polycc-quic` binary (bulk and sized transfers with an end-to-end checksum, real-time video
+//! over datagrams, receiver timing).
 //!
 //! - [`Polycc`] is the provider given to an s2n-quic endpoint: it builds the controller a
 //!   [`polycc::CcSpec`] names for every path ([`SpecError`] when the registry rejects it), or
@@ -30,6 +31,8 @@ pub mod relay;
 pub mod report;
 pub mod timing;
 pub mod transfer;
+pub mod video_endpoints;
+pub mod video_frames;
 pub mod video_packet;
 
 pub use adapter::{AdapterStats, Core};

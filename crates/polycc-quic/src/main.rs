@@ -1,14 +1,21 @@
 //! `polycc-quic server|client`: verified bulk and sized transfers over s2n-quic with any polycc
-//! controller (`--cca`), or s2n-quic's own CUBIC (`--builtin-cubic`) for comparison.
+//! controller (`--cca`), or s2n-quic's own CUBIC (`--builtin-cubic`) for comparison; receiver
+//! timing for the controllers that take it (`server --timing-reports`); real-time video over
+//! QUIC datagrams (`--video`, both ends).
 //!
 //! Exit codes: 0 every transfer verified; 1 a transfer failed (no handshake, connection lost,
 //! timeout, checksum mismatch); 2 bad input (a spec the registry rejects, a bad address or
 //! intent, a missing certificate file).
 
 use clap::{Args, Parser, Subcommand};
-use polycc::Intent;
+use polycc::{Intent, Rate};
 use polycc_quic::endpoints::{run_client, run_server, Cca, ClientOptions, ServerOptions};
+use polycc_quic::video_endpoints::VideoOptions;
 use polycc_quic::Polycc;
+use polycc_sim::scenario::spec::{
+    DEFAULT_FEC, DEFAULT_FPS, DEFAULT_FRAME_NOISE, DEFAULT_VIDEO_MAX_BPS, DEFAULT_VIDEO_MIN_BPS,
+    DEFAULT_VIDEO_PACKET,
+};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -68,8 +75,48 @@ struct ServerArgs {
     /// Exit after this many seconds.
     #[arg(long)]
     run_for: Option<f64>,
+    /// Send each client the arrival time of every packet it sent (receiver timing, every 20
+    /// ms on a unidirectional stream), for controllers that read one-way delays (ledbat,
+    /// ledbat++, gcc, pibes); a client whose controller takes them reads them by itself.
+    #[arg(long)]
+    timing_reports: bool,
+    /// Receive video frames as QUIC datagrams (clients run with --video), one connection at a
+    /// time: a JSON line per frame and one per connection.
+    #[arg(long)]
+    video: bool,
     #[command(flatten)]
     cc: CcArgs,
+}
+
+#[derive(Args)]
+struct VideoArgs {
+    /// Send real-time video as QUIC datagrams for --duration instead of a transfer: the
+    /// simulator's video source, frames sized from the controller's media target (gcc, pibes)
+    /// within --min-rate-mbps..--max-rate-mbps, or --bitrate-mbps; the server needs --video.
+    #[arg(long, conflicts_with = "bytes")]
+    video: bool,
+    /// Frames a second.
+    #[arg(long, requires = "video", default_value_t = DEFAULT_FPS)]
+    fps: f64,
+    /// A fixed bitrate (Mbit/s), whatever the controller's target.
+    #[arg(long, requires = "video", conflicts_with_all = ["min_rate_mbps", "max_rate_mbps"])]
+    bitrate_mbps: Option<f64>,
+    /// The lowest bitrate the encoder produces (Mbit/s): what a controller without a media
+    /// target (cubic, bbr, ...) gets.
+    #[arg(long, requires = "video", default_value_t = DEFAULT_VIDEO_MIN_BPS as f64 / 1e6)]
+    min_rate_mbps: f64,
+    /// The highest bitrate the encoder produces (Mbit/s).
+    #[arg(long, requires = "video", default_value_t = DEFAULT_VIDEO_MAX_BPS as f64 / 1e6)]
+    max_rate_mbps: f64,
+    /// Bytes of a video datagram on the wire (IP and UDP headers included).
+    #[arg(long, requires = "video", default_value_t = DEFAULT_VIDEO_PACKET)]
+    packet: u64,
+    /// Reed-Solomon repair packets per data packet (0: no FEC).
+    #[arg(long, requires = "video", default_value_t = DEFAULT_FEC)]
+    fec: f64,
+    /// Standard deviation of the encoder's relative frame-size error (0: exact sizes).
+    #[arg(long, requires = "video", default_value_t = DEFAULT_FRAME_NOISE)]
+    frame_noise: f64,
 }
 
 #[derive(Args)]
@@ -93,6 +140,12 @@ struct ClientArgs {
     /// 120 for sized).
     #[arg(long)]
     timeout: Option<f64>,
+    /// Print the controller's telemetry and counters as a JSON line (`"event": "telemetry"`)
+    /// every this many seconds while the run lasts, before the report.
+    #[arg(long)]
+    telemetry_every: Option<f64>,
+    #[command(flatten)]
+    video: VideoArgs,
     #[command(flatten)]
     cc: CcArgs,
 }
@@ -115,7 +168,45 @@ fn seconds(name: &str, s: f64) -> Result<Duration, Usage> {
         })
 }
 
-fn cca(a: &CcArgs) -> Result<Cca, Usage> {
+/// A rate in Mbit/s from `--name`.
+fn mbps(name: &str, v: f64) -> Result<Rate, Usage> {
+    if v.is_finite() && v > 0.0 && v <= 1e6 {
+        Ok(Rate::from_bps((v * 1e6).round() as u64))
+    } else {
+        Err(Usage(format!(
+            "--{name} must be a positive number of Mbit/s up to 1e6, not {v}"
+        )))
+    }
+}
+
+fn video(a: &VideoArgs, seed: u64) -> Result<Option<VideoOptions>, Usage> {
+    if !a.video {
+        return Ok(None);
+    }
+    let (min_rate, max_rate) = match a.bitrate_mbps {
+        Some(b) => {
+            let r = mbps("bitrate-mbps", b)?;
+            (r, r)
+        }
+        None => (
+            mbps("min-rate-mbps", a.min_rate_mbps)?,
+            mbps("max-rate-mbps", a.max_rate_mbps)?,
+        ),
+    };
+    let o = VideoOptions {
+        fps: a.fps,
+        min_rate,
+        max_rate,
+        packet: a.packet,
+        fec: a.fec,
+        frame_noise: a.frame_noise,
+        seed,
+    };
+    o.model().map_err(Usage)?;
+    Ok(Some(o))
+}
+
+fn cca(a: &CcArgs, media: bool) -> Result<Cca, Usage> {
     if a.builtin_cubic {
         if a.intent.is_some() {
             return Err(Usage(
@@ -124,9 +215,13 @@ fn cca(a: &CcArgs) -> Result<Cca, Usage> {
         }
         return Ok(Cca::BuiltinCubic);
     }
-    let mut p = Polycc::parse(&a.cca)
-        .map_err(|e| Usage(e.to_string()))?
-        .with_seed(a.seed);
+    // A video connection carries frames: a frame scheduler (pibes) can run on it.
+    let parsed = if media {
+        Polycc::parse_for_media(&a.cca)
+    } else {
+        Polycc::parse(&a.cca)
+    };
+    let mut p = parsed.map_err(|e| Usage(e.to_string()))?.with_seed(a.seed);
     if let Some(text) = &a.intent {
         let intent: Intent =
             serde_json::from_str(text).map_err(|e| Usage(format!("--intent {text}: {e}")))?;
@@ -147,11 +242,13 @@ fn plan(cli: Cli) -> Result<Plan, Usage> {
     Ok(match cli.command {
         Command::Server(a) => Plan::Server(ServerOptions {
             listen: a.listen,
-            cca: cca(&a.cc)?,
+            cca: cca(&a.cc, false)?,
             cert_out: a.cert_out,
             transfers: a.transfers,
             run_for: a.run_for.map(|s| seconds("run-for", s)).transpose()?,
             idle_timeout: seconds("idle-timeout", a.cc.idle_timeout)?,
+            timing_reports: a.timing_reports,
+            video: a.video,
         }),
         Command::Client(a) => {
             let duration = seconds("duration", a.duration)?;
@@ -164,9 +261,10 @@ fn plan(cli: Cli) -> Result<Plan, Usage> {
                     return Err(Usage(format!("--ca {}: no such file", ca.display())));
                 }
             }
+            let video = video(&a.video, a.cc.seed)?;
             Plan::Client(ClientOptions {
                 connect: a.connect,
-                cca: cca(&a.cc)?,
+                cca: cca(&a.cc, video.is_some())?,
                 ca: a.ca,
                 bytes: a.bytes,
                 duration,
@@ -177,6 +275,11 @@ fn plan(cli: Cli) -> Result<Plan, Usage> {
                     .transpose()?
                     .unwrap_or(default_timeout),
                 idle_timeout: seconds("idle-timeout", a.cc.idle_timeout)?,
+                video,
+                telemetry_every: a
+                    .telemetry_every
+                    .map(|s| seconds("telemetry-every", s))
+                    .transpose()?,
             })
         }
     })

@@ -13,7 +13,8 @@
 //! is dropped, oldest first, and counted.
 //!
 //! One channel serves every connection of its endpoint: give each media connection its own
-//! endpoint.
+//! endpoint, or let one connection end before the next starts (a new connection clears the
+//! last one's end).
 
 use crate::handle::ControllerHandle;
 use bytes::Bytes;
@@ -134,6 +135,11 @@ impl MediaChannel {
         self.lock().padding = Some((controller, datagram));
     }
 
+    /// Datagrams waiting to leave.
+    pub fn queued(&self) -> usize {
+        self.lock().out.len()
+    }
+
     /// The counters so far.
     pub fn counters(&self) -> MediaCounters {
         self.lock().counters
@@ -171,7 +177,12 @@ impl Endpoint for MediaDatagrams {
     type Receiver = MediaReceiver;
 
     fn create_connection(&mut self, info: &ConnectionInfo) -> (MediaSender, MediaReceiver) {
-        self.channel.lock().connection = Some(info.waker.clone());
+        let mut s = self.channel.lock();
+        s.connection = Some(info.waker.clone());
+        // A new connection after the last one ended (a server serving one media connection at
+        // a time): the last one's end is not this one's.
+        s.error = None;
+        drop(s);
         (
             MediaSender(self.channel.clone()),
             MediaReceiver(self.channel.clone()),

@@ -8,12 +8,14 @@
 //! ```
 //!
 //! `count`, `pn` and `arrival_us` are unsigned LEB128 varints; the deltas (from the previous
-//! arrival) are zig-zag varints, so reordered packets and any clock cost two bytes or so per
+//! arrival) are zig-zag varints (both as protobuf encodes them; the `integer-encoding` crate
+//! writes and reads them), so reordered packets and any clock cost two bytes or so per
 //! packet. A stream is a sequence of reports; [`ReportReader`] takes it in chunks of any size
 //! and keeps at most one unfinished report, so it holds at most [`MAX_REPORT_BYTES`] + 2 bytes
 //! whatever the peer sends. Anything malformed is a [`ReportError`] naming the report and the
 //! field.
 
+use integer_encoding::VarInt;
 use thiserror::Error;
 
 /// Most arrivals one report carries: 20 ms of a 500 Mbit/s flow of 1500-byte packets.
@@ -95,23 +97,18 @@ pub enum ReportError {
     },
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8 & 0x7f) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+/// Longest varint of a u64 (LEB128: 7 bits a byte).
+const MAX_VARINT_BYTES: usize = 10;
+
+fn put_varint(out: &mut Vec<u8>, v: impl VarInt) {
+    let mut buf = [0u8; MAX_VARINT_BYTES];
+    let n = v.encode_var(&mut buf);
+    out.extend_from_slice(&buf[..n]);
 }
 
-fn zigzag(d: i128) -> u64 {
-    // Deltas of u64 values fit in i65; reports never carry more than u64 of either sign
-    // because the encoder splits a report where a delta would not fit (see `encode`).
-    let d = d as i64;
-    ((d << 1) ^ (d >> 63)) as u64
-}
-
-fn unzigzag(v: u64) -> i64 {
-    ((v >> 1) as i64) ^ -((v & 1) as i64)
+/// `b − a`, which the encoder has checked fits an i64 (see [`delta_fits`]).
+fn delta(a: u64, b: u64) -> i64 {
+    b.wrapping_sub(a) as i64
 }
 
 /// Whether `b − a` fits an i64 (a zig-zag varint).
@@ -138,11 +135,9 @@ pub fn encode(arrivals: &[ReportedArrival], out: &mut Vec<u8>) {
         put_varint(&mut body, chunk[0].pn);
         put_varint(&mut body, chunk[0].arrival_us);
         for w in chunk.windows(2) {
-            put_varint(&mut body, zigzag(i128::from(w[1].pn) - i128::from(w[0].pn)));
-            put_varint(
-                &mut body,
-                zigzag(i128::from(w[1].arrival_us) - i128::from(w[0].arrival_us)),
-            );
+            // i64s go out zig-zag encoded (`VarInt for i64`).
+            put_varint(&mut body, delta(w[0].pn, w[1].pn));
+            put_varint(&mut body, delta(w[0].arrival_us, w[1].arrival_us));
         }
         debug_assert!(body.len() <= MAX_REPORT_BYTES);
         out.extend_from_slice(&(body.len() as u16).to_be_bytes());
@@ -239,46 +234,27 @@ struct Body<'a> {
 }
 
 impl Body<'_> {
-    fn varint(&mut self, arrival: usize, field: &'static str) -> Result<u64, ReportError> {
-        let bad = ReportError::BadField {
+    /// The next varint: a u64, or an i64 read zig-zag. `decode_var` refuses a varint that runs
+    /// past the body or past 10 bytes, or whose tenth byte holds more than bit 63.
+    fn varint<T: VarInt>(&mut self, arrival: usize, field: &'static str) -> Result<T, ReportError> {
+        let (v, n) = T::decode_var(self.b).ok_or(ReportError::BadField {
             report: self.report,
             arrival,
             field,
-        };
-        let mut v: u64 = 0;
-        for i in 0..10 {
-            let Some((&byte, rest)) = self.b.split_first() else {
-                return Err(bad);
-            };
-            self.b = rest;
-            let bits = u64::from(byte & 0x7f);
-            // The tenth byte holds bit 63 only.
-            if i == 9 && bits > 1 {
-                return Err(bad);
-            }
-            v |= bits << (7 * i);
-            if byte & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err(bad)
+        })?;
+        self.b = &self.b[n..];
+        Ok(v)
     }
 }
 
 fn apply(
     base: u64,
-    delta: u64,
+    d: i64,
     report: u64,
     arrival: usize,
     field: &'static str,
 ) -> Result<u64, ReportError> {
-    let d = unzigzag(delta);
-    let v = if d >= 0 {
-        base.checked_add(d as u64)
-    } else {
-        base.checked_sub(d.unsigned_abs())
-    };
-    v.ok_or(ReportError::Overflow {
+    base.checked_add_signed(d).ok_or(ReportError::Overflow {
         report,
         arrival,
         field,
@@ -287,7 +263,7 @@ fn apply(
 
 fn decode_body(b: &[u8], report: u64, out: &mut Vec<ReportedArrival>) -> Result<(), ReportError> {
     let mut body = Body { b, report };
-    let count = body.varint(0, "count")?;
+    let count: u64 = body.varint(0, "count")?;
     if count == 0 || count > MAX_ARRIVALS as u64 {
         return Err(ReportError::BadCount { report, count });
     }
@@ -299,8 +275,8 @@ fn decode_body(b: &[u8], report: u64, out: &mut Vec<ReportedArrival>) -> Result<
         };
         out.push(last);
         for i in 1..count as usize {
-            let dpn = body.varint(i, "pn delta")?;
-            let dt = body.varint(i, "arrival delta")?;
+            let dpn: i64 = body.varint(i, "pn delta")?;
+            let dt: i64 = body.varint(i, "arrival delta")?;
             last = ReportedArrival {
                 pn: apply(last.pn, dpn, report, i, "pn")?,
                 arrival_us: apply(last.arrival_us, dt, report, i, "arrival_us")?,
@@ -366,6 +342,113 @@ mod tests {
         let mut r = ReportReader::new();
         r.push(&bytes, &mut Vec::new()).expect("valid");
         assert_eq!(r.reports(), 3);
+    }
+
+    #[test]
+    fn the_wire_format_is_pinned_byte_for_byte() {
+        // Length 11, count 3, pn 10, 5 000 000 µs as LEB128, then zig-zag deltas: Δpn +2 → 4,
+        // Δt +100 → 200 (two bytes), Δpn −1 → 1, Δt 0 → 0. A peer built before or after a
+        // change of varint code must read the same bytes.
+        let mut bytes = Vec::new();
+        encode(
+            &[arr(10, 5_000_000), arr(12, 5_000_100), arr(11, 5_000_100)],
+            &mut bytes,
+        );
+        assert_eq!(
+            bytes,
+            [0, 11, 3, 10, 0xc0, 0x96, 0xb1, 0x02, 4, 0xc8, 0x01, 1, 0]
+        );
+        // u64::MAX is ten bytes, its tenth holding bit 63 alone.
+        let mut max = Vec::new();
+        encode(&[arr(u64::MAX, 0)], &mut max);
+        let mut want = vec![0, 12, 1];
+        want.extend_from_slice(&[0xff; 9]);
+        want.extend_from_slice(&[0x01, 0]);
+        assert_eq!(max, want);
+    }
+
+    #[test]
+    fn deltas_at_the_ends_of_i64_stay_in_one_report() {
+        // Up by i64::MAX and down by it; then (a second report) down by i64::MAX again.
+        let top = i64::MAX as u64;
+        let arrivals = [
+            arr(0, 0),
+            arr(top, top),
+            arr(0, 0),
+            arr(top + 1, top + 1),
+            arr(1, 1),
+            arr(1, 0),
+        ];
+        let mut bytes = Vec::new();
+        encode(&arrivals[..3], &mut bytes);
+        encode(&arrivals[3..], &mut bytes);
+        let mut r = ReportReader::new();
+        let mut out = Vec::new();
+        r.push(&bytes, &mut out).expect("valid");
+        assert_eq!((r.reports(), out), (2, arrivals[..].to_vec()));
+        // −2^63 itself: from 2^63 down to 0.
+        let mut min = Vec::new();
+        encode(&[arr(top + 1, 5), arr(0, 5)], &mut min);
+        assert_eq!(read_all(&min, 3), Ok(vec![arr(top + 1, 5), arr(0, 5)]));
+    }
+
+    #[test]
+    fn every_cut_of_a_stream_is_an_error_or_its_whole_reports() {
+        let arrivals: Vec<ReportedArrival> =
+            (0..40).map(|i| arr(1000 + 3 * i, 77 + 900 * i)).collect();
+        let mut bytes = Vec::new();
+        encode(&arrivals[..25], &mut bytes);
+        let first = bytes.len();
+        encode(&arrivals[25..], &mut bytes);
+        for cut in 0..bytes.len() {
+            let got = read_all(&bytes[..cut], 1);
+            if cut == 0 {
+                assert_eq!(got, Ok(vec![]));
+            } else if cut == first {
+                assert_eq!(got, Ok(arrivals[..25].to_vec()));
+            } else {
+                let report = u64::from(cut > first);
+                assert!(
+                    matches!(got, Err(ReportError::Unfinished { report: r, .. }) if r == report),
+                    "cut {cut}: {got:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_body_cut_inside_any_field_names_that_field() {
+        let mut good = Vec::new();
+        encode(&[arr(300, 70_000), arr(290, 71_000)], &mut good);
+        let body = good[2..].to_vec();
+        // Fields: count (1 byte), pn (2), arrival_us (3), Δpn (1), Δt (2).
+        let fields = [
+            (1, 0, "count"),
+            (3, 0, "pn"),
+            (6, 0, "arrival_us"),
+            (7, 1, "pn delta"),
+            (9, 1, "arrival delta"),
+        ];
+        assert_eq!(body.len(), 9);
+        for (end, arrival, field) in fields {
+            // Cut just before the field's last byte: its varint runs out.
+            let cut = &body[..end - 1];
+            if cut.is_empty() {
+                continue;
+            }
+            let mut bytes = vec![0, cut.len() as u8];
+            bytes.extend_from_slice(cut);
+            assert_eq!(
+                read_all(&bytes, 64),
+                Err(ReportError::BadField {
+                    report: 0,
+                    arrival,
+                    field
+                }),
+                "cut at {}",
+                end - 1
+            );
+        }
     }
 
     #[test]

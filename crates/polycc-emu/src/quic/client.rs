@@ -12,7 +12,7 @@ use bytes::Bytes;
 use polycc::units::Time;
 use polycc::{CongestionControl, Intent};
 use polycc_quic::endpoints::{client_tls, SEGMENT, SERVER_NAME};
-use polycc_quic::media_datagrams::{MediaChannel, MediaDatagrams, MediaSender};
+use polycc_quic::media_datagrams::{MediaChannel, MediaDatagrams};
 use polycc_quic::s2n_quic::client::Connect;
 use polycc_quic::s2n_quic::connection::Handle as Connection;
 use polycc_quic::s2n_quic::provider::io::tokio::Builder as IoBuilder;
@@ -270,14 +270,13 @@ async fn video(
     model: VideoModel,
     seed: u64,
 ) -> Result<(), String> {
-    use super::video::{frame_datagrams, shard_len, time_of, MEDIA_DEADLINE};
+    use super::video::{shard_len, time_of};
     let conn = connect(client, st).await?;
     let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
     let len = shard_len(model.packet);
     // GCC's probes: padding of a media packet's size when no media waits.
     if let Some(h) = st.current.borrow().as_ref() {
-        let pad = polycc_quic::video_packet::padding(len + polycc_quic::video_packet::HEADER);
-        st.media.pad_with(h.clone(), pad.into());
+        polycc_quic::video_frames::pad_for(&st.media, h, len);
     }
     let (mut sent, mut arrived) = (Vec::new(), Vec::new());
     // Departures so far become the frames' first-sent times.
@@ -318,31 +317,14 @@ async fn video(
             return Err("the video flow has no source".into());
         };
         let index = u32::try_from(index).map_err(|_| "more than 2^32 video frames".to_string())?;
-        // A frame scheduler (PIBES) hears of the frame before its first packet.
-        if let Some(h) = st.current.borrow().as_ref() {
-            h.post_frame(&polycc::FrameInfo {
-                index: u64::from(index),
-                packets: frame.packets,
-                bytes: frame.bytes,
-            });
-        }
-        let deadline = std::time::Instant::now() + MEDIA_DEADLINE;
-        for (i, d) in frame_datagrams(
+        polycc_quic::video_frames::queue_frame(
+            &conn,
+            &st.media,
+            st.current.borrow().as_ref(),
             index,
-            frame.first_seg,
-            frame.data_packets,
-            frame.packets,
+            &frame,
             len,
-        )?
-        .into_iter()
-        .enumerate()
-        {
-            st.media
-                .queue(frame.first_seg + i as u64, d.into(), deadline);
-        }
-        // Tells s2n there is something to send (a query that finds the sender wakes the
-        // connection).
-        let _ = conn.datagram_mut(|_: &mut MediaSender| ());
+        )?;
         next += model.interval;
         if let Some(e) = st.media.error() {
             return Err(format!("the video connection ended: {e}"));

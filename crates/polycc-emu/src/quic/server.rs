@@ -180,24 +180,50 @@ async fn receive_video(s: &Served<'_>) -> Result<(), String> {
     }
 }
 
+/// Resolves once the flow's sender has stopped writing (it marks the flow ended before it
+/// waits for its verdict) or the run is over.
+async fn sender_done(s: &Served<'_>) {
+    while !s.stop.load(Ordering::Relaxed) && lock(&s.flow.ended).is_none() {
+        tokio::time::sleep(POLL).await;
+    }
+}
+
 /// A connection's streams in turn, each a transfer, until the peer closes it. An error is
 /// returned only for a transfer that arrived whole and failed its checksum; a connection cut
 /// short (the run's end) is not an error.
+///
+/// A bulk stream's receiver publishes what it has read (`FlowShared::read_so_far`, which the
+/// sender checks when the verdict cannot come in time) only from the moment the sender is done
+/// (then on each chunk, and when the stream ends): not on every chunk of the run.
 async fn transfers(mut conn: Connection, s: &Served<'_>) -> Result<(), String> {
+    let publish = |rx: &Receiver| *lock(&s.flow.read_so_far) = (rx.bytes(), rx.checksum());
     while let Ok(Some(mut stream)) = conn.accept_bidirectional_stream().await {
         let mut rx = Receiver::new();
         let mut counted = 0;
         let mut recorded = false;
+        let bulk = s.transfer.is_none();
+        // From the sender's end on: the tail of the stream, as it drains.
+        let mut publishing = false;
         loop {
-            match stream.receive().await {
+            // `receive` keeps what it has not returned: dropping it for the other branch loses
+            // nothing.
+            let next = tokio::select! {
+                r = stream.receive() => r,
+                _ = sender_done(s), if bulk && !publishing => {
+                    publishing = true;
+                    publish(&rx);
+                    continue;
+                }
+            };
+            match next {
                 Ok(Some(chunk)) => {
                     if let Err(e) = rx.push(&chunk) {
                         return Err(format!("QUIC receiver: {e}"));
                     }
                     s.flow.add_received(rx.bytes() - counted);
                     counted = rx.bytes();
-                    if s.transfer.is_none() {
-                        *lock(&s.flow.read_so_far) = (counted, rx.checksum());
+                    if publishing {
+                        publish(&rx);
                     }
                     if rx.is_done() && !recorded {
                         recorded = true;
@@ -208,8 +234,19 @@ async fn transfers(mut conn: Connection, s: &Served<'_>) -> Result<(), String> {
                         }
                     }
                 }
-                Ok(None) => break,
-                Err(_) => return Ok(()), // reset or closed: the run ended
+                Ok(None) => {
+                    if bulk {
+                        publish(&rx);
+                    }
+                    break;
+                }
+                Err(_) => {
+                    // Reset or closed: the run ended.
+                    if bulk {
+                        publish(&rx);
+                    }
+                    return Ok(());
+                }
             }
         }
         let Ok(verdict) = rx.finish() else {

@@ -1,6 +1,9 @@
-//! What the emulator's tests share: whether they can run here, and scenario loading.
+//! What the emulator's tests share: whether they can run here, and scenario loading and
+//! building ([`scenario`]).
 
 #![allow(dead_code)]
+
+pub mod scenario;
 
 use polycc_sim::{Model, Origin};
 use std::sync::{Mutex, MutexGuard};
