@@ -236,16 +236,24 @@ fn intents_reach_the_controller_over_quic_at_their_times() {
     ));
     let t = numbers(&out.flows, "t_s");
     let target = numbers(&out.flows, "cc_target_rate_mbps");
-    for k in 0..t.len() {
-        // The sample closest to a bin's end is what the bin shows; skip the bins at the change
-        // and before the connection's first snapshot.
-        let want = match t[k] {
-            x if (0.3..1.9).contains(&x) => 8.0,
-            x if x >= 2.1 => 4.0,
+    // The sample closest to a bin's end is what the bin shows; skip the bins before the
+    // connection's first snapshot (later on a loaded machine: certificates, handshake) and
+    // those around the change (the intent is posted from a thread that may be late).
+    let first = target.iter().position(|v| !v.is_nan()).unwrap_or(t.len());
+    let mut checked = [0, 0];
+    for k in first..t.len() {
+        let (want, which) = match t[k] {
+            x if x < 1.9 => (8.0, 0),
+            x if x >= 2.3 => (4.0, 1),
             _ => continue,
         };
         assert_eq!(target[k], want, "bin at {} s: {target:?}", t[k]);
+        checked[which] += 1;
     }
+    assert!(
+        checked[0] >= 10 && checked[1] >= 10,
+        "{checked:?}: {target:?}"
+    );
 }
 
 #[test]
