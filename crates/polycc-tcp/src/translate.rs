@@ -68,6 +68,13 @@ struct Pkt {
     sent: Time,
 }
 
+/// One loss event's packets: how many, and the largest's number and send time where known.
+struct Lost {
+    packets: u32,
+    pn: Option<u64>,
+    sent: Option<Time>,
+}
+
 /// What the translator last saw of the socket (the counters are cumulative in the kernel).
 #[derive(Clone, Copy, Debug, Default)]
 struct Seen {
@@ -306,14 +313,22 @@ impl Translator {
             let pn = self.last_retx_pn.or(taken.map(|p| p.pn));
             in_flight = in_flight.saturating_sub(Bytes::from(lost_retx) * self.mss);
             let persistent = entered_loss && lost_new == 0;
-            let sent = taken.map(bound);
-            self.loss_event(r, now, lost_retx, pn, sent, persistent, in_flight);
+            let lost = Lost {
+                packets: lost_retx,
+                pn,
+                sent: taken.map(bound),
+            };
+            self.loss_event(r, now, lost, persistent, in_flight);
         }
         if lost_new > 0 {
             let taken = self.take_lost(lost_new, now);
             in_flight = in_flight.saturating_sub(Bytes::from(lost_new) * self.mss);
-            let (pn, sent) = (taken.map(|p| p.pn), taken.map(bound));
-            self.loss_event(r, now, lost_new, pn, sent, entered_loss, in_flight);
+            let lost = Lost {
+                packets: lost_new,
+                pn: taken.map(|p| p.pn),
+                sent: taken.map(bound),
+            };
+            self.loss_event(r, now, lost, entered_loss, in_flight);
         }
     }
 
@@ -341,24 +356,21 @@ impl Translator {
         latest
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn loss_event(
         &mut self,
         r: &Report,
         now: Time,
-        packets: u32,
-        largest_pn: Option<u64>,
-        largest_sent: Option<Time>,
+        lost: Lost,
         persistent_congestion: bool,
         in_flight: Bytes,
     ) {
         self.cc.on_loss(
             now,
             &LossEvent {
-                lost_bytes: Bytes::from(packets) * self.mss,
-                lost_packets: packets,
-                largest_lost_pn: largest_pn.unwrap_or(self.next_pn.saturating_sub(1)),
-                largest_lost_sent_time: largest_sent.unwrap_or(now),
+                lost_bytes: Bytes::from(lost.packets) * self.mss,
+                lost_packets: lost.packets,
+                largest_lost_pn: lost.pn.unwrap_or(self.next_pn.saturating_sub(1)),
+                largest_lost_sent_time: lost.sent.unwrap_or(now),
                 persistent_congestion,
                 in_flight,
                 mss: Bytes::from(r.mss).max(1),

@@ -55,7 +55,7 @@ struct decision {
 	__u32 pad;
 };
 
-/* Decisions by socket id (`socket_id`); id 0 holds the one for sockets without their own. */
+/* Decisions by socket id (`state_of`); id 0 holds the one for sockets without their own. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
@@ -125,10 +125,9 @@ struct {
 	__uint(max_entries, 1 << 20);
 } reports SEC(".maps");
 
-/* The socket's local port in the high half, the remote port in the low half (host order):
- * unique among one host's connections to one server, which is what the testbed makes. The
- * local port is read from inet_sport, which stays set while the socket lives (skc_num is
- * zeroed when the port is released at TCP_CLOSE). */
+/* The socket's local port in the high half, the remote port in the low half (host order), by
+ * which user space may name it. The local port is read from inet_sport, which stays set while
+ * the socket lives (skc_num is zeroed when the port is released at TCP_CLOSE). */
 static __always_inline __u32 flow_ports(const struct sock *sk)
 {
 	const struct inet_sock *inet = (const struct inet_sock *)sk;
