@@ -1,5 +1,6 @@
-//! The event queue: a binary heap ordered by (time, insertion sequence), so simultaneous events
-//! run in the order they were scheduled and every run is reproducible.
+//! The event queue: events ordered by (time, insertion sequence), so simultaneous events run in
+//! the order they were scheduled and every run is reproducible. Two binary heaps hold them: the
+//! flows' far timers in one, every other event in the other (`EventQueue`).
 
 use polycc::units::Time;
 use std::cmp::Ordering;
