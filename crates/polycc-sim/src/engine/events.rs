@@ -1,5 +1,6 @@
-//! The event queue: a binary heap ordered by (time, insertion sequence), so simultaneous events
-//! run in the order they were scheduled and every run is reproducible.
+//! The event queue: events ordered by (time, insertion sequence), so simultaneous events run in
+//! the order they were scheduled and every run is reproducible. Two binary heaps hold them: the
+//! flows' far timers in one, every other event in the other (`EventQueue`).
 
 use polycc::units::Time;
 use std::cmp::Ordering;
@@ -68,15 +69,56 @@ impl Ord for Item {
     }
 }
 
-#[derive(Default)]
+impl Ev {
+    /// A flow's loss-detection, controller, delayed-ACK or SYN timer: one or more per flow,
+    /// mostly due far ahead (a probe timeout is some round trips away) and mostly moved later
+    /// before it fires. They wait in a heap of their own, so that the events due soon (delay
+    /// lines, links, pacing: nearly all events) sift through a heap of a few entries instead of
+    /// one a thousand flows' timers deep.
+    #[inline]
+    fn is_far(self) -> bool {
+        matches!(
+            self,
+            Ev::LossTimer(_) | Ev::CcTimer(_) | Ev::AckTimer(_) | Ev::SynTimer(_)
+        )
+    }
+}
+
+/// Which heap holds the event `pop` returned last and has not yet removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Consumed {
+    #[default]
+    Neither,
+    Near,
+    Far,
+}
+
+/// Two heaps, one for the flows' far timers (`Ev::is_far`) and one for every other event; `pop`
+/// takes the earlier of their tops. Keys are unique (the sequence), so the events come out in
+/// the order of one heap holding them all.
 pub struct EventQueue {
-    heap: BinaryHeap<Item>,
+    near: BinaryHeap<Item>,
+    far: BinaryHeap<Item>,
     seq: u64,
-    /// The heap's top is the event being dispatched and is already consumed. It is removed
-    /// lazily: the handler's first push overwrites it and sifts down once, instead of a pop
-    /// and a push (most handlers schedule exactly one follow-up event: a delay line's next
-    /// head, a link's next transmission).
-    top_consumed: bool,
+    /// The top `pop` returned is the event being dispatched and is already consumed. It is
+    /// removed lazily: the handler's first push into its heap overwrites it and sifts down
+    /// once, instead of a pop and a push (most handlers schedule exactly one follow-up event: a
+    /// delay line's next head, a link's next transmission).
+    consumed: Consumed,
+    /// The key of `far`'s top (`u128::MAX` when empty): `pop` compares one integer with it.
+    far_next: u128,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        EventQueue {
+            near: BinaryHeap::new(),
+            far: BinaryHeap::new(),
+            seq: 0,
+            consumed: Consumed::Neither,
+            far_next: u128::MAX,
+        }
+    }
 }
 
 impl EventQueue {
@@ -87,30 +129,61 @@ impl EventQueue {
             key: (t.0 as u128) << 64 | self.seq as u128,
             ev,
         };
-        if self.top_consumed {
-            self.top_consumed = false;
-            if let Some(mut top) = self.heap.peek_mut() {
+        // A consumed top stays until a push into its own heap overwrites it or `pop` removes it.
+        if ev.is_far() {
+            if self.consumed == Consumed::Far {
+                self.consumed = Consumed::Neither;
+                if let Some(mut top) = self.far.peek_mut() {
+                    *top = item;
+                }
+            } else {
+                self.far.push(item);
+            }
+            self.far_next = Self::top_key(&self.far);
+            return;
+        }
+        if self.consumed == Consumed::Near {
+            self.consumed = Consumed::Neither;
+            if let Some(mut top) = self.near.peek_mut() {
                 *top = item;
                 return;
             }
         }
-        self.heap.push(item);
+        self.near.push(item);
+    }
+
+    fn top_key(heap: &BinaryHeap<Item>) -> u128 {
+        heap.peek().map_or(u128::MAX, |i| i.key)
+    }
+
+    fn remove_consumed(&mut self) {
+        match std::mem::take(&mut self.consumed) {
+            Consumed::Neither => {}
+            Consumed::Near => {
+                self.near.pop();
+            }
+            Consumed::Far => {
+                self.far.pop();
+                self.far_next = Self::top_key(&self.far);
+            }
+        }
     }
 
     pub fn pop(&mut self) -> Option<(Time, Ev)> {
-        if self.top_consumed {
-            self.heap.pop();
-        }
-        let top = self.heap.peek();
-        self.top_consumed = top.is_some();
-        top.map(|i| (i.time(), i.ev))
+        self.remove_consumed();
+        let (top, from) = match self.near.peek() {
+            Some(n) if n.key < self.far_next => (n, Consumed::Near),
+            _ => (self.far.peek()?, Consumed::Far),
+        };
+        self.consumed = from;
+        Some((top.time(), top.ev))
     }
 
     /// Puts back the event `pop` just returned, undispatched: the next `pop` returns it again.
-    /// (It is still the heap's top, as `pop` removes lazily.)
+    /// (It is still its heap's top, as `pop` removes lazily.)
     pub fn unpop(&mut self) {
-        debug_assert!(self.top_consumed, "unpop without a pop");
-        self.top_consumed = false;
+        debug_assert!(self.consumed != Consumed::Neither, "unpop without a pop");
+        self.consumed = Consumed::Neither;
     }
 }
 
@@ -173,6 +246,75 @@ mod tests {
         assert_eq!(q.pop(), Some((Time(1), Ev::App(1))));
         assert_eq!(q.pop(), Some((Time(5), Ev::Sample)));
         assert_eq!(q.pop(), Some((Time(5), Ev::App(2))));
+    }
+
+    /// The far timers' heap and the other events' heap give one order: by time, then by the
+    /// order pushed, whichever heap an event waits in, also when a handler pushes into the other
+    /// heap than the one its event came from.
+    #[test]
+    fn both_heaps_give_one_order() {
+        let mut q = EventQueue::default();
+        q.push(Time(5), Ev::LossTimer(1));
+        q.push(Time(5), Ev::Pipe(0));
+        q.push(Time(3), Ev::AckTimer(2));
+        q.push(Time(7), Ev::SenderWake(3));
+        assert_eq!(q.pop(), Some((Time(3), Ev::AckTimer(2))));
+        // A near push while the far top is consumed; then a far push overwrites it.
+        q.push(Time(5), Ev::LinkDone(4));
+        q.push(Time(6), Ev::CcTimer(5));
+        assert_eq!(q.pop(), Some((Time(5), Ev::LossTimer(1))));
+        q.unpop();
+        assert_eq!(q.pop(), Some((Time(5), Ev::LossTimer(1))));
+        assert_eq!(q.pop(), Some((Time(5), Ev::Pipe(0))));
+        // A far push while the near top is consumed leaves it consumed.
+        q.push(Time(5), Ev::SynTimer(6));
+        assert_eq!(q.pop(), Some((Time(5), Ev::LinkDone(4))));
+        assert_eq!(q.pop(), Some((Time(5), Ev::SynTimer(6))));
+        assert_eq!(q.pop(), Some((Time(6), Ev::CcTimer(5))));
+        assert_eq!(q.pop(), Some((Time(7), Ev::SenderWake(3))));
+        assert_eq!(q.pop(), None);
+        q.push(Time(9), Ev::LossTimer(7));
+        assert_eq!(q.pop(), Some((Time(9), Ev::LossTimer(7))));
+        assert_eq!(q.pop(), None);
+    }
+
+    /// Against one reference heap: random pushes of both kinds, pops and unpops, with the
+    /// handler's pushes between pops as the engine does them.
+    #[test]
+    fn same_order_as_one_heap() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+        let mut q = EventQueue::default();
+        let mut reference = BinaryHeap::new();
+        let mut seq = 0u64;
+        let mut now = 0u64;
+        for _ in 0..20_000 {
+            for _ in 0..rng.gen_range(0..3) {
+                let t = now + rng.gen_range(0..50);
+                let id = rng.gen_range(0..100);
+                let ev = if rng.gen_bool(0.4) {
+                    Ev::LossTimer(id)
+                } else {
+                    Ev::Pipe(id)
+                };
+                q.push(Time(t), ev);
+                seq += 1;
+                reference.push(Item {
+                    key: (t as u128) << 64 | seq as u128,
+                    ev,
+                });
+            }
+            let got = q.pop();
+            if got.is_some() && rng.gen_bool(0.05) {
+                q.unpop();
+                assert_eq!(q.pop(), got);
+            }
+            let want = reference.pop().map(|i| (i.time(), i.ev));
+            assert_eq!(got, want);
+            if let Some((t, _)) = got {
+                now = t.0;
+            }
+        }
     }
 
     #[test]

@@ -72,6 +72,7 @@ impl Receiver {
         }
     }
 
+    #[inline]
     pub fn on_data(&mut self, now: Time, pn: u64, seg: u64, bytes: u64, sent: Time) -> Received {
         let in_order = self.pns.insert(pn) == Arrived::InOrder;
         self.largest_arrival = now;

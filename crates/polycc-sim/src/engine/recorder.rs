@@ -138,6 +138,9 @@ struct TableBuilder {
     index: HashMap<String, usize>,
     /// The column tried first by the next `set`.
     cursor: usize,
+    /// Values set in the row being built: when every column has one, `end_row` has none to
+    /// fill with null.
+    set_in_row: usize,
     /// String columns (`StrColumn`).
     strs: Vec<StrBuilder>,
 }
@@ -222,18 +225,20 @@ impl TableBuilder {
         i
     }
 
+    #[inline]
     fn set(&mut self, name: &'static str, v: Option<f64>) {
         self.set_prefixed("", name, v);
     }
 
+    /// Appends `v` to the column. Every column holds `rows` values when a row starts (`lookup`
+    /// fills a new one, `end_row` those the last row did not set), so the value goes last.
     #[inline]
     fn set_prefixed(&mut self, prefix: &'static str, name: &'static str, v: Option<f64>) {
         let i = self.column(prefix, name);
         self.cursor = i + 1;
+        self.set_in_row += 1;
         let col = &mut self.num[i].values;
-        if col.len() < self.rows {
-            col.resize(self.rows, f64::NAN);
-        }
+        debug_assert_eq!(col.len(), self.rows, "a column set twice in a row");
         col.push(null_as_nan(v));
     }
 
@@ -291,6 +296,9 @@ impl TableBuilder {
     fn end_row(&mut self) {
         self.rows += 1;
         self.cursor = 0;
+        if std::mem::take(&mut self.set_in_row) == self.num.len() {
+            return;
+        }
         for c in self.num.iter_mut() {
             if c.values.len() < self.rows {
                 c.values.resize(self.rows, f64::NAN);
@@ -362,12 +370,13 @@ pub fn percentiles(h: &DelayHistogram, sum_ns: u128, count: u64) -> Percentiles 
     if count == 0 || h.is_empty() {
         return Percentiles::default();
     }
+    let [p50, p95, p99] = h.values_at_quantiles([0.50, 0.95, 0.99]);
     Percentiles {
         min: ms_of_us(h.min()),
         mean: sum_ns as f64 / count as f64 / 1e6,
-        p50: ms_of_us(h.value_at_quantile(0.50)),
-        p95: ms_of_us(h.value_at_quantile(0.95)),
-        p99: ms_of_us(h.value_at_quantile(0.99)),
+        p50: ms_of_us(p50),
+        p95: ms_of_us(p95),
+        p99: ms_of_us(p99),
     }
 }
 
