@@ -1025,6 +1025,45 @@ mod tests {
         assert_eq!(core.pacing_rate(), None);
     }
 
+    /// RFC 9002 §7.3.2 through the adapter: losses of packets sent before the recovery period
+    /// began are not new congestion events, whichever ACK reveals them; a loss of a packet sent
+    /// after it is. The adapter must hand the controller each lost packet's own send time.
+    #[test]
+    fn polycc_cubic_reduces_once_per_recovery_period_over_quic() {
+        let cc = Registry::standard()
+            .build(&CcSpec::named("cubic"), &CcContext::new(MSS))
+            .expect("cubic");
+        let mut core = Core::new(cc, MSS);
+        let est = rtt_after(40, 0);
+        // One flight of ten packets, sent 0..9 ms.
+        let flight: Vec<PacketInfo> = (0..10)
+            .map(|i| core.on_sent(ts(i), MSS as usize, Some(false), &est))
+            .collect();
+        let start = core.cwnd();
+        // An ACK at 50 ms of 0..2 reveals packet 3 lost: one reduction by β = 0.7.
+        core.on_lost(ts(50), 1200, flight[3], false);
+        core.on_ack(ts(50), 3 * MSS as usize, flight[2], &est);
+        let reduced = core.cwnd();
+        assert_eq!(reduced, (start as f64 * 0.7) as Bytes);
+        // Packets sent after the reduction.
+        let later: Vec<PacketInfo> = (0..3)
+            .map(|i| core.on_sent(ts(51 + i), MSS as usize, Some(false), &est))
+            .collect();
+        // Later ACKs reveal packets 6 and 9 lost, both of the old flight (sent before 50 ms):
+        // the same event, no further reduction.
+        core.on_lost(ts(55), 1200, flight[6], false);
+        core.on_ack(ts(55), 2 * MSS as usize, flight[5], &est);
+        core.on_lost(ts(60), 1200, flight[9], false);
+        core.on_ack(ts(60), 2 * MSS as usize, flight[8], &est);
+        assert_eq!(core.cwnd(), reduced, "losses of the old flight: one event");
+        assert_eq!(core.controller().ssthresh(), Some(reduced));
+        // A loss of a packet sent after the period began is a new event.
+        core.on_lost(ts(100), 1200, later[0], false);
+        core.on_ack(ts(100), MSS as usize, later[1], &est);
+        assert_eq!(core.cwnd(), (reduced as f64 * 0.7) as Bytes);
+        assert_eq!(core.stats().loss_events, 4, "four passes, two reductions");
+    }
+
     #[test]
     fn a_controller_rate_spaces_packets_at_that_rate() {
         // BBR paces from its start: 2.885 × initial window / RTT.
