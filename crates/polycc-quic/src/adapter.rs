@@ -33,7 +33,10 @@
 //! controller, as `polycc-transport` reports them to its caller only; retransmissions are not
 //! marked (`SentPacket::is_retransmission` is false: s2n retransmits frames, not packets); packets
 //! s2n discards (a dropped packet-number space, lost MTU probes) leave the bytes in flight without
-//! a loss event.
+//! a loss event. To a controller that wants packet detail such a packet is reported lost
+//! (`on_packet_lost`, no `on_loss`) once the ledger drops it, three packets below a newer
+//! acknowledged one, since no outcome will ever come for it: PCC's monitor intervals otherwise
+//! waited for it until 64 of them were pending (seconds), steering meanwhile on stale results.
 //!
 //! - **receiver timing**: for a controller that wants it
 //!   ([`CongestionControl::wants_feedback`]), each packet's record (number, bytes, send time)
@@ -171,6 +174,8 @@ pub struct Core {
     pass: Option<Pass>,
     lost_detail: Vec<PacketOutcome>,
     acked: Vec<Acked>,
+    /// Packets the ledger dropped without an outcome, at the last ACK.
+    unresolved: Vec<Acked>,
     last_now: Time,
     stats: AdapterStats,
     shared: Arc<Shared>,
@@ -220,6 +225,7 @@ impl Core {
             pass: None,
             lost_detail: Vec::new(),
             acked: Vec::new(),
+            unresolved: Vec::new(),
             last_now: Time::ZERO,
             stats: AdapterStats::default(),
             shared: Arc::default(),
@@ -586,7 +592,9 @@ impl Core {
         let rate_sample = self.rate.finish_ack(self.rtt.min);
         let mut acked = std::mem::take(&mut self.acked);
         match newest.pn {
-            Some(pn) => self.ledger.on_ack(pn, bytes, &mut acked),
+            Some(pn) => self
+                .ledger
+                .on_ack(pn, bytes, &mut acked, &mut self.unresolved),
             None => acked.clear(),
         }
         if self.detail {
@@ -598,6 +606,17 @@ impl Core {
                         bytes: a.bytes,
                         sent_time: a.sent,
                         rtt: Some(now.saturating_since(a.sent)),
+                    },
+                );
+            }
+            for d in self.unresolved.drain(..) {
+                self.cc.on_packet_lost(
+                    now,
+                    &PacketOutcome {
+                        pn: d.pn,
+                        bytes: d.bytes,
+                        sent_time: d.sent,
+                        rtt: None,
                     },
                 );
             }
@@ -909,6 +928,31 @@ mod tests {
         // Nothing posted: no further call.
         core.on_sent(ts(5), MSS as usize, Some(false), &est);
         assert_eq!(core.stats().feedback_reports, 1);
+    }
+
+    #[test]
+    fn a_packet_s2n_discards_is_reported_lost_to_a_detail_controller_once_the_ledger_drops_it() {
+        let (cc, log) = Recorder::boxed();
+        let mut core = Core::new(cc, MSS);
+        let fresh = RttEstimator::new(core::time::Duration::from_millis(333));
+        let infos: Vec<PacketInfo> = (0..6)
+            .map(|i| core.on_sent(ts(i), MSS as usize, Some(false), &fresh))
+            .collect();
+        // Packet 0 is discarded (its packet-number space dropped): no loss, no ACK will come.
+        core.on_discarded(MSS as usize);
+        let est = rtt_after(41, 50);
+        core.on_rtt_update(ts(50), &est);
+        core.on_ack(ts(50), 5 * MSS as usize, infos[5], &est);
+        let log = log.lock().expect("test lock").clone();
+        let outcomes: Vec<&str> = log[6..12].iter().map(String::as_str).collect();
+        assert_eq!(
+            outcomes,
+            ["acked 1", "acked 2", "acked 3", "acked 4", "acked 5", "lost 0"]
+        );
+        assert!(
+            !log.iter().any(|l| l.starts_with("loss@")),
+            "no congestion event: {log:?}"
+        );
     }
 
     #[test]

@@ -103,9 +103,18 @@ impl Ledger {
     }
 
     /// An ACK newly acknowledged `bytes`, `newest` being its newest packet: fills `out` with the
-    /// packets it is attributed, oldest first, and prunes.
-    pub fn on_ack(&mut self, newest: u64, bytes: Bytes, out: &mut Vec<Acked>) {
+    /// packets it is attributed, oldest first, and prunes, filling `dropped` with the packets
+    /// pruned while still in flight (s2n discarded them, or the attribution missed them): no
+    /// outcome will come for those.
+    pub fn on_ack(
+        &mut self,
+        newest: u64,
+        bytes: Bytes,
+        out: &mut Vec<Acked>,
+        dropped: &mut Vec<Acked>,
+    ) {
         out.clear();
+        dropped.clear();
         let mut left = bytes;
         if let Some(top) = self.index(newest) {
             for i in (0..=top).rev() {
@@ -125,16 +134,24 @@ impl Ledger {
             }
         }
         out.reverse();
-        self.prune(newest);
+        self.prune(newest, dropped);
     }
 
     /// Drops finished entries from the front, and those more than [`PACKET_THRESHOLD`] below
-    /// `newest` whatever their state (packets the attribution missed or s2n discarded).
-    fn prune(&mut self, newest: u64) {
+    /// `newest` whatever their state (packets the attribution missed or s2n discarded), the
+    /// latter into `dropped`.
+    fn prune(&mut self, newest: u64, dropped: &mut Vec<Acked>) {
         let floor = newest.saturating_sub(PACKET_THRESHOLD);
         while let Some(e) = self.entries.front() {
             if e.state == State::InFlight && self.first >= floor {
                 break;
+            }
+            if e.state == State::InFlight {
+                dropped.push(Acked {
+                    pn: self.first,
+                    bytes: e.bytes,
+                    sent: e.sent,
+                });
             }
             self.entries.pop_front();
             self.first += 1;
@@ -161,13 +178,13 @@ mod tests {
     #[test]
     fn a_contiguous_ack_is_attributed_exactly() {
         let mut l = ledger(10, 1200);
-        let mut out = Vec::new();
-        l.on_ack(4, 5 * 1200, &mut out);
+        let (mut out, mut dropped) = (Vec::new(), Vec::new());
+        l.on_ack(4, 5 * 1200, &mut out, &mut dropped);
         assert_eq!(pns(&out), vec![0, 1, 2, 3, 4]);
         assert_eq!(out[2].sent, Time(2000));
         // Acked entries left the front: 5 remain.
         assert_eq!(l.len(), 5);
-        l.on_ack(9, 5 * 1200, &mut out);
+        l.on_ack(9, 5 * 1200, &mut out, &mut dropped);
         assert_eq!(pns(&out), vec![5, 6, 7, 8, 9]);
         assert!(l.is_empty());
     }
@@ -178,8 +195,8 @@ mod tests {
         let mut l = ledger(10, 1200);
         assert!(l.on_lost(5));
         assert!(!l.on_lost(5), "a loss is taken once");
-        let mut out = Vec::new();
-        l.on_ack(9, 9 * 1200, &mut out);
+        let (mut out, mut dropped) = (Vec::new(), Vec::new());
+        l.on_ack(9, 9 * 1200, &mut out, &mut dropped);
         assert_eq!(pns(&out), vec![0, 1, 2, 3, 4, 6, 7, 8, 9]);
         assert!(l.is_empty());
     }
@@ -190,16 +207,16 @@ mod tests {
         for (pn, b) in [(0, 1200), (1, 300), (2, 1200)] {
             l.push(pn, b, Time(pn));
         }
-        let mut out = Vec::new();
+        let (mut out, mut dropped) = (Vec::new(), Vec::new());
         // An ACK of packets 1 and 2 (1500 bytes) leaves packet 0 in flight.
-        l.on_ack(2, 1500, &mut out);
+        l.on_ack(2, 1500, &mut out, &mut dropped);
         assert_eq!(pns(&out), vec![1, 2]);
         assert_eq!(
             l.len(),
             3,
             "packet 0 is still in flight and holds the front"
         );
-        l.on_ack(0, 1200, &mut out);
+        l.on_ack(0, 1200, &mut out, &mut dropped);
         assert_eq!(pns(&out), vec![0]);
         assert!(l.is_empty());
     }
@@ -208,12 +225,14 @@ mod tests {
     fn an_unattributed_packet_is_dropped_past_the_packet_threshold() {
         // ACK [1-8, 10] while 9 is in a gap not yet declared lost: 9 is taken for 0.
         let mut l = ledger(11, 1000);
-        let mut out = Vec::new();
-        l.on_ack(10, 10 * 1000, &mut out);
+        let (mut out, mut dropped) = (Vec::new(), Vec::new());
+        l.on_ack(10, 10 * 1000, &mut out, &mut dropped);
         assert_eq!(out.len(), 10);
         assert_eq!(out[0].pn, 1, "packet 0 is missed, 9 counted instead");
-        // Packet 0 is more than 3 below 10: dropped, so the ledger holds nothing in flight.
+        // Packet 0 is more than 3 below 10: dropped, so the ledger holds nothing in flight, and
+        // handed back as a packet no outcome will come for.
         assert!(l.is_empty());
+        assert_eq!(pns(&dropped), vec![0]);
         // The late loss of 9 finds it already attributed.
         assert!(!l.on_lost(9));
     }
@@ -235,7 +254,7 @@ mod tests {
             x % 1000
         };
         let (mut sent, mut resolved, mut longest) = (0u64, 0u64, 0usize);
-        let mut out = Vec::new();
+        let (mut out, mut dropped) = (Vec::new(), Vec::new());
         let (mut acked, mut lost) = (0u64, 0u64);
         while resolved < 1_000_000 {
             while sent - resolved < WINDOW {
@@ -259,7 +278,7 @@ mod tests {
             }
             resolved += 2;
             if let Some(n) = newest {
-                l.on_ack(n, bytes, &mut out);
+                l.on_ack(n, bytes, &mut out, &mut dropped);
                 acked += out.len() as u64;
             }
             assert!(
