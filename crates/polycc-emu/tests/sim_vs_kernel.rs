@@ -93,11 +93,18 @@ fn the_linux_stack_model_agrees_with_the_kernel() {
         slow_start_exit(&b.emu, 1448.0),
     );
     eprintln!("cubic 400 packets: slow start ends at sim {sim:.0} kernel {kernel:.0} packets");
-    // The kernel's HyStart reads ACK trains on real timing: its exit spread over runs here
-    // (76 and 116 packets seen, the model 76). HyStart++, the default stack's, goes on to
-    // about 410: the band tells the two apart.
-    assert!(
-        sim <= 2.0 * kernel && kernel <= 2.0 * sim,
-        "{sim} vs {kernel}"
-    );
+    // The kernel's HyStart reads ACK trains and delays on real timing, so its exit spreads
+    // over runs here (76, 116 and 169 packets seen; the model's is 76). What both must share is
+    // that HyStart, not a loss, ends slow start: the path holds one BDP (67 packets) plus 400
+    // in the queue, and a loss exit leaves ssthresh at 0.7 of a window past that (over 320).
+    // HyStart++, the default stack's, goes on to about 410.
+    // Linux's HyStart acts only once the window reaches `hystart_low_window` (16 segments).
+    const HYSTART_RANGE: std::ops::Range<f64> = 16.0..250.0;
+    for (who, exit) in [("sim", sim), ("kernel", kernel)] {
+        assert!(
+            HYSTART_RANGE.contains(&exit),
+            "{who}: slow start ended at {exit:.0} packets, outside HyStart's range \
+             (sim {sim:.0}, kernel {kernel:.0})"
+        );
+    }
 }
