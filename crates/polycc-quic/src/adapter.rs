@@ -127,8 +127,10 @@ pub struct AdapterStats {
     pub ce_marks: u64,
     /// The controller's window now.
     pub cwnd: Bytes,
-    /// Bytes in flight now.
+    /// Bytes in flight now (s2n's count: UDP payloads).
     pub in_flight: Bytes,
+    /// Packets in flight now (the ledger's count).
+    pub in_flight_packets: u64,
     /// The pacing rate in force (the controller's or the fallback), if any.
     pub pacing_rate: Option<Rate>,
     /// s2n-quic's RTT estimate as of the last event.
@@ -395,6 +397,7 @@ impl Core {
         AdapterStats {
             cwnd: self.cc.cwnd(),
             in_flight: self.in_flight,
+            in_flight_packets: self.ledger.in_flight_packets() as u64,
             pacing_rate: self.pacing_rate(),
             rtt: self.rtt,
             mss: self.mss,

@@ -54,6 +54,8 @@ pub struct Ledger {
     entries: VecDeque<Entry>,
     /// The packet number of `entries[0]`.
     first: u64,
+    /// Entries in state `InFlight`.
+    in_flight: usize,
 }
 
 impl Ledger {
@@ -65,6 +67,11 @@ impl Ledger {
     /// Packets it still holds (in flight or not yet pruned).
     pub fn len(&self) -> usize {
         self.entries.len()
+    }
+
+    /// Packets it holds that are still in flight (neither acknowledged, lost nor dropped).
+    pub fn in_flight_packets(&self) -> usize {
+        self.in_flight
     }
 
     /// True when it holds nothing.
@@ -83,6 +90,7 @@ impl Ledger {
             sent,
             state: State::InFlight,
         });
+        self.in_flight += 1;
     }
 
     fn index(&self, pn: u64) -> Option<usize> {
@@ -96,6 +104,7 @@ impl Ledger {
         match self.index(pn) {
             Some(i) if self.entries[i].state == State::InFlight => {
                 self.entries[i].state = State::Done;
+                self.in_flight -= 1;
                 true
             }
             _ => false,
@@ -124,6 +133,7 @@ impl Ledger {
                 let e = &mut self.entries[i];
                 if e.state == State::InFlight {
                     e.state = State::Done;
+                    self.in_flight -= 1;
                     left = left.saturating_sub(e.bytes);
                     out.push(Acked {
                         pn: self.first + i as u64,
@@ -147,6 +157,7 @@ impl Ledger {
                 break;
             }
             if e.state == State::InFlight {
+                self.in_flight -= 1;
                 dropped.push(Acked {
                     pn: self.first,
                     bytes: e.bytes,
@@ -182,11 +193,13 @@ mod tests {
         l.on_ack(4, 5 * 1200, &mut out, &mut dropped);
         assert_eq!(pns(&out), vec![0, 1, 2, 3, 4]);
         assert_eq!(out[2].sent, Time(2000));
-        // Acked entries left the front: 5 remain.
+        // Acked entries left the front: 5 remain, all in flight.
         assert_eq!(l.len(), 5);
+        assert_eq!(l.in_flight_packets(), 5);
         l.on_ack(9, 5 * 1200, &mut out, &mut dropped);
         assert_eq!(pns(&out), vec![5, 6, 7, 8, 9]);
         assert!(l.is_empty());
+        assert_eq!(l.in_flight_packets(), 0);
     }
 
     #[test]
@@ -195,6 +208,7 @@ mod tests {
         let mut l = ledger(10, 1200);
         assert!(l.on_lost(5));
         assert!(!l.on_lost(5), "a loss is taken once");
+        assert_eq!(l.in_flight_packets(), 9);
         let (mut out, mut dropped) = (Vec::new(), Vec::new());
         l.on_ack(9, 9 * 1200, &mut out, &mut dropped);
         assert_eq!(pns(&out), vec![0, 1, 2, 3, 4, 6, 7, 8, 9]);
@@ -255,7 +269,7 @@ mod tests {
         };
         let (mut sent, mut resolved, mut longest) = (0u64, 0u64, 0usize);
         let (mut out, mut dropped) = (Vec::new(), Vec::new());
-        let (mut acked, mut lost) = (0u64, 0u64);
+        let (mut acked, mut lost, mut gone) = (0u64, 0u64, 0u64);
         while resolved < 1_000_000 {
             while sent - resolved < WINDOW {
                 l.push(sent, 1200, Time(sent));
@@ -280,7 +294,10 @@ mod tests {
             if let Some(n) = newest {
                 l.on_ack(n, bytes, &mut out, &mut dropped);
                 acked += out.len() as u64;
+                gone += dropped.len() as u64;
             }
+            // The in-flight count is every packet sent without an outcome yet.
+            assert_eq!(l.in_flight_packets() as u64, sent - acked - lost - gone);
             assert!(
                 l.len() <= BOUND,
                 "{} entries after packet {resolved}",

@@ -266,6 +266,24 @@ def mmf_shares(capacity: float, demands: dict[str, float]) -> dict[str, float]:
     return share
 
 
+#: The window over which section 2 compares throughput with the max-min fair shares (all four
+#: flows present since 30 s; the paper's Figs. 11-12 settle within 10 s).
+MMF_WINDOW = (40.0, 60.0)
+
+
+def mmf_targets(file: ScenarioFile) -> dict[str, float]:
+    """Each flow's target rate (Mbit/s) in a max-min scenario file, by flow id."""
+    return {str(f["id"]): rate_mbps(f["intent"]["target_rate"]) for f in file.doc["flows"]}
+
+
+def mmf_deviation(
+    r: RunResult, reference: dict[str, float], window: tuple[float, float] = MMF_WINDOW
+) -> float:
+    """The largest relative deviation of a flow's mean throughput over `window` from its
+    `reference` share (Mbit/s, by flow id)."""
+    return max(abs(_mean(r, f, "throughput_mbps", *window) - ref) / ref for f, ref in reference.items())
+
+
 def _allocation(shares: Sequence[float]) -> str:
     """Shares as prose, a run of three or more equal ones as "v × n" ("7.5, 7.5, 6, 4", "5.33 × 3, 4")."""
     runs: list[list[float]] = []
@@ -283,8 +301,7 @@ def _allocation(shares: Sequence[float]) -> str:
 
 def _mmf_setup(file: ScenarioFile, other: ScenarioFile, window: tuple[float, float]) -> str:
     """Section 2's setup from the two scenario files (the same flows on two capacities)."""
-    flows = file.doc["flows"]
-    targets = {str(f["id"]): rate_mbps(f["intent"]["target_rate"]) for f in flows}
+    targets = mmf_targets(file)
     caps = [file.rate_mbps(), other.rate_mbps()]
     allocation = "; ".join(
         f"{num(c)} Mbit/s: {_allocation([mmf_shares(c, targets)[f] for f in targets])}" for c in caps
@@ -303,10 +320,7 @@ def _mmf_setup(file: ScenarioFile, other: ScenarioFile, window: tuple[float, flo
 def _exp_mmf(ctx: Context) -> Section:
     # The same four flows on two capacities (the scenario files'), `big` and `small`.
     big, small = (ctx.scenario_file(f).rate_mbps() for f in ("mmf-25.toml", "mmf-20.toml"))
-    targets = {
-        str(f["id"]): rate_mbps(f["intent"]["target_rate"])
-        for f in ctx.scenario_file("mmf-25.toml").doc["flows"]
-    }
+    targets = mmf_targets(ctx.scenario_file("mmf-25.toml"))
     settings: list[tuple[str, str, float, Any]] = [("janus", "mmf-25.toml", big, "janus")]
     if not ctx.quick:
         settings += [
@@ -314,7 +328,7 @@ def _exp_mmf(ctx: Context) -> Section:
             ("cubic", "mmf-25.toml", big, "cubic"),
             ("pcc-tp", "mmf-25.toml", big, "pcc-allegro"),
         ]
-    window = (40.0, 60.0)
+    window = MMF_WINDOW
     table = Table(
         ["protocol", "capacity", *[f"{f} (MMF)" for f in targets], "largest deviation", "settles after 30 s"]
     )
@@ -325,7 +339,7 @@ def _exp_mmf(ctx: Context) -> Section:
         # CUBIC and PCC ignore the targets: compare them with the equal share, as the paper does.
         ref = mmf_shares(cap, targets) if label == "janus" else {f: cap / len(targets) for f in targets}
         got = {f: _mean(r, f, "throughput_mbps", *window) for f in targets}
-        dev[(label, cap)] = max(abs(got[f] - ref[f]) / ref[f] for f in targets)
+        dev[(label, cap)] = mmf_deviation(r, ref, window)
         settle[(label, cap)] = _settle_time(r, list(targets), 30.0, 60.0, 0.2)
         table.add(
             label,

@@ -86,6 +86,10 @@ async fn sleep_until(clock: &Clock, t: Time) {
     tokio::time::sleep_until(tokio::time::Instant::from_std(clock.instant(t))).await;
 }
 
+/// The bytes each datagram carries on the wire beyond its UDP payload: the IPv4 header
+/// (RFC 791, no options) and the UDP header (RFC 768). The testbed's addresses are IPv4.
+const IPV4_UDP_HEADER_BYTES: u64 = 20 + 8;
+
 /// A controller's published state in the flows table's terms: the controller's own telemetry
 /// (`cc_state`, `cc_*`) and, where the controller does not report them under these names,
 /// s2n's RTT estimates and the adapter's counters.
@@ -116,6 +120,12 @@ pub fn sample_of(s: &Snapshot) -> Sample {
         add("feedback_arrivals", st.feedback_arrivals as f64);
         add("feedback_unmatched", st.feedback_unmatched as f64);
     }
+    // The simulator counts packets on the wire; s2n counts UDP payloads. The wire figure lets
+    // the two be compared (e.g. bytes in flight against a BDP).
+    add(
+        "inflight_wire_bytes",
+        (st.in_flight + st.in_flight_packets * IPV4_UDP_HEADER_BYTES) as f64,
+    );
     add("acked_bytes", st.acked_bytes as f64);
     add("lost_packets", st.lost_packets as f64);
     Sample {
