@@ -10,17 +10,17 @@ installed. A row agrees when the mean per-flow goodput is within 10 % and the fl
 p95 RTT within 15 % of the kernel's; the p95 queueing delay at the bottleneck (measured per
 packet on both sides) is shown beside them.
 
-The mean RTT is a mean over time on both sides. The kernel side's is `TCP_INFO`'s smoothed RTT
-read every 10 ms (`polycc-emu`'s sampler, `run.rs` `SAMPLE`), so each 10 ms of the run weighs
-the same. The simulator's summary mean is per RTT sample, one per ACK, which weighs the periods
-with the most ACKs in flight, those with a full buffer, more: with a 4-BDP buffer that made it up
-to 60 % higher for the same queue. The simulator's side is therefore taken from its time series
-recorded in 10-ms bins (`SIM_RTT_BIN`): per flow the mean over its bins of the bin's mean RTT
-sample, bins without an ACK left out (the kernel's srtt only moves on ACKs as well). The p95 RTT
-is taken alike: the kernel side's summary p95 is over its 10-ms srtt samples, the simulator's
-over the same bins, per flow, then averaged over flows. A p95 of srtt is a p95 of a smoothed
-signal (srtt follows a sample by 1/8 per ACK), which is why the raw per-ACK samples' p95 would
-not compare.
+The RTTs are compared like for like. The kernel side's are `TCP_INFO`'s smoothed RTT read every
+10 ms (`polycc-emu`'s sampler, `run.rs` `SAMPLE`): its mean and p95 are over time (each 10 ms of
+the run weighs the same) and over a smoothed signal (srtt follows each ACK's sample by 1/8, RFC
+6298 / `tcp_rtt_estimator`, which flattens the peaks of a sawtooth). The simulator's summary is
+per RTT sample instead, one per ACK: its mean weighs the periods with the most ACKs, those with a
+full buffer, more (with a 4-BDP buffer up to 60 % higher for the same queue), and its p95 is that
+of the raw samples. So the simulator's side is taken from its time series recorded in 1-ms bins
+(`SIM_SRTT_BIN`): per flow an srtt-like series follows each bin's mean sample by 1 − (7/8)^n for
+the bin's n ACKs (its delivered packets over the delayed-ACK ratio, at least one; bins without a
+sample leave it alone), read every 10 ms as the kernel's is; mean and p95 per flow over those
+readings, then averaged over flows.
 """
 
 from __future__ import annotations
@@ -51,9 +51,16 @@ GRID_RTTS = ("20ms", "80ms")
 GRID_BUFFERS = ("0.25bdp", "1bdp", "4bdp")
 GRID_LOSSES = (0.0, 0.005)
 
-#: The simulator side's time bin for its mean RTT: the kernel side's sampling period of TCP_INFO
-#: (`polycc-emu` `run.rs` `SAMPLE`), so that both means weigh time alike (module docs).
-SIM_RTT_BIN = "10ms"
+#: The kernel side's sampling period of TCP_INFO (`polycc-emu` `run.rs` `SAMPLE`), in seconds.
+KERNEL_SAMPLE_S = 0.010
+#: The simulator side's time bin from which its srtt-like series is rebuilt: fine enough that a
+#: bin holds about one ACK at 10 Mbit/s (module docs).
+SIM_SRTT_BIN = "1ms"
+SIM_SRTT_BIN_S = 0.001
+#: RFC 6298 §2.3 alpha (Linux `tcp_rtt_estimator`: srtt += (sample − srtt) / 8 per ACK).
+SRTT_GAIN = 1.0 / 8.0
+#: Full-sized packets per ACK of the Linux model's receiver (delayed ACKs, RFC 1122 §4.2.3.2).
+PACKETS_PER_ACK = 2.0
 
 #: VALIDATION.md's markers around the generated section.
 BEGIN = "<!-- validate:linux:begin -->"
@@ -165,31 +172,51 @@ def _summary_numbers(summary: dict[str, Any]) -> Numbers:
     return goodput, rtt, qdelay, rtt_p95
 
 
-def _per_flow_rtt(flows: pd.DataFrame) -> Any:
-    return flows.dropna(subset=["rtt_ms"]).groupby("flow", sort=False)["rtt_ms"]
+def srtt_like(flows: pd.DataFrame, *, packet_bytes: float = 1500.0) -> pd.DataFrame:
+    """An srtt series per flow rebuilt from a time series in bins of `SIM_SRTT_BIN` (columns t_s,
+    flow, rtt_ms, goodput_mbps), read every `KERNEL_SAMPLE_S` as the kernel's srtt is: columns
+    flow, srtt_ms (readings before the flow's first sample left out)."""
+    per_reading = round(KERNEL_SAMPLE_S / SIM_SRTT_BIN_S)
+    out: list[pd.DataFrame] = []
+    for flow, f in flows.groupby("flow", sort=False):
+        rtt = f["rtt_ms"].to_numpy(dtype=float)
+        goodput = f["goodput_mbps"].fillna(0.0).to_numpy(dtype=float)
+        packets = goodput * 1e6 * SIM_SRTT_BIN_S / 8 / packet_bytes
+        srtt, series = math.nan, []
+        for k, (sample, n) in enumerate(zip(rtt, packets, strict=True)):
+            if math.isfinite(sample):
+                acks = max(1.0, n / PACKETS_PER_ACK)
+                gain = 1.0 - (1.0 - SRTT_GAIN) ** acks
+                srtt = sample if math.isnan(srtt) else srtt + gain * (sample - srtt)
+            if (k + 1) % per_reading == 0 and math.isfinite(srtt):
+                series.append(srtt)
+        out.append(pd.DataFrame({"flow": flow, "srtt_ms": series}))
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame({"flow": [], "srtt_ms": []})
 
 
-def time_weighted_rtt_ms(flows: pd.DataFrame) -> float:
-    """The flows' mean RTT over time from a run's time series (columns flow, rtt_ms; one row per
-    flow per bin): per flow the mean of its bins' RTT, bins without a sample left out; then the
-    mean over flows, as the summary's per-flow means are averaged."""
-    per_flow = _per_flow_rtt(flows).mean()
+def _per_flow_srtt(readings: pd.DataFrame) -> Any:
+    return readings.groupby("flow", sort=False)["srtt_ms"]
+
+
+def srtt_mean_ms(readings: pd.DataFrame) -> float:
+    """The flows' mean RTT over time from srtt readings (`srtt_like`): per flow, then averaged."""
+    per_flow = _per_flow_srtt(readings).mean()
     return float(per_flow.mean()) if len(per_flow) else math.nan
 
 
-def time_weighted_rtt_p95_ms(flows: pd.DataFrame) -> float:
-    """As [`time_weighted_rtt_ms`], the 95th percentile of each flow's bins instead of their
-    mean."""
-    per_flow = _per_flow_rtt(flows).quantile(0.95)
+def srtt_p95_ms(readings: pd.DataFrame) -> float:
+    """As `srtt_mean_ms`, the 95th percentile of each flow's readings."""
+    per_flow = _per_flow_srtt(readings).quantile(0.95)
     return float(per_flow.mean()) if len(per_flow) else math.nan
 
 
 def _sim_numbers(scenario: dict[str, Any], seed: int) -> Numbers:
-    """The simulator side's numbers, its RTT over time from bins of `SIM_RTT_BIN` (the bin only
-    changes what is recorded, not the run)."""
-    result = run_scenario(Scenario.from_dict({**scenario, "bin": SIM_RTT_BIN}), seed=seed)
+    """The simulator side's numbers, its RTTs from an srtt-like series (the bin only changes what
+    is recorded, not the run)."""
+    result = run_scenario(Scenario.from_dict({**scenario, "bin": SIM_SRTT_BIN}), seed=seed)
     goodput, _, qdelay, _ = _summary_numbers(result.summary)
-    return goodput, time_weighted_rtt_ms(result.flows), qdelay, time_weighted_rtt_p95_ms(result.flows)
+    readings = srtt_like(result.flows)
+    return goodput, srtt_mean_ms(readings), qdelay, srtt_p95_ms(readings)
 
 
 def _average(values: Iterable[Numbers]) -> Measured:
@@ -269,7 +296,8 @@ def markdown(results: Sequence[Compared], *, duration: str, lossy_seeds: int) ->
         f"{agree} of {len(results)} rows agree (goodput within {GOODPUT_TOLERANCE:.0%}, mean and p95 RTT "
         f"within {RTT_TOLERANCE:.0%}); {duration} per run, 1 seed without random loss and {lossy_seeds} with "
         f"it (means over seeds). Kernel {os.uname().release}. RTT over time on both sides: the "
-        f"kernel's srtt read every 10 ms, the simulator's RTT samples in {SIM_RTT_BIN} bins.",
+        f"kernel's srtt read every 10 ms, the simulator's RTT samples smoothed alike (srtt's 1/8 per "
+        f"ACK) from {SIM_SRTT_BIN} bins and read every 10 ms.",
         "",
         "| row | goodput kernel / sim (Mbit/s) | ratio | mean RTT kernel / sim (ms) | ratio | "
         "p95 RTT kernel / sim (ms) | ratio | p95 queue delay kernel / sim (ms) | agrees |",

@@ -12,32 +12,42 @@ from polycc.api import run_scenario
 from polycc.scenario import Scenario
 
 
-def test_the_mean_rtt_weighs_time_not_acks() -> None:
-    # Flow a: 9 bins at 100 ms with one sample each, 1 bin at 400 ms with 30 samples. Per ACK the
-    # mean would be (9·100 + 30·400)/39 = 331 ms; over time it is (9·100 + 400)/10 = 130 ms, as
-    # the kernel's srtt read every 10 ms gives. Flow b has one bin without a sample (no ACK):
-    # it is left out, not counted as zero.
-    flows = pd.DataFrame(
+def _bins(flow: str, rtts: list[float], goodput_mbps: float = 0.0) -> pd.DataFrame:
+    return pd.DataFrame(
         {
-            "t_s": [i * 0.01 for i in range(10)] + [0.0, 0.01, 0.02],
-            "flow": ["a"] * 10 + ["b"] * 3,
-            "rtt_ms": [100.0] * 9 + [400.0] + [50.0, math.nan, 70.0],
+            "t_s": [i * vl.SIM_SRTT_BIN_S for i in range(len(rtts))],
+            "flow": flow,
+            "rtt_ms": rtts,
+            "goodput_mbps": goodput_mbps,
         }
     )
-    assert vl.time_weighted_rtt_ms(flows) == pytest.approx((130.0 + 60.0) / 2)
-    assert math.isnan(vl.time_weighted_rtt_ms(flows.iloc[:0]))
 
 
-def test_the_p95_rtt_is_over_each_flows_bins_then_averaged() -> None:
-    # Flow a: bins 1..100 ms, p95 over time 95.05 ms (linear interpolation); flow b: constant
-    # 40 ms with bins without samples left out.
-    flows = pd.DataFrame(
+def test_the_srtt_like_series_follows_each_ack_by_an_eighth_and_is_read_every_10_ms() -> None:
+    # 1-ms bins of one ACK each: 10 at 100 ms, then 20 at 200 ms. Readings at the end of every
+    # 10 ms: 100, then 200 − 100·(7/8)^10, then 200 − 100·(7/8)^20.
+    readings = vl.srtt_like(_bins("a", [100.0] * 10 + [200.0] * 20))
+    got = readings["srtt_ms"].tolist()
+    assert got == pytest.approx([100.0, 200.0 - 100.0 * 0.875**10, 200.0 - 100.0 * 0.875**20])
+    # A bin of 12 Mbit/s delivers 1 full packet per ms, half an ACK: still counted as one. At
+    # 48 Mbit/s, 4 packets, 2 ACKs: the bin's sample weighs 1 − (7/8)^2.
+    fast = vl.srtt_like(_bins("b", [100.0] * 9 + [200.0], goodput_mbps=48.0))
+    assert fast["srtt_ms"].tolist() == pytest.approx([100.0 + 100.0 * (1 - 0.875**2)])
+    # Bins without a sample leave srtt alone, and readings before the first sample are left out.
+    gaps = vl.srtt_like(_bins("c", [math.nan] * 10 + [50.0] + [math.nan] * 9))
+    assert gaps["srtt_ms"].tolist() == [50.0]
+
+
+def test_the_rtt_mean_and_p95_are_over_each_flows_readings_then_averaged() -> None:
+    readings = pd.DataFrame(
         {
-            "flow": ["a"] * 100 + ["b"] * 4,
-            "rtt_ms": [float(v) for v in range(1, 101)] + [40.0, math.nan, 40.0, 40.0],
+            "flow": ["a"] * 100 + ["b"] * 3,
+            "srtt_ms": [float(v) for v in range(1, 101)] + [40.0, 40.0, 40.0],
         }
     )
-    assert vl.time_weighted_rtt_p95_ms(flows) == pytest.approx((95.05 + 40.0) / 2)
+    assert vl.srtt_mean_ms(readings) == pytest.approx((50.5 + 40.0) / 2)
+    assert vl.srtt_p95_ms(readings) == pytest.approx((95.05 + 40.0) / 2)
+    assert math.isnan(vl.srtt_p95_ms(readings.iloc[:0]))
 
 
 def test_a_row_agrees_only_when_its_p95_rtt_does_too() -> None:
