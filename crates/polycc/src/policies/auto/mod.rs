@@ -1,0 +1,456 @@
+//! `auto`: a zero-configuration policy that picks, per flow and online, the controller of the
+//! pool that suits the path it measures, and tells why.
+//!
+//! The path is classified window by window ([`path_window`], [`regime`]): a clean path runs
+//! BBR v3 (low queue, full rate, tolerant of up to 2 % loss); random loss without a queue runs
+//! BBR v1, which does not respond to loss; a standing queue it does not make (a buffer-filling
+//! competitor) runs CUBIC, which holds its share against loss-based traffic; delay that comes
+//! and goes within a round trip (ACK aggregation) runs CUBIC, whose window does not depend on
+//! bandwidth samples that aggregation spoils (PolyCC §3.1). An application intent, when given,
+//! picks a specialist instead: Janus for a bandwidth guarantee, Copa for delay-sensitive
+//! traffic, LEDBAT++ for a scavenger.
+//!
+//! A change hands the flow to a fresh instance of the chosen controller with the running one's
+//! window, threshold, RTT state and bytes in flight ([`crate::policies::handover`]), as Linux's
+//! `tcp_set_congestion_control` keeps them on the socket; only the running controller sees
+//! events. Telemetry: `member` (the role below), `reason` (the regime, or the intent), the
+//! regime's evidence, and the running controller's own values; `cc_state` is the running
+//! controller's state.
+//!
+//! Scenario: `cca = "auto"`, or a table overriding any role's controller, e.g.
+//! `cca = { name = "auto", clean = "copa" }`.
+
+pub mod path_window;
+pub mod regime;
+
+use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
+use crate::intent::Intent;
+use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
+use crate::policies::handover::{self, FlowView, Overrides};
+use crate::registry::{CcError, CcSpec, Params, Registry};
+use crate::signals::{AckEvent, Feedback, LossEvent, PacketOutcome, SentPacket};
+use crate::units::{Bytes, Rate, Time};
+use path_window::PathWindows;
+use regime::{Classifier, Regime};
+use serde::{Deserialize, Serialize};
+
+/// Registry and scenario name.
+pub const NAME: &str = "auto";
+/// One-line description shown in the registry listing.
+pub const SUMMARY: &str = "auto policy: picks per flow, online, BBR v3 on a clean path, BBR v1 under random loss, CUBIC against buffer-filling competitors or ACK aggregation, or the intent's specialist (Janus, Copa, LEDBAT++); telemetry says why";
+
+/// Registers `auto` under [`NAME`].
+pub fn register(r: &mut Registry) {
+    r.register_with_params(NAME, SUMMARY, Schema::of::<AutoParams>(), build);
+}
+
+/// What a member of `auto`'s pool is chosen for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// [`Regime::Clean`].
+    Clean,
+    /// [`Regime::RandomLoss`].
+    RandomLoss,
+    /// [`Regime::Competing`].
+    Competing,
+    /// [`Regime::AckAggregation`].
+    AckAggregation,
+    /// A bandwidth-guarantee (or video) intent with a target rate.
+    BandwidthGuarantee,
+    /// A delay-sensitive intent.
+    DelaySensitive,
+    /// A scavenger intent.
+    Scavenger,
+}
+
+impl Role {
+    /// The role's code in telemetry (`cc_member`); README lists them.
+    pub fn code(self) -> f64 {
+        match self {
+            Role::Clean => 0.0,
+            Role::RandomLoss => 1.0,
+            Role::Competing => 2.0,
+            Role::AckAggregation => 3.0,
+            Role::BandwidthGuarantee => 4.0,
+            Role::DelaySensitive => 5.0,
+            Role::Scavenger => 6.0,
+        }
+    }
+
+    fn of(regime: Regime) -> Role {
+        match regime {
+            Regime::Clean => Role::Clean,
+            Regime::RandomLoss => Role::RandomLoss,
+            Regime::Competing => Role::Competing,
+            Regime::AckAggregation => Role::AckAggregation,
+        }
+    }
+
+    /// The intent's specialist, if the intent names one (bulk and video traffic go by the path).
+    fn of_intent(intent: &Intent) -> Option<Role> {
+        match intent {
+            Intent::BandwidthGuarantee { .. } => Some(Role::BandwidthGuarantee),
+            Intent::DelaySensitive => Some(Role::DelaySensitive),
+            Intent::Scavenger => Some(Role::Scavenger),
+            Intent::Bulk | Intent::RealtimeVideo { .. } => None,
+        }
+    }
+}
+
+/// `reason` codes above the regimes' (0–3): the intent chose.
+const REASON_INTENT: f64 = 10.0;
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct AutoParams {
+    #[serde(default = "default_clean")]
+    clean: CcSpec,
+    #[serde(default = "default_random_loss")]
+    random_loss: CcSpec,
+    #[serde(default = "default_competing")]
+    competing: CcSpec,
+    #[serde(default = "default_ack_aggregation")]
+    ack_aggregation: CcSpec,
+    #[serde(default = "default_bandwidth_guarantee")]
+    bandwidth_guarantee: CcSpec,
+    #[serde(default = "default_delay_sensitive")]
+    delay_sensitive: CcSpec,
+    #[serde(default = "default_scavenger")]
+    scavenger: CcSpec,
+}
+
+fn default_clean() -> CcSpec {
+    CcSpec::named("bbr3")
+}
+fn default_random_loss() -> CcSpec {
+    CcSpec::named("bbr")
+}
+fn default_competing() -> CcSpec {
+    CcSpec::named("cubic")
+}
+fn default_ack_aggregation() -> CcSpec {
+    CcSpec::named("cubic")
+}
+fn default_bandwidth_guarantee() -> CcSpec {
+    CcSpec::named("janus")
+}
+fn default_delay_sensitive() -> CcSpec {
+    CcSpec::named("copa")
+}
+fn default_scavenger() -> CcSpec {
+    CcSpec::named("ledbat++")
+}
+
+impl ParamTable for AutoParams {
+    const PARAMS: &'static [ParamSpec] = &[
+        ParamSpec::new(
+            "clean",
+            Kind::Cca,
+            "runs a path without competitor, aggregation or random loss",
+            "auto (README)",
+        ),
+        ParamSpec::new(
+            "random_loss",
+            Kind::Cca,
+            "runs a path that loses at least 1 % without a queue",
+            "auto (README)",
+        ),
+        ParamSpec::new(
+            "competing",
+            Kind::Cca,
+            "runs against a standing queue the flow does not make",
+            "auto (README)",
+        ),
+        ParamSpec::new(
+            "ack_aggregation",
+            Kind::Cca,
+            "runs a path whose delay varies within a round trip without a queue",
+            "auto (README)",
+        ),
+        ParamSpec::new(
+            "bandwidth_guarantee",
+            Kind::Cca,
+            "runs a flow with a bandwidth-guarantee intent",
+            "auto (README)",
+        ),
+        ParamSpec::new(
+            "delay_sensitive",
+            Kind::Cca,
+            "runs a flow with a delay-sensitive intent",
+            "auto (README)",
+        ),
+        ParamSpec::new(
+            "scavenger",
+            Kind::Cca,
+            "runs a flow with a scavenger intent",
+            "auto (README)",
+        ),
+    ];
+}
+
+impl AutoParams {
+    fn spec(&self, role: Role) -> &CcSpec {
+        match role {
+            Role::Clean => &self.clean,
+            Role::RandomLoss => &self.random_loss,
+            Role::Competing => &self.competing,
+            Role::AckAggregation => &self.ack_aggregation,
+            Role::BandwidthGuarantee => &self.bandwidth_guarantee,
+            Role::DelaySensitive => &self.delay_sensitive,
+            Role::Scavenger => &self.scavenger,
+        }
+    }
+}
+
+/// The roles, for checking every member builds.
+const ROLES: [Role; 7] = [
+    Role::Clean,
+    Role::RandomLoss,
+    Role::Competing,
+    Role::AckAggregation,
+    Role::BandwidthGuarantee,
+    Role::DelaySensitive,
+    Role::Scavenger,
+];
+
+/// Builds `auto` from scenario parameters; every role's controller is built once here, so a
+/// bad name or parameter is refused before the run, naming the role.
+pub fn build(
+    p: &Params,
+    ctx: &CcContext,
+    registry: &Registry,
+) -> Result<Box<dyn CongestionControl>, CcError> {
+    let params: AutoParams = params::parse(NAME, p)?;
+    let mut active = None;
+    for role in ROLES {
+        let built = registry
+            .build(params.spec(role), ctx)
+            .map_err(|e| CcError::BadParams {
+                name: NAME.to_string(),
+                message: format!("{}: {e}", role_key(role)),
+            })?;
+        if role == Role::Clean {
+            active = Some(built);
+        }
+    }
+    let active = active.expect("the clean role is among the roles");
+    Ok(Box::new(Auto {
+        params,
+        registry: registry.clone(),
+        ctx: *ctx,
+        active,
+        role: Role::Clean,
+        reason: Regime::Clean.code(),
+        intent: None,
+        windows: PathWindows::default(),
+        classifier: Classifier::default(),
+        flow: FlowView::default(),
+        last_window: None,
+        switches: 0,
+    }))
+}
+
+/// The scenario key of a role.
+fn role_key(role: Role) -> &'static str {
+    match role {
+        Role::Clean => "clean",
+        Role::RandomLoss => "random_loss",
+        Role::Competing => "competing",
+        Role::AckAggregation => "ack_aggregation",
+        Role::BandwidthGuarantee => "bandwidth_guarantee",
+        Role::DelaySensitive => "delay_sensitive",
+        Role::Scavenger => "scavenger",
+    }
+}
+
+/// The `auto` policy over one flow.
+pub struct Auto {
+    params: AutoParams,
+    registry: Registry,
+    ctx: CcContext,
+    active: Box<dyn CongestionControl>,
+    role: Role,
+    reason: f64,
+    /// The intent's specialist while an intent names one.
+    intent: Option<(Role, Intent)>,
+    windows: PathWindows,
+    classifier: Classifier,
+    flow: FlowView,
+    last_window: Option<path_window::PathWindow>,
+    switches: u64,
+}
+
+impl Auto {
+    /// The role running the flow.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// Hands the flow to a fresh instance of `role`'s controller with the running one's state.
+    fn switch_to(&mut self, now: Time, role: Role) {
+        if role == self.role {
+            return;
+        }
+        let state =
+            handover::successor_state(&self.flow, self.active.as_ref(), Overrides::default());
+        let ctx = CcContext { now, ..self.ctx };
+        // Every role's spec built in `build`, so this succeeds; should it not, the running
+        // controller keeps the flow.
+        let Ok(mut fresh) = self.registry.build(self.params.spec(role), &ctx) else {
+            return;
+        };
+        fresh.adopt(now, &state);
+        if let Some((_, intent)) = &self.intent {
+            fresh.set_intent(now, intent);
+        }
+        self.active = fresh;
+        self.role = role;
+        self.switches += 1;
+    }
+}
+
+impl CongestionControl for Auto {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn on_sent(&mut self, now: Time, sent: &SentPacket) {
+        self.flow.on_sent(sent);
+        self.active.on_sent(now, sent);
+    }
+
+    fn on_ack(&mut self, now: Time, ack: &AckEvent) {
+        self.flow.on_ack(ack);
+        self.active.on_ack(now, ack);
+        let Some(w) = self.windows.on_ack(now, ack) else {
+            return;
+        };
+        self.last_window = Some(w);
+        if let Some(regime) = self.classifier.on_window(&w) {
+            if self.intent.is_none() {
+                self.reason = regime.code();
+                self.switch_to(now, Role::of(regime));
+            }
+        }
+    }
+
+    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
+        self.flow.on_loss(loss);
+        self.windows.on_loss(loss);
+        self.active.on_loss(now, loss);
+    }
+
+    fn on_feedback(&mut self, now: Time, feedback: &Feedback<'_>) {
+        if self.active.wants_feedback() {
+            self.active.on_feedback(now, feedback);
+        }
+    }
+    /// Only the running controller takes receiver timing; none of the defaults does.
+    fn wants_feedback(&self) -> bool {
+        self.active.wants_feedback()
+    }
+    fn on_packet_acked(&mut self, now: Time, packet: &PacketOutcome) {
+        if self.active.wants_packet_detail() {
+            self.active.on_packet_acked(now, packet);
+        }
+    }
+    fn on_packet_lost(&mut self, now: Time, packet: &PacketOutcome) {
+        if self.active.wants_packet_detail() {
+            self.active.on_packet_lost(now, packet);
+        }
+    }
+    fn wants_packet_detail(&self) -> bool {
+        self.active.wants_packet_detail()
+    }
+    fn on_timer(&mut self, now: Time) {
+        self.active.on_timer(now);
+    }
+    fn next_timer(&self) -> Option<Time> {
+        self.active.next_timer()
+    }
+
+    fn cwnd(&self) -> Bytes {
+        self.active.cwnd()
+    }
+    fn pacing_rate(&self) -> Option<Rate> {
+        self.active.pacing_rate()
+    }
+    fn ssthresh(&self) -> Option<Bytes> {
+        self.active.ssthresh()
+    }
+    fn in_slow_start(&self) -> bool {
+        self.active.in_slow_start()
+    }
+
+    fn telemetry(&self) -> Telemetry {
+        let inner = self.active.telemetry();
+        let mut t = Telemetry::new(inner.state);
+        t.push("member", self.role.code());
+        t.push("reason", self.reason);
+        let w = self.last_window;
+        t.push(
+            "queue_floor_ms",
+            w.and_then(|w| w.queue_floor)
+                .map_or(f64::NAN, |q| q.as_millis_f64()),
+        );
+        t.push(
+            "rtt_spread_ms",
+            w.and_then(|w| w.spread)
+                .map_or(f64::NAN, |s| s.as_millis_f64()),
+        );
+        t.push("window_loss_rate", w.map_or(f64::NAN, |w| w.loss_rate));
+        t.push("switches", self.switches as f64);
+        // The running controller's own values, as room allows (a pool as a member may report
+        // more than fits).
+        for &(name, value) in inner.entries() {
+            if t.entries().len() == Telemetry::CAPACITY {
+                break;
+            }
+            t.push(name, value);
+        }
+        t
+    }
+
+    /// An intent with a specialist hands the flow to it and suspends the path's choice; bulk,
+    /// video or no intent hands it back to the path's regime.
+    fn set_intent(&mut self, now: Time, intent: &Intent) {
+        match Role::of_intent(intent) {
+            Some(role) => {
+                self.intent = Some((role, *intent));
+                self.reason = REASON_INTENT;
+                if role == self.role {
+                    self.active.set_intent(now, intent);
+                } else {
+                    self.switch_to(now, role);
+                }
+            }
+            None => {
+                self.intent = None;
+                let regime = self.classifier.regime();
+                self.reason = regime.code();
+                self.switch_to(now, Role::of(regime));
+                self.active.set_intent(now, intent);
+            }
+        }
+    }
+
+    fn calibrate(&mut self, now: Time, c: &Calibration) {
+        self.active.calibrate(now, c);
+    }
+
+    fn handover_state(&self) -> HandoverState {
+        self.flow.state_of(self.active.as_ref())
+    }
+
+    fn adopt(&mut self, now: Time, from: &HandoverState) {
+        self.flow.adopt(from);
+        self.active.adopt(now, from);
+    }
+
+    fn accepts_calibration(&self) -> bool {
+        self.active.accepts_calibration()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,215 @@
+//! What `auto` measures about the path, one record per measurement window.
+//!
+//! A window opens at an ACK and closes at the first ACK one smoothed RTT (the transport's, at
+//! the window's start) later, as PolyCC's rule windows do. Each window records:
+//! - the base RTT: the transport's min RTT, the path's propagation delay plus serialisation;
+//! - the queue floor: the window's smallest RTT sample above the base RTT. A flow that drains
+//!   its own queue (BBR's gain cycles and PROBE_RTT, CUBIC after a loss on a shallow buffer)
+//!   sees floors near zero; a floor that never comes down means somebody else keeps the buffer
+//!   full;
+//! - the RTT spread: largest minus smallest sample in the window. Delay that comes and goes
+//!   within one round trip while the floor stays low is ACK aggregation or link-layer jitter,
+//!   not a queue;
+//! - the loss rate, and which share of the lost bytes was declared while the latest RTT sample
+//!   sat near the base RTT: loss without a queue is random loss, loss at a full queue is
+//!   congestion;
+//! - the largest delivery-rate sample that was not application-limited.
+
+use crate::signals::{AckEvent, LossEvent};
+use crate::units::{Bytes, Duration, Rate, Time};
+
+/// Shortest window, so that a sub-millisecond srtt does not close a window per ACK.
+pub const MIN_WINDOW: Duration = Duration::from_millis(1);
+/// A loss counts as taken at a low queue when the latest RTT sample is within this share of the
+/// base RTT above it (or [`LOW_QUEUE_FLOOR`], whichever is larger): a queue of a quarter of the
+/// BDP is what a BBR probe adds, so a congestive loss on a drop-tail buffer of at least that
+/// depth comes above it.
+pub const LOW_QUEUE_SHARE: f64 = 0.25;
+/// The smallest queue delay taken as a queue: on short paths host and serialisation noise is a
+/// millisecond or two.
+pub const LOW_QUEUE_FLOOR: Duration = Duration::from_millis(2);
+
+/// One closed window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PathWindow {
+    /// When it closed.
+    pub at: Time,
+    /// The transport's min RTT at the close.
+    pub base: Duration,
+    /// The window's smallest RTT sample less the base RTT (`None` without a sample).
+    pub queue_floor: Option<Duration>,
+    /// The window's largest RTT sample less its smallest (`None` without a sample).
+    pub spread: Option<Duration>,
+    /// Bytes declared lost over bytes acknowledged plus lost (0 when neither).
+    pub loss_rate: f64,
+    /// Of the bytes declared lost, the share declared at a low queue (NaN without losses).
+    pub low_queue_loss_share: f64,
+    /// The largest delivery-rate sample that was not application-limited.
+    pub bandwidth: Option<Rate>,
+}
+
+impl PathWindow {
+    /// Whether `queue` is a queue on this path, not noise ([`LOW_QUEUE_SHARE`]).
+    pub fn is_queue(&self, queue: Duration) -> bool {
+        queue > low_queue_limit(self.base)
+    }
+}
+
+/// The queue delay below which a path counts as unqueued, for base RTT `base`.
+pub fn low_queue_limit(base: Duration) -> Duration {
+    base.mul_f64(LOW_QUEUE_SHARE).max(LOW_QUEUE_FLOOR)
+}
+
+/// The open window.
+#[derive(Clone, Debug, Default)]
+pub struct PathWindows {
+    start: Option<(Time, Duration)>,
+    min: Option<Duration>,
+    max: Option<Duration>,
+    acked: Bytes,
+    lost: Bytes,
+    lost_low_queue: Bytes,
+    bandwidth: Option<Rate>,
+    /// The latest RTT sample and the base RTT then, to place a loss.
+    latest: Option<(Duration, Duration)>,
+}
+
+impl PathWindows {
+    /// Absorbs one ACK; returns the window it closes, if any.
+    pub fn on_ack(&mut self, now: Time, ack: &AckEvent) -> Option<PathWindow> {
+        self.acked = self.acked.saturating_add(ack.acked_bytes);
+        if let Some(lo) = ack.min_rtt_sample {
+            self.min = Some(self.min.map_or(lo, |m| m.min(lo)));
+        }
+        if let Some(hi) = ack.max_rtt_sample.or(ack.min_rtt_sample) {
+            self.max = Some(self.max.map_or(hi, |m| m.max(hi)));
+        }
+        if ack.rtt.has_sample {
+            self.latest = Some((ack.rtt.latest, ack.rtt.min));
+        }
+        if let Some(rs) = ack.rate_sample.filter(|rs| !rs.is_app_limited) {
+            self.bandwidth = Some(
+                self.bandwidth
+                    .map_or(rs.delivery_rate, |b| b.max(rs.delivery_rate)),
+            );
+        }
+        let Some((start, len)) = self.start else {
+            self.start = Some((now, ack.rtt.smoothed.max(MIN_WINDOW)));
+            return None;
+        };
+        if now.saturating_since(start) < len {
+            return None;
+        }
+        let w = self.close(now, ack.rtt.min);
+        self.start = Some((now, ack.rtt.smoothed.max(MIN_WINDOW)));
+        Some(w)
+    }
+
+    /// Counts a loss event's bytes, and whether the queue was low when it was declared.
+    pub fn on_loss(&mut self, loss: &LossEvent) {
+        self.lost = self.lost.saturating_add(loss.lost_bytes);
+        if let Some((latest, base)) = self.latest {
+            if latest - base <= low_queue_limit(base) {
+                self.lost_low_queue = self.lost_low_queue.saturating_add(loss.lost_bytes);
+            }
+        }
+    }
+
+    fn close(&mut self, now: Time, base: Duration) -> PathWindow {
+        let total = self.acked.saturating_add(self.lost);
+        let w = PathWindow {
+            at: now,
+            base,
+            queue_floor: self.min.map(|m| m - base),
+            spread: self.min.zip(self.max).map(|(lo, hi)| hi - lo),
+            loss_rate: if total == 0 {
+                0.0
+            } else {
+                self.lost as f64 / total as f64
+            },
+            low_queue_loss_share: if self.lost == 0 {
+                f64::NAN
+            } else {
+                self.lost_low_queue as f64 / self.lost as f64
+            },
+            bandwidth: self.bandwidth,
+        };
+        *self = PathWindows {
+            latest: self.latest,
+            ..PathWindows::default()
+        };
+        w
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::estimators::rtt::RttSnapshot;
+    use crate::signals::RateSample;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    /// An ACK of 1000 bytes carrying RTT samples `lo..=hi` ms on a path of base RTT `base` ms.
+    fn ack(lo: u64, hi: u64, base: u64, mbps: u64) -> AckEvent {
+        AckEvent {
+            acked_bytes: 1000,
+            min_rtt_sample: Some(ms(lo)),
+            max_rtt_sample: Some(ms(hi)),
+            rtt: RttSnapshot {
+                latest: ms(hi),
+                smoothed: ms(100),
+                var: ms(5),
+                min: ms(base),
+                has_sample: true,
+            },
+            rate_sample: Some(RateSample {
+                delivery_rate: Rate::from_mbps(mbps),
+                ..RateSample::default()
+            }),
+            ..AckEvent::default()
+        }
+    }
+
+    fn at(v: u64) -> Time {
+        Time::ZERO + ms(v)
+    }
+
+    #[test]
+    fn a_window_records_the_queue_floor_the_spread_and_where_losses_fell() {
+        let mut p = PathWindows::default();
+        assert_eq!(p.on_ack(at(0), &ack(130, 140, 100, 10)), None);
+        // A loss declared while the latest sample was 140 ms on a 100 ms path: 40 ms of queue,
+        // above the 25 ms low-queue limit, so congestive.
+        p.on_loss(&LossEvent {
+            lost_bytes: 1000,
+            ..LossEvent::default()
+        });
+        assert_eq!(p.on_ack(at(50), &ack(120, 122, 100, 12)), None);
+        // Now the latest is 122 ms: 22 ms of queue, below the limit: this loss counts as random.
+        p.on_loss(&LossEvent {
+            lost_bytes: 3000,
+            ..LossEvent::default()
+        });
+        let w = p.on_ack(at(100), &ack(125, 180, 100, 11)).expect("closes");
+        assert_eq!(w.queue_floor, Some(ms(20)));
+        assert_eq!(w.spread, Some(ms(60)));
+        // 4000 lost of 3000 acked + 4000 lost.
+        assert!((w.loss_rate - 4.0 / 7.0).abs() < 1e-12, "{}", w.loss_rate);
+        assert_eq!(w.low_queue_loss_share, 0.75);
+        assert_eq!(w.bandwidth, Some(Rate::from_mbps(12)));
+        assert!(w.is_queue(ms(26)) && !w.is_queue(ms(25)));
+        // The next window starts empty.
+        let w = p.on_ack(at(200), &ack(101, 101, 100, 9)).expect("closes");
+        assert_eq!((w.loss_rate, w.queue_floor), (0.0, Some(ms(1))));
+        assert!(w.low_queue_loss_share.is_nan());
+    }
+
+    #[test]
+    fn on_short_paths_the_low_queue_limit_has_a_floor() {
+        assert_eq!(low_queue_limit(ms(4)), LOW_QUEUE_FLOOR);
+        assert_eq!(low_queue_limit(ms(40)), ms(10));
+    }
+}

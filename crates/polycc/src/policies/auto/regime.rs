@@ -1,0 +1,387 @@
+//! `auto`'s path classifier: which regime the path is in, from the windows of
+//! [`super::path_window`], with the evidence each regime needs and the hysteresis that keeps a
+//! flow from flapping between controllers.
+//!
+//! Regimes, strongest evidence first:
+//! - **Competing**: the queue floor has stayed up for [`STANDING_HOLD`]. A flow run by a
+//!   controller that drains its own queue (BBR v3 drains in every gain cycle and in PROBE_RTT,
+//!   at least every 5 s) cannot keep a floor that long by itself: another sender keeps the
+//!   buffer full, as loss-based controllers do (Copa's competitive-mode test, NSDI'18 §2.2,
+//!   reasons the same way over 5 RTTs; here longer, to span BBR's PROBE_RTT interval).
+//! - **Ack aggregation**: in at least half of the last [`AGGREGATION_WINDOWS`] windows the RTT
+//!   spread within one round trip exceeds [`AGGREGATION_SPREAD_SHARE`] of the base RTT (and
+//!   [`AGGREGATION_SPREAD_FLOOR`]) while the floor stays low: delay that comes and goes without a
+//!   queue, which starves BBR v1's bandwidth samples (PolyCC §3.1).
+//! - **Random loss**: over the last [`LOSS_WINDOWS`] windows the loss rate is at least
+//!   [`RANDOM_LOSS_RATE`] and most lost bytes were declared at a low queue.
+//! - **Clean**: none of these.
+//!
+//! Leaving Competing: the competitor may have left, but the loss-based controller that now runs
+//! keeps a standing queue of its own, so the floor no longer tells. After [`COMPETING_HOLD`] the
+//! flow leaves when its delivery rate has been at least [`ALONE_SHARE`] of the largest it ever
+//! measured for [`ALONE_WINDOWS`] windows (it has the link to itself), and after twice the hold
+//! it leaves anyway to look again. Coming back within [`REENTRY_MEMORY`] doubles the hold (up to
+//! [`MAX_COMPETING_HOLD`]), so a competitor that stays costs a look less and less often.
+
+use super::path_window::PathWindow;
+use crate::units::{Duration, Rate, Time};
+use std::collections::VecDeque;
+
+/// Longer than BBR v1's and v3's PROBE_RTT interval (`bbr_probe_rtt_mode_ms` paths: every 10 s
+/// for v1 only when the min RTT is stale; v3's `bbr_probe_rtt_win_ms` 5 s) plus a gain cycle.
+pub const STANDING_HOLD: Duration = Duration::from_millis(6_000);
+/// Windows of history for the aggregation test.
+pub const AGGREGATION_WINDOWS: usize = 8;
+/// The RTT spread within a window, over the base RTT, taken as aggregation.
+pub const AGGREGATION_SPREAD_SHARE: f64 = 0.5;
+/// The least spread taken as aggregation, whatever the base RTT (Wi-Fi block ACKs hold ACKs for
+/// a few milliseconds; below that, host noise).
+pub const AGGREGATION_SPREAD_FLOOR: Duration = Duration::from_millis(10);
+/// Windows of history for the loss test (16 round trips: two BBR gain cycles).
+pub const LOSS_WINDOWS: usize = 16;
+/// BBR v3 keeps its full rate up to its 2 % loss threshold (draft-ietf-ccwg-bbr `BBRLossThresh`)
+/// and backs off above; at 1 % random loss CUBIC already gets a fraction of the link (Mathis:
+/// 1.22 / sqrt(p) packets per RTT). From here BBR v1, which does not respond to loss, serves a
+/// lossy link better.
+pub const RANDOM_LOSS_RATE: f64 = 0.01;
+/// Share of lost bytes declared at a low queue for the loss to count as random.
+pub const RANDOM_LOSS_SHARE: f64 = 0.5;
+/// Least time in Competing before the flow may leave it.
+pub const COMPETING_HOLD: Duration = Duration::from_millis(10_000);
+/// The longest the hold grows to.
+pub const MAX_COMPETING_HOLD: Duration = Duration::from_millis(80_000);
+/// A return to Competing within this long after leaving doubles the hold.
+pub const REENTRY_MEMORY: Duration = Duration::from_millis(30_000);
+/// Delivery rate, over the largest the flow ever measured, that says it has the link alone.
+pub const ALONE_SHARE: f64 = 0.8;
+/// Consecutive windows at [`ALONE_SHARE`] needed to leave Competing early.
+pub const ALONE_WINDOWS: u32 = 8;
+/// Windows a regime is kept at least, so that one window's evidence does not switch the flow
+/// back and forth (a BBR gain cycle).
+pub const MIN_DWELL_WINDOWS: u32 = 8;
+
+/// The path's regime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Regime {
+    /// No competitor, no aggregation, no random loss.
+    Clean,
+    /// Loss that comes without a queue.
+    RandomLoss,
+    /// A standing queue the flow does not make: competing buffer-filling traffic.
+    Competing,
+    /// Delay that varies within a round trip without a queue.
+    AckAggregation,
+}
+
+impl Regime {
+    /// The regime's name (`cc_state` suffix, README).
+    pub fn name(self) -> &'static str {
+        match self {
+            Regime::Clean => "clean",
+            Regime::RandomLoss => "random_loss",
+            Regime::Competing => "competing",
+            Regime::AckAggregation => "ack_aggregation",
+        }
+    }
+
+    /// The regime's code in telemetry (`cc_reason`).
+    pub fn code(self) -> f64 {
+        match self {
+            Regime::Clean => 0.0,
+            Regime::RandomLoss => 1.0,
+            Regime::Competing => 2.0,
+            Regime::AckAggregation => 3.0,
+        }
+    }
+}
+
+/// The classifier's state over a flow's windows.
+#[derive(Clone, Debug)]
+pub struct Classifier {
+    regime: Regime,
+    windows_in_regime: u32,
+    entered: Time,
+    recent: VecDeque<PathWindow>,
+    standing_since: Option<Time>,
+    largest_bandwidth: Option<Rate>,
+    alone_windows: u32,
+    hold: Duration,
+    left_competing: Option<Time>,
+}
+
+impl Default for Classifier {
+    fn default() -> Self {
+        Classifier {
+            regime: Regime::Clean,
+            windows_in_regime: 0,
+            entered: Time::ZERO,
+            recent: VecDeque::with_capacity(LOSS_WINDOWS),
+            standing_since: None,
+            largest_bandwidth: None,
+            alone_windows: 0,
+            hold: COMPETING_HOLD,
+            left_competing: None,
+        }
+    }
+}
+
+impl Classifier {
+    /// The regime now.
+    pub fn regime(&self) -> Regime {
+        self.regime
+    }
+
+    /// How long the queue floor has stood, if it stands.
+    pub fn standing_for(&self, now: Time) -> Option<Duration> {
+        self.standing_since.map(|t| now.saturating_since(t))
+    }
+
+    /// Absorbs a closed window; returns the new regime when it changes.
+    pub fn on_window(&mut self, w: &PathWindow) -> Option<Regime> {
+        if self.recent.len() == LOSS_WINDOWS {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(*w);
+        self.windows_in_regime = self.windows_in_regime.saturating_add(1);
+        if let Some(q) = w.queue_floor {
+            if w.is_queue(q) {
+                self.standing_since.get_or_insert(w.at);
+            } else {
+                self.standing_since = None;
+            }
+        }
+        let alone = match (w.bandwidth, self.largest_bandwidth) {
+            (Some(b), Some(top)) => b.as_bps() as f64 >= ALONE_SHARE * top.as_bps() as f64,
+            _ => false,
+        };
+        self.alone_windows = if alone { self.alone_windows + 1 } else { 0 };
+        if let Some(b) = w.bandwidth {
+            self.largest_bandwidth = Some(self.largest_bandwidth.map_or(b, |top| top.max(b)));
+        }
+        let next = self.candidate(w.at);
+        if next == self.regime || self.windows_in_regime < MIN_DWELL_WINDOWS {
+            return None;
+        }
+        self.enter(next, w.at);
+        Some(next)
+    }
+
+    fn candidate(&self, now: Time) -> Regime {
+        if self.regime == Regime::Competing {
+            let held = now.saturating_since(self.entered);
+            let leave =
+                (held >= self.hold && self.alone_windows >= ALONE_WINDOWS) || held >= self.hold * 2;
+            if !leave {
+                return Regime::Competing;
+            }
+            return self.without_competition();
+        }
+        if self.standing_for(now).is_some_and(|d| d >= STANDING_HOLD) {
+            return Regime::Competing;
+        }
+        self.without_competition()
+    }
+
+    fn without_competition(&self) -> Regime {
+        if self.aggregated() {
+            Regime::AckAggregation
+        } else if self.randomly_lossy() {
+            Regime::RandomLoss
+        } else {
+            Regime::Clean
+        }
+    }
+
+    fn aggregated(&self) -> bool {
+        let last: Vec<&PathWindow> = self.recent.iter().rev().take(AGGREGATION_WINDOWS).collect();
+        if last.len() < AGGREGATION_WINDOWS {
+            return false;
+        }
+        let spread_out = last
+            .iter()
+            .filter(|w| {
+                let limit = w
+                    .base
+                    .mul_f64(AGGREGATION_SPREAD_SHARE)
+                    .max(AGGREGATION_SPREAD_FLOOR);
+                w.spread.is_some_and(|s| s > limit) && w.queue_floor.is_some_and(|q| !w.is_queue(q))
+            })
+            .count();
+        2 * spread_out >= AGGREGATION_WINDOWS
+    }
+
+    fn randomly_lossy(&self) -> bool {
+        if self.recent.len() < LOSS_WINDOWS {
+            return false;
+        }
+        let n = self.recent.len() as f64;
+        let loss = self.recent.iter().map(|w| w.loss_rate).sum::<f64>() / n;
+        let shares: Vec<f64> = self
+            .recent
+            .iter()
+            .map(|w| w.low_queue_loss_share)
+            .filter(|s| s.is_finite())
+            .collect();
+        let low_queue = if shares.is_empty() {
+            0.0
+        } else {
+            shares.iter().sum::<f64>() / shares.len() as f64
+        };
+        loss >= RANDOM_LOSS_RATE && low_queue >= RANDOM_LOSS_SHARE
+    }
+
+    fn enter(&mut self, next: Regime, now: Time) {
+        if next == Regime::Competing {
+            if self
+                .left_competing
+                .is_some_and(|t| now.saturating_since(t) < REENTRY_MEMORY)
+            {
+                self.hold = (self.hold * 2).min(MAX_COMPETING_HOLD);
+            }
+        } else if self.regime == Regime::Competing {
+            self.left_competing = Some(now);
+            // The loss-based controller's own queue is not evidence of a competitor.
+            self.standing_since = None;
+        }
+        self.regime = next;
+        self.entered = now;
+        self.windows_in_regime = 0;
+        self.alone_windows = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: Duration = Duration::from_millis(40);
+
+    /// A window closing at `t_ms` with queue floor `floor_ms`, spread `spread_ms`, loss rate
+    /// `loss` (all of it at a low queue when `random`) and bandwidth `mbps`.
+    fn window(
+        t_ms: u64,
+        floor_ms: u64,
+        spread_ms: u64,
+        loss: f64,
+        random: bool,
+        mbps: u64,
+    ) -> PathWindow {
+        PathWindow {
+            at: Time::ZERO + Duration::from_millis(t_ms),
+            base: BASE,
+            queue_floor: Some(Duration::from_millis(floor_ms)),
+            spread: Some(Duration::from_millis(spread_ms)),
+            loss_rate: loss,
+            low_queue_loss_share: if loss > 0.0 {
+                if random {
+                    1.0
+                } else {
+                    0.0
+                }
+            } else {
+                f64::NAN
+            },
+            bandwidth: Some(Rate::from_mbps(mbps)),
+        }
+    }
+
+    /// Feeds windows 40 ms apart from `t0_ms` for `secs`, built by `f(t_ms)`; returns the
+    /// changes with their times.
+    fn feed(
+        c: &mut Classifier,
+        t0_ms: u64,
+        secs: u64,
+        f: impl Fn(u64) -> PathWindow,
+    ) -> Vec<(u64, Regime)> {
+        let mut out = vec![];
+        for k in 0..secs * 25 {
+            let t = t0_ms + 40 * k;
+            if let Some(r) = c.on_window(&f(t)) {
+                out.push((t, r));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_clean_path_stays_clean_through_its_own_probes() {
+        let mut c = Classifier::default();
+        // A BBR-like flow: a queue of 12 ms in one window of eight, then drained.
+        let changes = feed(&mut c, 0, 30, |t| {
+            window(t, if (t / 40) % 8 == 0 { 12 } else { 1 }, 5, 0.0, false, 20)
+        });
+        assert_eq!(changes, vec![]);
+        assert_eq!(c.regime(), Regime::Clean);
+    }
+
+    #[test]
+    fn a_queue_that_never_drains_for_six_seconds_is_a_competitor() {
+        let mut c = Classifier::default();
+        feed(&mut c, 0, 2, |t| window(t, 1, 5, 0.0, false, 20));
+        // From 2 s a competitor keeps 30 ms queued (above the 10 ms limit on a 40 ms path).
+        let changes = feed(&mut c, 2_000, 10, |t| window(t, 30, 5, 0.0, false, 10));
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        let (t, r) = changes[0];
+        assert_eq!(r, Regime::Competing);
+        assert!((8_000..8_200).contains(&t), "entered at {t} ms");
+    }
+
+    #[test]
+    fn competing_ends_once_the_flow_has_the_link_alone_and_a_quick_return_doubles_the_hold() {
+        let mut c = Classifier::default();
+        feed(&mut c, 0, 2, |t| window(t, 1, 5, 0.0, false, 20));
+        let entered = feed(&mut c, 2_000, 7, |t| window(t, 30, 5, 0.0, false, 10));
+        assert_eq!(entered.len(), 1, "{entered:?}");
+        let (entered, r) = entered[0];
+        assert_eq!(r, Regime::Competing);
+        // The competitor leaves at 12 s: the flow's own (loss-based) queue stays, but it now
+        // delivers the full 20 Mbit/s. It leaves once the 10-s hold is over.
+        let changes = feed(&mut c, 9_000, 15, |t| {
+            window(t, 30, 5, 0.0, false, if t < 12_000 { 10 } else { 20 })
+        });
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        let (t, r) = changes[0];
+        assert_eq!(r, Regime::Clean);
+        assert!(
+            t >= entered + 10_000 && t < entered + 10_500,
+            "left at {t} ms"
+        );
+        // A competitor comes back at once: Competing again after six seconds, with a 20-s hold.
+        let back = feed(&mut c, 24_000, 45, |t| window(t, 30, 5, 0.0, false, 10));
+        assert_eq!(back.len(), 2, "{back:?}");
+        assert_eq!(back[0].1, Regime::Competing);
+        // Still sharing, it looks again only after twice the hold, 40 s later.
+        assert_eq!(back[1].1, Regime::Clean);
+        assert!(back[1].0 - back[0].0 >= 40_000, "{back:?}");
+    }
+
+    #[test]
+    fn loss_without_a_queue_is_random_and_loss_at_a_full_queue_is_not() {
+        let mut c = Classifier::default();
+        let changes = feed(&mut c, 0, 5, |t| window(t, 1, 5, 0.02, true, 20));
+        assert_eq!(changes.first().map(|c| c.1), Some(Regime::RandomLoss));
+        let mut c = Classifier::default();
+        let changes = feed(&mut c, 0, 5, |t| window(t, 1, 5, 0.02, false, 20));
+        assert_eq!(changes, vec![]);
+        // Below 1 % the flow stays with the clean path's controller.
+        let mut c = Classifier::default();
+        assert_eq!(
+            feed(&mut c, 0, 5, |t| window(t, 1, 5, 0.005, true, 20)),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn delay_that_comes_and_goes_within_a_round_trip_is_ack_aggregation() {
+        let mut c = Classifier::default();
+        // ±35 ms of spread on a 40 ms path, the floor at the base RTT.
+        let changes = feed(&mut c, 0, 5, |t| window(t, 1, 70, 0.0, false, 20));
+        assert_eq!(changes.first().map(|c| c.1), Some(Regime::AckAggregation));
+        // 15 ms of spread on a 40 ms path is below half the base RTT: not aggregation.
+        let mut c = Classifier::default();
+        assert_eq!(
+            feed(&mut c, 0, 5, |t| window(t, 1, 15, 0.0, false, 20)),
+            vec![]
+        );
+    }
+}
