@@ -721,3 +721,22 @@ fn pibes_schedules_the_frames_of_video_over_quic() {
         sim_delay.p50
     );
 }
+
+#[test]
+fn auto_over_quic_turns_to_bbr_v1_on_a_lossy_link() {
+    let Some(_one) = emulator_available("auto_over_quic_turns_to_bbr_v1_on_a_lossy_link") else {
+        return;
+    };
+    // 3 % random loss without a queue: `auto`'s random-loss member (1, BBR v1) runs the flow.
+    let out = run(&Scenario::new("quic-auto-lossy", "6s")
+        .droptail_link("l", "20Mbps", "1bdp")
+        .link_key("loss", "0.03")
+        .flow(Flow::new("f", "auto", "40ms").stack("quic")));
+    let member = numbers(&out.flows, "cc_member");
+    let first = member.iter().position(|m| *m == 1.0);
+    let u = utilisation_after(&out, 3.0);
+    eprintln!("auto/quic at 3 % loss: random-loss member from bin {first:?}, utilisation after 3 s {u:.3}");
+    assert!(first.is_some_and(|i| i <= 30), "{member:?}");
+    // BBR v3 alone holds about 40 % of the link here (the simulator's 8.3 of 20 Mbit/s).
+    assert!(u >= 0.6, "utilisation {u}");
+}
