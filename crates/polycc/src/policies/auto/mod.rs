@@ -23,12 +23,14 @@
 pub mod path_window;
 pub mod regime;
 
-use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
+use crate::cc::{
+    Calibration, CcContext, CongestionControl, HandoverState, MediaControl, Telemetry,
+};
 use crate::intent::Intent;
 use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
 use crate::policies::handover::{self, FlowView, Overrides};
 use crate::registry::{CcError, CcSpec, Params, Registry};
-use crate::signals::{AckEvent, Feedback, LossEvent, PacketOutcome, SentPacket};
+use crate::signals::{AckEvent, Feedback, FrameInfo, LossEvent, PacketOutcome, SentPacket};
 use crate::units::{Bytes, Rate, Time};
 use path_window::PathWindows;
 use regime::{Classifier, Regime};
@@ -74,6 +76,19 @@ impl Role {
             Role::BandwidthGuarantee => 4.0,
             Role::DelaySensitive => 5.0,
             Role::Scavenger => 6.0,
+        }
+    }
+
+    /// The role's key in a scenario's `auto` table.
+    fn key(self) -> &'static str {
+        match self {
+            Role::Clean => "clean",
+            Role::RandomLoss => "random_loss",
+            Role::Competing => "competing",
+            Role::AckAggregation => "ack_aggregation",
+            Role::BandwidthGuarantee => "bandwidth_guarantee",
+            Role::DelaySensitive => "delay_sensitive",
+            Role::Scavenger => "scavenger",
         }
     }
 
@@ -221,19 +236,19 @@ pub fn build(
     registry: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
     let params: AutoParams = params::parse(NAME, p)?;
-    let mut active = None;
-    for role in ROLES {
-        let built = registry
+    let build_role = |role: Role| {
+        registry
             .build(params.spec(role), ctx)
             .map_err(|e| CcError::BadParams {
                 name: NAME.to_string(),
-                message: format!("{}: {e}", role_key(role)),
-            })?;
-        if role == Role::Clean {
-            active = Some(built);
-        }
+                message: format!("{}: {e}", role.key()),
+            })
+    };
+    let active = build_role(Role::Clean)?;
+    let mut needs_frames = active.needs_media_frames();
+    for role in ROLES.into_iter().filter(|r| *r != Role::Clean) {
+        needs_frames |= build_role(role)?.needs_media_frames();
     }
-    let active = active.expect("the clean role is among the roles");
     Ok(Box::new(Auto {
         params,
         registry: registry.clone(),
@@ -247,20 +262,8 @@ pub fn build(
         flow: FlowView::default(),
         last_window: None,
         switches: 0,
+        needs_frames,
     }))
-}
-
-/// The scenario key of a role.
-fn role_key(role: Role) -> &'static str {
-    match role {
-        Role::Clean => "clean",
-        Role::RandomLoss => "random_loss",
-        Role::Competing => "competing",
-        Role::AckAggregation => "ack_aggregation",
-        Role::BandwidthGuarantee => "bandwidth_guarantee",
-        Role::DelaySensitive => "delay_sensitive",
-        Role::Scavenger => "scavenger",
-    }
 }
 
 /// The `auto` policy over one flow.
@@ -278,6 +281,8 @@ pub struct Auto {
     flow: FlowView,
     last_window: Option<path_window::PathWindow>,
     switches: u64,
+    /// Whether any role's controller schedules media frames.
+    needs_frames: bool,
 }
 
 impl Auto {
@@ -361,6 +366,16 @@ impl CongestionControl for Auto {
     }
     fn wants_packet_detail(&self) -> bool {
         self.active.wants_packet_detail()
+    }
+    /// Frames go to the running controller only, as in Janus.
+    fn on_frame(&mut self, now: Time, frame: &FrameInfo) {
+        self.active.on_frame(now, frame);
+    }
+    fn media_control(&self) -> Option<MediaControl> {
+        self.active.media_control()
+    }
+    fn needs_media_frames(&self) -> bool {
+        self.needs_frames
     }
     fn on_timer(&mut self, now: Time) {
         self.active.on_timer(now);

@@ -98,3 +98,10 @@ fn an_intent_hands_the_flow_to_its_specialist_with_the_window_and_bulk_hands_it_
         .map(|(_, v)| *v);
     assert_eq!(target, Some(5.0));
 }
+
+#[test]
+fn a_frame_scheduler_in_any_role_makes_auto_need_media_frames() {
+    assert!(!auto(json!({})).expect("builds").needs_media_frames());
+    let with_pibes = auto(json!({ "delay_sensitive": "pibes" })).expect("builds");
+    assert!(with_pibes.needs_media_frames());
+}
