@@ -129,3 +129,26 @@ fn under_ack_aggregation_auto_turns_to_cubic_where_bbr_v1_starves() {
     assert!(when < 5.0, "{when}");
     assert!(g >= g1, "{g} vs {g1}");
 }
+
+#[test]
+fn against_bbr_v1_on_a_shallow_buffer_auto_turns_to_bbr_v1_and_keeps_far_more_than_bbr3() {
+    let flows = |cca: &str| format!("{}{}", flow("a", cca, "0s"), flow("b", "bbr", "0s"));
+    let compete = |cca: &str| run(&scenario(40, "20Mbps", "0.5bdp", "", &flows(cca)));
+    let share = |out: &RunOutput| {
+        let (a, b) = (
+            mean_goodput_mbps(out, "a", 10.0, 40.0),
+            mean_goodput_mbps(out, "b", 10.0, 40.0),
+        );
+        a / (a + b)
+    };
+    let out = compete("auto");
+    let (when, _) = first_as(&out, "a", 4.0);
+    let when = when.expect("turned to the aggressive-competitor member");
+    let (s, s3) = (share(&out), share(&compete("bbr3")));
+    eprintln!(
+        "vs bbr v1, 0.5 BDP: auto on bbr v1 from {when:.1} s, share {s:.2} against bbr3's {s3:.2}"
+    );
+    assert!(when < 10.0, "{when}");
+    // BBR v1 overruns BBR v3 here (its 2·BDP window keeps the shallow queue losing 3-4 %).
+    assert!(s3 < 0.2 && s > 2.0 * s3 && s <= 0.6, "{s} vs {s3}");
+}

@@ -6,7 +6,8 @@
 //! BBR v1, which does not respond to loss; a standing queue it does not make (a buffer-filling
 //! competitor) runs CUBIC, which holds its share against loss-based traffic; delay that comes
 //! and goes within a round trip (ACK aggregation) runs CUBIC, whose window does not depend on
-//! bandwidth samples that aggregation spoils (PolyCC §3.1). An application intent, when given,
+//! bandwidth samples that aggregation spoils (PolyCC §3.1); heavy loss at a full queue (a
+//! competitor that ignores loss) runs BBR v1, which ignores it too. An application intent, when given,
 //! picks a specialist instead: Janus for a bandwidth guarantee, Copa for delay-sensitive
 //! traffic, LEDBAT++ for a scavenger.
 //!
@@ -39,7 +40,7 @@ use serde::{Deserialize, Serialize};
 /// Registry and scenario name.
 pub const NAME: &str = "auto";
 /// One-line description shown in the registry listing.
-pub const SUMMARY: &str = "auto policy: picks per flow, online, BBR v3 on a clean path, BBR v1 under random loss, CUBIC against buffer-filling competitors or ACK aggregation, or the intent's specialist (Janus, Copa, LEDBAT++); telemetry says why";
+pub const SUMMARY: &str = "auto policy: picks per flow, online, BBR v3 on a clean path, BBR v1 under random loss or against loss-blind competitors, CUBIC against buffer-filling competitors or ACK aggregation, or the intent's specialist (Janus, Copa, LEDBAT++); telemetry says why";
 
 /// Registers `auto` under [`NAME`].
 pub fn register(r: &mut Registry) {
@@ -57,6 +58,8 @@ pub enum Role {
     Competing,
     /// [`Regime::AckAggregation`].
     AckAggregation,
+    /// [`Regime::AggressiveCompetitor`].
+    AggressiveCompetitor,
     /// A bandwidth-guarantee (or video) intent with a target rate.
     BandwidthGuarantee,
     /// A delay-sensitive intent.
@@ -73,9 +76,10 @@ impl Role {
             Role::RandomLoss => 1.0,
             Role::Competing => 2.0,
             Role::AckAggregation => 3.0,
-            Role::BandwidthGuarantee => 4.0,
-            Role::DelaySensitive => 5.0,
-            Role::Scavenger => 6.0,
+            Role::AggressiveCompetitor => 4.0,
+            Role::BandwidthGuarantee => 5.0,
+            Role::DelaySensitive => 6.0,
+            Role::Scavenger => 7.0,
         }
     }
 
@@ -86,6 +90,7 @@ impl Role {
             Role::RandomLoss => "random_loss",
             Role::Competing => "competing",
             Role::AckAggregation => "ack_aggregation",
+            Role::AggressiveCompetitor => "aggressive_competitor",
             Role::BandwidthGuarantee => "bandwidth_guarantee",
             Role::DelaySensitive => "delay_sensitive",
             Role::Scavenger => "scavenger",
@@ -98,6 +103,7 @@ impl Role {
             Regime::RandomLoss => Role::RandomLoss,
             Regime::Competing => Role::Competing,
             Regime::AckAggregation => Role::AckAggregation,
+            Regime::AggressiveCompetitor => Role::AggressiveCompetitor,
         }
     }
 
@@ -112,7 +118,7 @@ impl Role {
     }
 }
 
-/// `reason` codes above the regimes' (0–3): the intent chose.
+/// `reason` codes above the regimes' (0–4): the intent chose.
 const REASON_INTENT: f64 = 10.0;
 
 #[derive(Deserialize, Serialize)]
@@ -126,6 +132,8 @@ struct AutoParams {
     competing: CcSpec,
     #[serde(default = "default_ack_aggregation")]
     ack_aggregation: CcSpec,
+    #[serde(default = "default_aggressive_competitor")]
+    aggressive_competitor: CcSpec,
     #[serde(default = "default_bandwidth_guarantee")]
     bandwidth_guarantee: CcSpec,
     #[serde(default = "default_delay_sensitive")]
@@ -145,6 +153,9 @@ fn default_competing() -> CcSpec {
 }
 fn default_ack_aggregation() -> CcSpec {
     CcSpec::named("cubic")
+}
+fn default_aggressive_competitor() -> CcSpec {
+    CcSpec::named("bbr")
 }
 fn default_bandwidth_guarantee() -> CcSpec {
     CcSpec::named("janus")
@@ -183,6 +194,12 @@ impl ParamTable for AutoParams {
             "auto (README)",
         ),
         ParamSpec::new(
+            "aggressive_competitor",
+            Kind::Cca,
+            "runs against a competitor that keeps losing at least 2 % at a full queue",
+            "auto (README)",
+        ),
+        ParamSpec::new(
             "bandwidth_guarantee",
             Kind::Cca,
             "runs a flow with a bandwidth-guarantee intent",
@@ -210,6 +227,7 @@ impl AutoParams {
             Role::RandomLoss => &self.random_loss,
             Role::Competing => &self.competing,
             Role::AckAggregation => &self.ack_aggregation,
+            Role::AggressiveCompetitor => &self.aggressive_competitor,
             Role::BandwidthGuarantee => &self.bandwidth_guarantee,
             Role::DelaySensitive => &self.delay_sensitive,
             Role::Scavenger => &self.scavenger,
@@ -218,11 +236,12 @@ impl AutoParams {
 }
 
 /// The roles, for checking every member builds.
-const ROLES: [Role; 7] = [
+const ROLES: [Role; 8] = [
     Role::Clean,
     Role::RandomLoss,
     Role::Competing,
     Role::AckAggregation,
+    Role::AggressiveCompetitor,
     Role::BandwidthGuarantee,
     Role::DelaySensitive,
     Role::Scavenger,

@@ -3,6 +3,15 @@
 //! flow from flapping between controllers.
 //!
 //! Regimes, strongest evidence first:
+//! - **Aggressive competitor**: over the last [`LOSS_WINDOWS`] windows at least
+//!   [`AGGRESSOR_LOSS_RATE`] of the bytes were lost, mostly at a queue. BBR v3, which `auto` runs
+//!   on a clean path, bounds its own loss below 2 % per round (draft-ietf-ccwg-bbr
+//!   `BBRLossThresh`), and a loss-based competitor backs off before that much is lost; a sender
+//!   that keeps a shallow buffer overflowing does not respond to loss (BBR v1 with its 2·BDP
+//!   window). Only a controller that ignores loss as well holds its share against it. The
+//!   losses must come in at least a quarter of the windows (a slow-start overshoot loses as
+//!   much in a round or two) and the rate must have held for [`AGGRESSOR_CONFIRM_WINDOWS`]
+//!   windows; the regime then holds while the loss stays above half that rate.
 //! - **Competing**: the queue floor has stayed up for [`STANDING_HOLD`]. A flow run by a
 //!   controller that drains its own queue (BBR v3 drains in every gain cycle and in PROBE_RTT,
 //!   at least every 5 s) cannot keep a floor that long by itself: another sender keeps the
@@ -46,6 +55,13 @@ pub const LOSS_WINDOWS: usize = 16;
 pub const RANDOM_LOSS_RATE: f64 = 0.01;
 /// Share of lost bytes declared at a low queue for the loss to count as random.
 pub const RANDOM_LOSS_SHARE: f64 = 0.5;
+/// Congestive loss rate that only a loss-insensitive competitor causes: BBR v3's own bound
+/// (draft-ietf-ccwg-bbr `BBRLossThresh`, 2 %). Against CUBIC on 0.5–4 BDP buffers BBR v3 sees
+/// 0.2–0.3 %, against BBR v1 on 0.5–1 BDP 2.8–4.6 % (20 Mbit/s, 40 ms, `tests/auto.rs`).
+pub const AGGRESSOR_LOSS_RATE: f64 = 0.02;
+/// Consecutive windows the loss history must show [`AGGRESSOR_LOSS_RATE`] for (half again the
+/// history's length, so that one episode inside the history cannot).
+pub const AGGRESSOR_CONFIRM_WINDOWS: u32 = (LOSS_WINDOWS + LOSS_WINDOWS / 2) as u32;
 /// Least time in Competing before the flow may leave it.
 pub const COMPETING_HOLD: Duration = Duration::from_millis(10_000);
 /// The longest the hold grows to.
@@ -71,6 +87,8 @@ pub enum Regime {
     Competing,
     /// Delay that varies within a round trip without a queue.
     AckAggregation,
+    /// Heavy loss at a full queue: a competitor that does not respond to loss.
+    AggressiveCompetitor,
 }
 
 impl Regime {
@@ -81,6 +99,7 @@ impl Regime {
             Regime::RandomLoss => "random_loss",
             Regime::Competing => "competing",
             Regime::AckAggregation => "ack_aggregation",
+            Regime::AggressiveCompetitor => "aggressive_competitor",
         }
     }
 
@@ -91,6 +110,7 @@ impl Regime {
             Regime::RandomLoss => 1.0,
             Regime::Competing => 2.0,
             Regime::AckAggregation => 3.0,
+            Regime::AggressiveCompetitor => 4.0,
         }
     }
 }
@@ -107,6 +127,8 @@ pub struct Classifier {
     alone_windows: u32,
     hold: Duration,
     left_competing: Option<Time>,
+    /// Consecutive windows at which the loss history showed [`AGGRESSOR_LOSS_RATE`].
+    heavy_windows: u32,
 }
 
 impl Default for Classifier {
@@ -121,6 +143,7 @@ impl Default for Classifier {
             alone_windows: 0,
             hold: COMPETING_HOLD,
             left_competing: None,
+            heavy_windows: 0,
         }
     }
 }
@@ -158,6 +181,12 @@ impl Classifier {
         if let Some(b) = w.bandwidth {
             self.largest_bandwidth = Some(self.largest_bandwidth.map_or(b, |top| top.max(b)));
         }
+        let (loss, _) = self.loss();
+        self.heavy_windows = if self.recent.len() == LOSS_WINDOWS && loss >= AGGRESSOR_LOSS_RATE {
+            self.heavy_windows.saturating_add(1)
+        } else {
+            0
+        };
         let next = self.candidate(w.at);
         if next == self.regime || self.windows_in_regime < MIN_DWELL_WINDOWS {
             return None;
@@ -167,6 +196,25 @@ impl Classifier {
     }
 
     fn candidate(&self, now: Time) -> Regime {
+        let (loss, low_queue) = self.loss();
+        let full = self.recent.len() == LOSS_WINDOWS;
+        let congestive = low_queue < RANDOM_LOSS_SHARE;
+        // Persistent: losses in a quarter of the windows at least, not one burst (a
+        // competitor's slow-start overshoot loses as much in a round or two).
+        let lossy_windows = self.recent.iter().filter(|w| w.loss_rate > 0.0).count();
+        let persistent = 4 * lossy_windows >= LOSS_WINDOWS;
+        let aggressor_stays = loss >= AGGRESSOR_LOSS_RATE / 2.0;
+        if self.regime == Regime::AggressiveCompetitor && full && congestive && aggressor_stays {
+            return Regime::AggressiveCompetitor;
+        }
+        if full && congestive && persistent && loss >= AGGRESSOR_LOSS_RATE {
+            // Confirmed only once the rate has held for longer than the history: a single
+            // episode (a competitor's slow start overshooting) leaves it within
+            // [`LOSS_WINDOWS`] windows of ending.
+            if self.heavy_windows >= AGGRESSOR_CONFIRM_WINDOWS {
+                return Regime::AggressiveCompetitor;
+            }
+        }
         if self.regime == Regime::Competing {
             let held = now.saturating_since(self.entered);
             let leave =
@@ -210,12 +258,13 @@ impl Classifier {
         2 * spread_out >= AGGREGATION_WINDOWS
     }
 
-    fn randomly_lossy(&self) -> bool {
-        if self.recent.len() < LOSS_WINDOWS {
-            return false;
+    /// The mean loss rate over the recent windows, and the mean share of it taken at a low
+    /// queue (0 without losses).
+    fn loss(&self) -> (f64, f64) {
+        if self.recent.is_empty() {
+            return (0.0, 0.0);
         }
-        let n = self.recent.len() as f64;
-        let loss = self.recent.iter().map(|w| w.loss_rate).sum::<f64>() / n;
+        let loss = self.recent.iter().map(|w| w.loss_rate).sum::<f64>() / self.recent.len() as f64;
         let shares: Vec<f64> = self
             .recent
             .iter()
@@ -227,7 +276,14 @@ impl Classifier {
         } else {
             shares.iter().sum::<f64>() / shares.len() as f64
         };
-        loss >= RANDOM_LOSS_RATE && low_queue >= RANDOM_LOSS_SHARE
+        (loss, low_queue)
+    }
+
+    fn randomly_lossy(&self) -> bool {
+        let (loss, low_queue) = self.loss();
+        self.recent.len() == LOSS_WINDOWS
+            && loss >= RANDOM_LOSS_RATE
+            && low_queue >= RANDOM_LOSS_SHARE
     }
 
     fn enter(&mut self, next: Regime, now: Time) {
@@ -361,12 +417,43 @@ mod tests {
         let changes = feed(&mut c, 0, 5, |t| window(t, 1, 5, 0.02, true, 20));
         assert_eq!(changes.first().map(|c| c.1), Some(Regime::RandomLoss));
         let mut c = Classifier::default();
-        let changes = feed(&mut c, 0, 5, |t| window(t, 1, 5, 0.02, false, 20));
+        // 1.5 % at a full queue: congestion, below what only a loss-blind competitor causes.
+        let changes = feed(&mut c, 0, 5, |t| window(t, 1, 5, 0.015, false, 20));
         assert_eq!(changes, vec![]);
         // Below 1 % the flow stays with the clean path's controller.
         let mut c = Classifier::default();
         assert_eq!(
             feed(&mut c, 0, 5, |t| window(t, 1, 5, 0.005, true, 20)),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn heavy_loss_at_a_full_queue_is_an_aggressive_competitor_until_it_falls_below_half() {
+        let mut c = Classifier::default();
+        // 3 % lost at a full queue (the floor at 12 ms, short of six seconds standing).
+        let changes = feed(&mut c, 0, 3, |t| window(t, 12, 5, 0.03, false, 6));
+        assert_eq!(
+            changes.first().map(|c| c.1),
+            Some(Regime::AggressiveCompetitor)
+        );
+        // 1.5 % keeps it; 0.5 % ends it.
+        assert_eq!(
+            feed(&mut c, 3_000, 3, |t| window(t, 12, 5, 0.015, false, 9)),
+            vec![]
+        );
+        let changes = feed(&mut c, 6_000, 3, |t| window(t, 1, 5, 0.005, false, 18));
+        assert_eq!(changes.first().map(|c| c.1), Some(Regime::Clean));
+        // One burst of 40 % in a window (a competitor's slow-start overshoot) is not persistent.
+        let mut c = Classifier::default();
+        let burst = feed(&mut c, 0, 3, |t| {
+            window(t, 12, 5, if t == 400 { 0.4 } else { 0.0 }, false, 10)
+        });
+        assert_eq!(burst, vec![]);
+        // Against a loss-based competitor (0.3 % at the queue) nothing of the kind.
+        let mut c = Classifier::default();
+        assert_eq!(
+            feed(&mut c, 0, 5, |t| window(t, 12, 5, 0.003, false, 10)),
             vec![]
         );
     }
