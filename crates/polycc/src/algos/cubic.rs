@@ -278,41 +278,31 @@ struct Epoch {
 }
 
 /// CUBIC for one flow (the model is in the module docs).
-///
-/// Laid out in the order written (`repr(C)`), line-aligned, so that an ACK in congestion
-/// avoidance reads four cache lines: the Reno window (two), the curve's state (one), the
-/// configuration with the flags (one). The Linux variants' state comes last and is read only
-/// when the configuration selects it. With a thousand flows a flow's controller has left the
-/// caches by its next ACK, so every line read is a miss (BENCHMARKS.md, issue 15).
 #[derive(Clone, Debug)]
-#[repr(C, align(64))]
 pub struct Cubic {
+    cfg: CubicConfig,
     /// Its recovery period ends for good at the first ACK of a packet sent after it began.
     reno: RenoWindow,
-    epoch: Option<Epoch>,
-    /// Start of the application-limited period in progress, to be cut out of t.
-    app_limited_since: Option<Time>,
+    carry: ByteCarry,
     /// W_max in bytes: the window before the last reduction (after fast convergence).
     w_max: f64,
     /// cwnd_prior in bytes: the window when ssthresh was last set by a congestion event.
     cwnd_prior: f64,
-    carry: ByteCarry,
-    cfg: CubicConfig,
-    /// `Some` during the initial slow start when HyStart++ is enabled. Boxed: a pointer, read
-    /// by every send, where the state (88 bytes, `None` after slow start) would take a line.
-    hystart: Option<Box<HyStart>>,
+    epoch: Option<Epoch>,
     /// The first congestion-avoidance stage after a timeout uses K = 0 and W_max = cwnd
     /// (RFC 9438 §4.8).
     after_timeout: bool,
+    /// Start of the application-limited period in progress, to be cut out of t.
+    app_limited_since: Option<Time>,
+    /// `Some` during the initial slow start when HyStart++ is enabled.
+    hystart: Option<HyStart>,
+    /// `Some` in slow start (initial, or after persistent congestion) when Linux's HyStart is.
+    linux_hystart: Option<LinuxHyStart>,
     /// A congestion event set W_max since the start or the last persistent congestion (Linux
     /// `last_max_cwnd != 0`).
     congestion_seen: bool,
-    /// `Some` with `growth = "linux"`: the kernel's per-ACK divisor state (`Some` exactly when
-    /// `cfg.growth` is `Linux`, which is what the ACK path reads).
+    /// `Some` with `growth = "linux"`: the kernel's per-ACK divisor state.
     bictcp: Option<BictcpUpdate>,
-    /// `Some` in slow start (initial, or after persistent congestion) when Linux's HyStart is
-    /// (only with `cfg.hystart_variant` `Linux`, which is what the send path reads).
-    linux_hystart: Option<LinuxHyStart>,
 }
 
 impl Cubic {
@@ -336,7 +326,7 @@ impl Cubic {
             after_timeout: false,
             app_limited_since: None,
             hystart: (cfg.hystart && cfg.hystart_variant == HyStartVariant::Rfc9406)
-                .then(Box::default),
+                .then(HyStart::default),
             linux_hystart: Self::linux_hystart(&cfg),
             congestion_seen: false,
             bictcp: (cfg.growth == Growth::Linux).then(BictcpUpdate::default),
@@ -449,7 +439,7 @@ impl Cubic {
         let Some(mut epoch) = self.epoch else {
             return;
         };
-        if self.cfg.growth == Growth::Linux {
+        if self.bictcp.is_some() {
             self.linux_growth(now, ack, seg, epoch, new_epoch);
             return;
         }
@@ -602,11 +592,8 @@ impl CongestionControl for Cubic {
         if let Some(hs) = self.hystart.as_mut() {
             hs.rounds.on_sent(sent.pn);
         }
-        // The configuration first: it shares a line with the fields above, the state does not.
-        if self.cfg.hystart_variant == HyStartVariant::Linux {
-            if let Some(hs) = self.linux_hystart.as_mut() {
-                hs.on_sent(sent.pn);
-            }
+        if let Some(hs) = self.linux_hystart.as_mut() {
+            hs.on_sent(sent.pn);
         }
     }
 
@@ -648,7 +635,7 @@ impl CongestionControl for Cubic {
 
     fn telemetry(&self) -> Telemetry {
         let mut t = self.reno.telemetry();
-        let hs = self.hystart.as_deref();
+        let hs = self.hystart.as_ref();
         if t.state == "slow_start" && hs.is_some_and(|h| h.css_baseline_min_rtt.is_some()) {
             t.state = "css";
         }
@@ -1213,27 +1200,5 @@ mod tests {
                 json!({"name": "cubic", "hystart": 1}),
             ],
         );
-    }
-
-    #[test]
-    fn an_ack_in_congestion_avoidance_reads_four_lines() {
-        use std::mem::{align_of, offset_of, size_of};
-        // What `on_ack` and `on_sent` read with the default configuration, after slow start.
-        let hot_end = [
-            offset_of!(Cubic, reno) + size_of::<RenoWindow>(),
-            offset_of!(Cubic, epoch) + size_of::<Option<Epoch>>(),
-            offset_of!(Cubic, app_limited_since) + size_of::<Option<Time>>(),
-            offset_of!(Cubic, w_max) + 8,
-            offset_of!(Cubic, cwnd_prior) + 8,
-            offset_of!(Cubic, carry) + size_of::<ByteCarry>(),
-            offset_of!(Cubic, cfg) + size_of::<CubicConfig>(),
-            offset_of!(Cubic, hystart) + size_of::<Option<Box<HyStart>>>(),
-            offset_of!(Cubic, after_timeout) + 1,
-            offset_of!(Cubic, congestion_seen) + 1,
-        ];
-        assert_eq!(align_of::<Cubic>(), 64);
-        assert!(hot_end.iter().all(|&e| e <= 4 * 64), "{hot_end:?}");
-        assert!(offset_of!(Cubic, bictcp) >= 4 * 64);
-        assert!(offset_of!(Cubic, linux_hystart) >= 4 * 64);
     }
 }
