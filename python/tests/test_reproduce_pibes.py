@@ -28,8 +28,8 @@ def test_estimation_accuracy_and_detection(quick: ReportResult) -> None:
     # Figs. 6-9: accurate from a burst of 3, precision falls with alpha, competitors barely change
     # the error, the flag holds while a competitor is present and rises soon after it arrives.
     assert not quick.failing("1a", "1b", "1c", "1d", "1e")
-    # Quick mode has two forward CUBIC flows; with three and four the full run's flag flickers
-    # (REPRODUCTION.md 1f says why).
+    # Quick mode has two forward CUBIC flows; three and four are the full run's (1f) and
+    # crates/polycc-sim/tests/pibes_detection.rs.
     assert not quick.failing("1f", "1g")
 
 

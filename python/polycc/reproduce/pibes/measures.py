@@ -77,6 +77,15 @@ def video_runs(
     }
 
 
+def trace_gaps_ms(ctx: Context, scenario: str) -> np.ndarray:
+    """The gaps (ms) between the delivery opportunities of a cellular scenario's mahimahi trace."""
+    doc = tomllib.loads(ctx.scenario(scenario).read_text(encoding="utf-8"))
+    path = (ctx.scenarios / doc["links"][0]["trace"]).resolve()
+    ms = np.loadtxt(path, dtype=np.int64, ndmin=1)
+    gaps: np.ndarray = np.diff(ms)
+    return gaps
+
+
 def trace_missing(ctx: Context, scenario: str) -> str | None:
     """The trace file a cellular scenario needs, when it is absent."""
     doc = tomllib.loads(ctx.scenario(scenario).read_text(encoding="utf-8"))

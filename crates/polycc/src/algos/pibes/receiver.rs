@@ -1,6 +1,6 @@
 //! The PIBES receiver (§III-A eq. 2, §III-B eq. 4): exponentially weighted moving averages of
-//! the inter-arrival time of consecutive burst packets (d) and of consecutive paced packets
-//! (d~) of the same frame, and the competing-flow flag c = d~ > (1 + β)·d. Both averages and the
+//! the inter-arrival time of burst packets (d) and of paced packets (d~) of the same frame
+//! received one after the other, and the competing-flow flag c = d~ > (1 + β)·d. Both averages and the
 //! flag go back to the sender in ACKs.
 //!
 //! A sans-IO state machine fed with arrivals stamped with the receiver's clock; it uses only
@@ -52,9 +52,9 @@ pub struct PibesReceiver {
     burst: Ewma,
     paced: Ewma,
     last: Option<(Slot, Time)>,
-    /// Burst inter-arrival samples taken so far (pairs of consecutive burst packets).
+    /// Burst inter-arrival samples taken so far (pairs of burst packets received in a row).
     pub burst_samples: u64,
-    /// Paced inter-arrival samples taken so far (pairs of consecutive paced packets).
+    /// Paced inter-arrival samples taken so far (pairs of paced packets received in a row).
     pub paced_samples: u64,
 }
 
@@ -73,12 +73,21 @@ impl PibesReceiver {
         }
     }
 
-    /// One packet arrived at `at`. Only pairs of consecutive packets of one frame give a sample
-    /// (a loss in between, or a frame boundary, breaks the pair): both in the burst for d, both
-    /// paced for d~. Arrivals must come in packet order, as they do on a FIFO path.
+    /// One packet arrived at `at`. Two packets of one frame received one after the other give a
+    /// sample, their inter-arrival time (a frame boundary breaks the pair): both in the burst for
+    /// d, both paced for d~. Arrivals must come in packet order, as they do on a FIFO path.
+    ///
+    /// A packet lost between the two does not break the pair (§III-B: d~ averages the observed
+    /// inter-arrival times of the paced packets). At a full drop-tail queue every admitted packet
+    /// waits the same, so a competitor's packet cannot stretch the gap between two adjacent video
+    /// packets: it takes the slot of a video packet, which is dropped, and shows only as the
+    /// longer gap around that loss. Pairing adjacent packets only discarded exactly those gaps
+    /// (d~ = d beside 3-4 CUBIC flows once PIBES, which does not back off on loss, kept the queue
+    /// full). Burst packets dropped at the queue take no service time, so received ones still
+    /// arrive P/C apart; a random loss on the wire lengthens burst and paced gaps alike.
     pub fn on_arrival(&mut self, slot: Slot, at: Time) {
         if let Some((prev, t)) = self.last {
-            if prev.frame == slot.frame && prev.pos + 1 == slot.pos && at >= t {
+            if prev.frame == slot.frame && prev.pos < slot.pos && at >= t {
                 let gap = (at - t).as_nanos() as f64;
                 if prev.in_burst() && slot.in_burst() {
                     self.burst.update(gap, self.alpha);

@@ -85,13 +85,12 @@ fn receiver_ewma_alpha_tenth() {
     assert!(close(d, 1.1, 1e-6), "d = {d}");
     assert_eq!(r.report().d_tilde, None);
     assert!(!r.report().competing);
-    // A loss (position 3 missing) breaks the pair: no sample from 2 -> 4.
-    t += 5.0;
-    r.on_arrival(slot(0, 4, 12), at(t));
-    assert_eq!(r.burst_samples, 2);
-    // The pair burst(5) -> paced(6) is neither; paced pairs 6 -> 7 -> 8 feed d~.
+    // Position 3 lost at the queue: it took no service time, so position 4 arrives 1 ms after
+    // 2, and the pair 2 -> 4 is a burst sample: d = 0.1·1 + 0.9·1.1 = 1.09 ms.
     t += 1.0;
-    r.on_arrival(slot(0, 5, 12), at(t)); // burst pair 4 -> 5, gap 1 ms: d = 0.1 + 0.99 = 1.09
+    r.on_arrival(slot(0, 4, 12), at(t));
+    assert_eq!(r.burst_samples, 3);
+    // Position 5 lost too; the pair burst(4) -> paced(6) is neither; paced 6 -> 7 feeds d~.
     t += 1.0;
     r.on_arrival(slot(0, 6, 12), at(t));
     t += 1.2;
@@ -107,6 +106,58 @@ fn receiver_ewma_alpha_tenth() {
     // A new frame: its first packet pairs with nothing of the previous one.
     r.on_arrival(slot(1, 0, 12), at(t + 0.5));
     assert_eq!((r.burst_samples, r.paced_samples), (3, 1));
+}
+
+/// Frames of 16 packets (burst 6, then 10 paced, all sent 1 ms apart: the link rate) through
+/// a full drop-tail queue: the burst arrives 1 ms apart, and every paced packet for which
+/// `displaced(pos)` holds is dropped, its slot taken by a competitor's packet; a packet
+/// admitted waits as long as any other, so each received one arrives at its send time plus a
+/// constant. Returns the receiver after `frames` frames.
+fn full_queue(frames: u64, displaced: impl Fn(u32) -> bool) -> PibesReceiver {
+    let mut r = PibesReceiver::new(ALPHA, BETA);
+    for frame in 0..frames {
+        let start = 33.3 * frame as f64;
+        for pos in (0..16).filter(|&p| p < 6 || !displaced(p)) {
+            r.on_arrival(slot(frame, pos, 16), at(start + f64::from(pos)));
+        }
+    }
+    r
+}
+
+#[test]
+fn a_competitor_displacing_paced_packets_at_a_full_queue_is_detected() {
+    // Every other paced packet's slot goes to a competitor: the paced packets received arrive
+    // 2 ms apart, twice the burst's 1 ms. Paired only when adjacent, no paced sample was left
+    // and c stayed 0 whatever the competitor took.
+    let r = full_queue(20, |pos| pos % 2 == 1);
+    let rep = r.report();
+    assert!(close(rep.d.unwrap().as_millis_f64(), 1.0, 1e-6), "{rep:?}");
+    assert!(
+        close(rep.d_tilde.unwrap().as_millis_f64(), 2.0, 1e-6),
+        "{rep:?}"
+    );
+    assert!(rep.competing);
+    // One slot in five (positions 7, 12) taken: d~ = 1.25 ms on average, still above 1.1·d.
+    let rep = full_queue(20, |pos| pos == 7 || pos == 12).report();
+    assert!(rep.competing, "{rep:?}");
+    // No competitor: nothing displaced, d~ = d.
+    let rep = full_queue(20, |_| false).report();
+    assert!(!rep.competing, "{rep:?}");
+}
+
+#[test]
+fn random_wire_loss_alone_is_not_a_competitor() {
+    // Alone, one burst packet (position 3) and one paced packet (position 10) of every frame
+    // lost after the queue, where each had taken its 1 ms: both gaps around a loss are 2 ms, so
+    // d and d~ grow alike and c stays 0.
+    let mut r = PibesReceiver::new(ALPHA, BETA);
+    for frame in 0..20u64 {
+        let start = 33.3 * frame as f64;
+        for pos in (0..16).filter(|&p| p != 3 && p != 10) {
+            r.on_arrival(slot(frame, pos, 16), at(start + f64::from(pos)));
+        }
+        assert!(!r.report().competing, "frame {frame}: {:?}", r.report());
+    }
 }
 
 #[test]
