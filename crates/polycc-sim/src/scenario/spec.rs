@@ -171,6 +171,8 @@ pub enum QueueKind {
     Droptail,
     Codel,
     FqCodel,
+    /// Token bucket of `rate` and `burst`: packets finding too few tokens are dropped.
+    Policer,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -193,6 +195,12 @@ pub struct QueueSpec {
     /// FQ-CoDel byte quantum per round (RFC 8290 §4: 1514 bytes).
     #[serde(default = "default_quantum")]
     pub quantum: u64,
+    /// Policer token rate (required with kind = "policer", refused with any other kind).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateQ>,
+    /// Policer bucket depth (required with kind = "policer", refused with any other kind).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<SizeQ>,
 }
 
 impl Default for QueueSpec {
@@ -204,6 +212,8 @@ impl Default for QueueSpec {
             target: default_codel_target(),
             interval: default_codel_interval(),
             quantum: default_quantum(),
+            rate: None,
+            burst: None,
         }
     }
 }
