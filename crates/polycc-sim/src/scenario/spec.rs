@@ -45,6 +45,10 @@ pub struct Scenario {
     /// `POLYCC_MAX_MEMORY` / `POLYCC_MAX_EVENTS` or the machine's memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<LimitsSpec>,
+    /// What `polycc suite` reads from a scenario of the suite (its metric and half); the
+    /// simulator carries it along unread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<toml::Table>,
 }
 
 /// `limits`: raise (or lower) the bounds a run is checked against before it starts.
