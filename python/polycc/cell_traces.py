@@ -161,7 +161,8 @@ def main(argv: list[str]) -> int:
         return 2
     for m, p in zip(MODELS, write_all(Path(argv[0])), strict=True):
         lines = p.read_text(encoding="ascii").count("\n")
-        print(f"{p}: {lines} opportunities, {lines * OPPORTUNITY_BYTES * 8 / 1e6 / m.duration_s:.2f} Mbit/s mean")
+        mean_mbps = lines * OPPORTUNITY_BYTES * 8 / 1e6 / m.duration_s
+        print(f"{p}: {lines} opportunities, {mean_mbps:.2f} Mbit/s mean")
     return 0
 
 
