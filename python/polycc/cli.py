@@ -457,6 +457,7 @@ def suite(
         DEFAULT_CCAS,
         SuiteError,
         check_ccas,
+        emulator_refusals,
         is_root,
         load_suite,
         run_suite,
@@ -494,6 +495,13 @@ def suite(
                     + ", ".join(s.path.stem for s in scenarios)
                 )
             scenarios = list({known[w].name: known[w] for w in wanted}.values())
+        if backend == "emu":
+            refused = emulator_refusals(scenarios, chosen_ccas)
+            for name, why in refused.items():
+                click.echo(f"note: {name}: not run in the testbed: {why}", err=True)
+            scenarios = [s for s in scenarios if s.name not in refused]
+            if not scenarios:
+                raise UserError("--backend emu: the testbed can run none of the chosen scenarios (see above)")
         check_output_dir(out)
         if summary is not None and summary.is_dir():
             raise UserError(f"--summary: {summary} is a directory")

@@ -183,6 +183,22 @@ def check_ccas(ccas: Sequence[str]) -> list[str]:
     return seen
 
 
+def emulator_refusals(scenarios: Sequence[SuiteScenario], ccas: Sequence[str]) -> dict[str, str]:
+    """Scenario name -> why the emulated testbed cannot run it with some candidate (its own
+    support check, run without creating anything); scenarios it can run are absent."""
+    from polycc import _native
+
+    out: dict[str, str] = {}
+    for s in scenarios:
+        for cca in ccas:
+            sc = s.scenario.with_overrides({f"flows.{s.flow_index}.cca": cca})
+            why = _native.emulator_refusal(sc.text, sc.format, sc.origin, str(sc.base_dir))
+            if why is not None:
+                out[s.name] = why
+                break
+    return out
+
+
 def plan_suite(scenarios: Sequence[SuiteScenario], ccas: Sequence[str], seeds: int) -> list[RunTask]:
     """Every scenario × CCA × seed as sweep tasks, validated; run ids `<scenario>/<cca>-s<seed>`."""
     tasks: list[RunTask] = []

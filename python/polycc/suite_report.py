@@ -30,6 +30,7 @@ def write_scatter(out_dir: Path, name: str, runs: pd.DataFrame, ccas: Sequence[s
     """Goodput of the flows under test against their p95 RTT (log axis, lower delay to the right
     as in Pantheon), one point per CCA with each seed's spread."""
     import matplotlib as mpl
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     ok = runs[(runs.scenario == name) & (runs.status == "ok")]
     colours = mpl.colormaps["tab10"]
@@ -45,14 +46,19 @@ def write_scatter(out_dir: Path, name: str, runs: pd.DataFrame, ccas: Sequence[s
             ax.errorbar(
                 [mx],
                 [my],
-                xerr=[[mx - float(x.min())], [float(x.max()) - mx]],
-                yerr=[[my - float(y.min())], [float(y.max()) - my]],
+                # Clipped at 0: the mean of equal values can round a hair past them.
+                xerr=[[max(0.0, mx - float(x.min()))], [max(0.0, float(x.max()) - mx)]],
+                yerr=[[max(0.0, my - float(y.min()))], [max(0.0, float(y.max()) - my)]],
                 fmt="o",
                 color=colours(i % 10),
                 label=cca,
                 capsize=2,
             )
         ax.set_xscale("log")
+        # Plain numbers at 1-2-5 steps: the default log labels (10^2, 3×10^2, ...) overlap.
+        ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.invert_xaxis()
         ax.set_xlabel("p95 RTT of the flow under test (ms, log; better →)")
         ax.set_ylabel("goodput (Mbit/s)")
