@@ -219,7 +219,8 @@ def plan_suite(scenarios: Sequence[SuiteScenario], ccas: Sequence[str], seeds: i
 
 def _flows_of(summary: Mapping[str, Any], flow_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(flows under test, the others): `flow_id` and its `count` copies `flow_id-<k>`."""
-    test, other = [], []
+    test: list[dict[str, Any]] = []
+    other: list[dict[str, Any]] = []
     for f in summary.get("flows", []):
         fid = str(f.get("id"))
         is_test = fid == flow_id or (fid.startswith(f"{flow_id}-") and fid[len(flow_id) + 1 :].isdigit())
@@ -307,8 +308,10 @@ def results_table(scenarios: Sequence[SuiteScenario], outcomes: Sequence[RunOutc
 
 
 def _relative(value: float, best: float, higher: bool) -> float:
-    if not math.isfinite(value) and not (higher and value == math.inf):
-        return 0.0 if value == math.inf or value == -math.inf else math.nan
+    """A value against the best mean: value / best, or best / value (an infinite delay or
+    completion time gives 0)."""
+    if math.isnan(value):
+        return math.nan
     if higher:
         return value / best if best > 0 else math.nan
     return best / value if value > 0 else math.nan
@@ -353,6 +356,10 @@ def scores_table(scenarios: Sequence[SuiteScenario], runs: pd.DataFrame) -> pd.D
                     "score": score,
                     "score_lo": lo,
                     "score_hi": hi,
+                    **{
+                        f"mean_{c}": float(sub.loc[sub.cca == cca, c].mean())
+                        for c in ("goodput_mbps", "rtt_p95_ms", "competitor_loss_rate")
+                    },
                 }
             )
     df = pd.DataFrame(rows)

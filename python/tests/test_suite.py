@@ -60,9 +60,7 @@ def test_check_names_a_bad_suite_key(tmp_path: Path) -> None:
 
 def test_cellular_traces_regenerate_identically(tmp_path: Path) -> None:
     written = cell_traces.write_all(tmp_path)
-    assert [p.name for p in written] == sorted(p.name for p in (SUITE / "traces").glob("*.down")) or len(
-        written
-    ) == len(list((SUITE / "traces").glob("*.down")))
+    assert sorted(p.name for p in written) == sorted(p.name for p in (SUITE / "traces").glob("*.down"))
     for p in written:
         assert p.read_bytes() == (SUITE / "traces" / p.name).read_bytes(), p.name
     total = sum(p.stat().st_size for p in written)
@@ -153,3 +151,22 @@ def test_extra_row_is_skipped_with_a_message_without_public_traces(tmp_path: Pat
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert "skipped: public trace" in res.stderr and "absent" in res.stderr
+
+
+def test_emu_backend_leaves_out_what_the_testbed_refuses(tmp_path: Path) -> None:
+    from polycc.suite import emulator_refusals, load_suite
+
+    d = _small_suite(tmp_path)
+    f = d / "deep-buffer-10bdp.toml"
+    f.write_text(f.read_text().replace('rtt = "40ms"', 'rtt = "40ms"\nsend_jitter = "1ms"'))
+    scenarios, _ = load_suite(d)
+    refused = emulator_refusals(scenarios, ["cubic", "vegas"])
+    assert list(refused) == ["suite-deep-buffer-10bdp"]
+    assert "send_jitter" in refused["suite-deep-buffer-10bdp"]
+    # Nothing left to run: exit 2 before any output, naming the reason.
+    res = polycc(
+        "suite", "--dir", d, "--backend", "emu", "--scenarios", "deep-buffer-10bdp", "--out", tmp_path / "o"
+    )
+    assert res.returncode == 2, res.stderr
+    assert "not run in the testbed" in res.stderr and "send_jitter" in res.stderr
+    assert not (tmp_path / "o").exists()
