@@ -5,6 +5,7 @@ leaderboard with the best CCA of each scenario at 1.0."""
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import tomllib
 from pathlib import Path
@@ -170,3 +171,18 @@ def test_emu_backend_leaves_out_what_the_testbed_refuses(tmp_path: Path) -> None
     assert res.returncode == 2, res.stderr
     assert "not run in the testbed" in res.stderr and "send_jitter" in res.stderr
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="the emulated testbed needs root")
+def test_emu_backend_runs_a_supported_scenario(tmp_path: Path) -> None:
+    d = tmp_path / "suite"
+    d.mkdir()
+    text = (SUITE / "wired-10mbps-20ms.toml").read_text().replace('duration = "20s"', 'duration = "2s"')
+    (d / "w.toml").write_text(text)
+    out = tmp_path / "o"
+    res = polycc("suite", "--dir", d, "--backend", "emu", "--ccas", "cubic", "--seeds", "1", "--out", out)
+    assert res.returncode == 0, res.stderr
+    runs = pd.read_parquet(out / "results.parquet")
+    assert list(runs.status) == ["ok"]
+    # Real CUBIC over real QUIC on a 10 Mbit/s emulated link: most of it in 2 s.
+    assert 5.0 < runs.goodput_mbps.iloc[0] < 10.0
