@@ -105,7 +105,7 @@ def write_leaderboard(
                     "rtt": _fmt(r.mean_rtt_p95_ms, 1),
                     "competitor_loss": _fmt(r.mean_competitor_loss_rate * 100, 2),
                     "best": cca == r.best_cca,
-                    "bar": max(0.0, min(1.0, float(r.score))) * 100 if math.isfinite(float(r.score)) else 0.0,
+                    "bar": round(max(0.0, min(1.0, float(r.score))) * 100, 1) if math.isfinite(float(r.score)) else 0.0,
                     "failed": len(failed),
                     "error": failed.error.iloc[0] if len(failed) else None,
                 }
