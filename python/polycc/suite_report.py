@@ -69,6 +69,11 @@ def write_scatter(out_dir: Path, name: str, runs: pd.DataFrame, ccas: Sequence[s
     return scatter_file(name)
 
 
+def _bar_px(score: float) -> float:
+    """Width of a score's bar: 100 px for 1.0."""
+    return round(max(0.0, min(1.0, score)) * 100, 1) if math.isfinite(score) else 0.0
+
+
 def _fmt(v: Any, digits: int = 2) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
@@ -105,7 +110,7 @@ def write_leaderboard(
                     "rtt": _fmt(r.mean_rtt_p95_ms, 1),
                     "competitor_loss": _fmt(r.mean_competitor_loss_rate * 100, 2),
                     "best": cca == r.best_cca,
-                    "bar": round(max(0.0, min(1.0, float(r.score))) * 100, 1) if math.isfinite(float(r.score)) else 0.0,
+                    "bar": _bar_px(float(r.score)),
                     "failed": len(failed),
                     "error": failed.error.iloc[0] if len(failed) else None,
                 }
