@@ -388,6 +388,151 @@ def sweep(
         sys.exit(EXIT_INTERNAL)
 
 
+def _names(text: str | None, flag: str) -> list[str] | None:
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",")]
+    if not all(names):
+        raise UserError(f"{flag}: {text!r}: an empty name; write names separated by commas")
+    return names
+
+
+@cli.command()
+@click.option(
+    "--ccas",
+    metavar="A,B,...",
+    help="Candidate controllers, comma-separated [default: cubic,newreno,bbr,bbr3,copa,vegas,pcc-vivace].",
+)
+@click.option(
+    "--seeds", type=click.IntRange(min=1), default=5, show_default=True, help="Seeds per scenario and CCA."
+)
+@BACKEND
+@_out_option("results/suite", "Leaderboard directory.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel runs [default: all cores].")
+@_executor_options
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Suite directory [default: scenarios/suite of this checkout].",
+)
+@click.option(
+    "--scenarios", "only", metavar="NAME,...", help="Run only these scenarios (names or file stems)."
+)
+@click.option(
+    "--public-traces",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory of the public traces that extra rows name "
+    "[default: ../shared/traces beside the checkout].",
+)
+@click.option(
+    "--summary",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the leaderboard's tables as Markdown to this file.",
+)
+def suite(
+    ccas: str | None,
+    seeds: int,
+    backend: str,
+    out: Path,
+    jobs: int | None,
+    executor: str,
+    ray_address: str | None,
+    directory: Path | None,
+    only: str | None,
+    public_traces: Path | None,
+    summary: Path | None,
+) -> None:
+    """Run every CCA × suite scenario × seed and write a leaderboard.
+
+    Each scenario of scenarios/suite/ declares its metric in a [suite] table (README "Scenario
+    suite"). Writes DIR/results.parquet (one row per run: scenario, half, cca, seed, value,
+    score, ...), DIR/scores.parquet (per scenario and CCA: score relative to the best with its
+    95 % interval, rank), DIR/ranks.parquet and DIR/index.html with a throughput-vs-delay
+    scatter per scenario.
+    """
+    from polycc.ccas import UnknownCcaError
+    from polycc.outdir import check_output_dir
+    from polycc.suite import (
+        DEFAULT_CCAS,
+        SuiteError,
+        check_ccas,
+        emulator_refusals,
+        is_root,
+        load_suite,
+        run_suite,
+        summary_markdown,
+    )
+
+    chosen_ccas = _names(ccas, "--ccas") or list(DEFAULT_CCAS)
+    wanted = _names(only, "--scenarios")
+    with user_errors():
+        try:
+            check_ccas(chosen_ccas)
+        except UnknownCcaError as e:
+            raise UserError(f"--ccas: {e}") from None
+        except SuiteError as e:
+            raise UserError(str(e)) from None
+        if backend == "emu":
+            if executor != "local":
+                raise UserError(
+                    "--executor ray: emulated runs need this machine's namespaces; use --backend sim"
+                )
+            if not is_root():
+                raise UserError("--backend emu: the emulated testbed needs root (network namespaces)")
+        try:
+            scenarios, notes = load_suite(directory, public_traces=public_traces)
+        except SuiteError as e:
+            raise UserError(str(e)) from None
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
+        if wanted is not None:
+            known = {s.name: s for s in scenarios} | {s.path.stem: s for s in scenarios}
+            missing = [w for w in wanted if w not in known]
+            if missing:
+                raise UserError(
+                    f"--scenarios: no suite scenario {', '.join(missing)}; known: "
+                    + ", ".join(s.path.stem for s in scenarios)
+                )
+            scenarios = list({known[w].name: known[w] for w in wanted}.values())
+        if backend == "emu":
+            refused = emulator_refusals(scenarios, chosen_ccas)
+            for name, why in refused.items():
+                click.echo(f"note: {name}: not run in the testbed: {why}", err=True)
+            scenarios = [s for s in scenarios if s.name not in refused]
+            if not scenarios:
+                raise UserError("--backend emu: the testbed can run none of the chosen scenarios (see above)")
+        check_output_dir(out)
+        if summary is not None and summary.is_dir():
+            raise UserError(f"--summary: {summary} is a directory")
+        with _chosen_executor(executor, ray_address, jobs) as chosen:
+            runs, scores = run_suite(
+                scenarios,
+                chosen_ccas,
+                seeds=seeds,
+                out_dir=out,
+                jobs=jobs,
+                executor=chosen,
+                backend=backend,
+                progress=True,
+                on_planned=lambda n: click.echo(
+                    f"{n} runs: {len(scenarios)} scenarios × {len(chosen_ccas)} CCAs × {seeds} seeds",
+                    err=True,
+                ),
+            )
+        if summary is not None:
+            summary.write_text(summary_markdown(scores, chosen_ccas), encoding="utf-8")
+    failed = runs[runs.status != "ok"]
+    for rec in failed.to_dict("records"):
+        click.echo(
+            f"polycc: {rec['scenario']} {rec['cca']} seed {rec['seed']} failed: {rec['error']}", err=True
+        )
+    click.echo(f"{len(runs) - len(failed)}/{len(runs)} runs ok")
+    click.echo(f"leaderboard: {(out / 'index.html').resolve()}")
+    if len(failed):
+        sys.exit(EXIT_INTERNAL)
+
+
 @cli.command()
 @_out_option("results/demo", "Output directory.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel runs [default: all cores].")
@@ -624,9 +769,16 @@ def _show_cca(name: str) -> None:
 def check(file: Path) -> None:
     """Validate a scenario FILE without running it."""
     from polycc.scenario import Scenario
+    from polycc.suite import SuiteError, read_suite_table, suite_table_of
 
     with user_errors():
         name = Scenario.from_file(file).validate()
+        doc = suite_table_of(file)
+        if doc is not None:  # a suite scenario: its [suite] table too
+            try:
+                read_suite_table(file, doc)
+            except SuiteError as e:
+                raise UserError(str(e)) from None
     click.echo(f"{file}: ok ({name})")
 
 

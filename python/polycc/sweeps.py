@@ -192,6 +192,8 @@ def sweep(
 def _execute_all(
     executor: Executor, tasks: Sequence[RunTask], progress: bool, desc: str = "sweep"
 ) -> list[RunOutcome]:
+    """Runs `tasks` on `executor` and returns their outcomes (in finishing order), with a progress
+    bar labelled `desc` when `progress` and stderr is a terminal."""
     from tqdm import tqdm
 
     outcomes: list[RunOutcome] = []
@@ -216,6 +218,10 @@ def _execute_all(
         # live on in the traceback, and its runs recreate the directory after its removal.
         results.close()
     return outcomes
+
+
+#: For other commands that run planned tasks (`polycc suite`).
+run_tasks = _execute_all
 
 
 def _outcomes(executor: Executor, tasks: Sequence[RunTask]) -> Generator[RunOutcome, None, None]:

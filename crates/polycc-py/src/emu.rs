@@ -70,3 +70,33 @@ pub fn emulate<'py>(
         .map_err(|e| Failure::Internal(format!("cannot serialise the summary: {e}")))?;
     Ok(Some(output_to_dict(py, &out, summary_json)?))
 }
+
+/// Why the emulator would refuse a scenario (`text`, TOML or JSON by `fmt`), or `None` when it
+/// can run it: the emulator's own support check, without creating anything (no root needed).
+/// An invalid scenario raises ScenarioError as `validate_toml` does.
+#[pyfunction]
+#[pyo3(signature = (text, fmt, origin, base_dir))]
+pub fn emulator_refusal(
+    py: Python<'_>,
+    text: String,
+    fmt: &str,
+    origin: String,
+    base_dir: PathBuf,
+) -> PyResult<Option<String>> {
+    let format = Format::from_name("fmt", fmt)?;
+    let origin = Origin {
+        name: origin,
+        base_dir,
+    };
+    let registry = Registry::standard();
+    let refusal = py.allow_threads(|| {
+        guarded(|| {
+            let model = load(format, &text, &origin, None, &registry)?;
+            let kernel_ccas = polycc_emu::linux_tcp::available_controllers()?;
+            Ok(polycc_emu::support::check(&model, &kernel_ccas)
+                .err()
+                .map(|e| e.to_string()))
+        })
+    })?;
+    Ok(refusal)
+}

@@ -337,6 +337,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cca_parameters, m)?)?;
     m.add_function(wrap_pyfunction!(cca_needs_media_frames, m)?)?;
     m.add_function(wrap_pyfunction!(emu::emulate, m)?)?;
+    m.add_function(wrap_pyfunction!(emu::emulator_refusal, m)?)?;
     Ok(())
 }
 

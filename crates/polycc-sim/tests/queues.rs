@@ -86,6 +86,7 @@ fn queue(kind: QueueKind, limit_packets: u64, rate: Rate) -> Queue<Pkt> {
         loss: 0.0,
         jitter: None,
         ack_aggregation: None,
+        policer: None,
     })
 }
 

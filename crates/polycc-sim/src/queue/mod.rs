@@ -1,13 +1,14 @@
 //! Queue disciplines of a link direction: drop-tail (packets or bytes), CoDel (RFC 8289) and
-//! FQ-CoDel (RFC 8290). The engine is generic over what it queues through [`Queued`].
+//! FQ-CoDel (RFC 8290), and a token-bucket policer. The engine is generic over what it queues through [`Queued`].
 
 pub mod codel;
 pub mod droptail;
 pub mod fq_codel;
+pub mod policer;
 
 use crate::scenario::spec::QueueKind;
 use crate::scenario::LinkDirModel;
-use polycc::units::{Duration, Time};
+use polycc::units::{Duration, Rate, Time};
 
 /// What a queue needs to know about an item.
 pub trait Queued {
@@ -45,6 +46,7 @@ pub enum Queue<T> {
     DropTail(droptail::DropTail<T>),
     CoDel(codel::CoDel<T>),
     FqCoDel(fq_codel::FqCoDel<T>),
+    Policer(policer::Policer<T>),
 }
 
 impl<T: Queued> Queue<T> {
@@ -66,6 +68,11 @@ impl<T: Queued> Queue<T> {
                 m.queue.interval.value,
                 m.queue.quantum,
             )),
+            QueueKind::Policer => {
+                // Resolution sets both for a policer (`resolve::queues`).
+                let (rate, burst) = m.policer.unwrap_or((Rate::ZERO, 0));
+                Queue::Policer(policer::Policer::new(limits, rate, burst))
+            }
         }
     }
 
@@ -76,6 +83,7 @@ impl<T: Queued> Queue<T> {
             Queue::DropTail(q) => q.enqueue(now, item, dropped),
             Queue::CoDel(q) => q.enqueue(now, item, dropped),
             Queue::FqCoDel(q) => q.enqueue(now, item, dropped),
+            Queue::Policer(q) => q.enqueue(now, item, dropped),
         }
     }
 
@@ -86,6 +94,7 @@ impl<T: Queued> Queue<T> {
             Queue::DropTail(q) => q.dequeue(now),
             Queue::CoDel(q) => q.dequeue(now, dropped),
             Queue::FqCoDel(q) => q.dequeue(now, dropped),
+            Queue::Policer(q) => q.dequeue(now),
         }
     }
 
@@ -95,6 +104,7 @@ impl<T: Queued> Queue<T> {
             Queue::DropTail(q) => q.bytes(),
             Queue::CoDel(q) => q.bytes(),
             Queue::FqCoDel(q) => q.bytes(),
+            Queue::Policer(q) => q.bytes(),
         }
     }
 
@@ -103,6 +113,7 @@ impl<T: Queued> Queue<T> {
             Queue::DropTail(q) => q.packets(),
             Queue::CoDel(q) => q.packets(),
             Queue::FqCoDel(q) => q.packets(),
+            Queue::Policer(q) => q.packets(),
         }
     }
 

@@ -113,6 +113,8 @@ pub struct LinkDirModel {
     pub loss: f64,
     pub jitter: Option<Duration>,
     pub ack_aggregation: Option<Duration>,
+    /// A policer's token rate and bucket depth in bytes (`queue.kind = "policer"`).
+    pub policer: Option<(Rate, u64)>,
 }
 
 #[derive(Clone, Debug)]

@@ -45,6 +45,10 @@ pub struct Scenario {
     /// `POLYCC_MAX_MEMORY` / `POLYCC_MAX_EVENTS` or the machine's memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<LimitsSpec>,
+    /// What `polycc suite` reads from a scenario of the suite (its metric and half); the
+    /// simulator carries it along unread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<toml::Table>,
 }
 
 /// `limits`: raise (or lower) the bounds a run is checked against before it starts.
@@ -171,6 +175,8 @@ pub enum QueueKind {
     Droptail,
     Codel,
     FqCodel,
+    /// Token bucket of `rate` and `burst`: packets finding too few tokens are dropped.
+    Policer,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -193,6 +199,12 @@ pub struct QueueSpec {
     /// FQ-CoDel byte quantum per round (RFC 8290 §4: 1514 bytes).
     #[serde(default = "default_quantum")]
     pub quantum: u64,
+    /// Policer token rate (required with kind = "policer", refused with any other kind).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateQ>,
+    /// Policer bucket depth (required with kind = "policer", refused with any other kind).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<SizeQ>,
 }
 
 impl Default for QueueSpec {
@@ -204,6 +216,8 @@ impl Default for QueueSpec {
             target: default_codel_target(),
             interval: default_codel_interval(),
             quantum: default_quantum(),
+            rate: None,
+            burst: None,
         }
     }
 }

@@ -46,7 +46,10 @@ pub(super) fn dir_model(
     if q.kind == QueueKind::FqCodel && q.quantum == 0 {
         return Err(origin.err(format!("{at}.quantum"), "must be positive"));
     }
-    if q.kind != QueueKind::Droptail && (q.target.value.is_zero() || q.interval.value.is_zero()) {
+    let policer = policer_of(origin, at, q, full_packet, bdp)?;
+    if matches!(q.kind, QueueKind::Codel | QueueKind::FqCodel)
+        && (q.target.value.is_zero() || q.interval.value.is_zero())
+    {
         return Err(origin.err(
             format!("{at}.target"),
             "CoDel target and interval must be positive",
@@ -60,5 +63,53 @@ pub(super) fn dir_model(
         loss: 0.0,
         jitter: None,
         ack_aggregation: None,
+        policer,
     })
+}
+
+/// A policer's token rate and bucket depth in bytes; `rate` and `burst` belong to a policer only.
+fn policer_of(
+    origin: &Origin,
+    at: &str,
+    q: &QueueSpec,
+    full_packet: u64,
+    bdp: u64,
+) -> Result<Option<(Rate, u64)>, ScenarioError> {
+    if q.kind != QueueKind::Policer {
+        for (key, given) in [("rate", q.rate.is_some()), ("burst", q.burst.is_some())] {
+            if given {
+                return Err(origin.err(
+                    format!("{at}.{key}"),
+                    "belongs to kind = \"policer\" only; remove it or set the kind",
+                ));
+            }
+        }
+        return Ok(None);
+    }
+    let Some(rate) = &q.rate else {
+        return Err(origin.err(
+            format!("{at}.rate"),
+            "a policer needs its token rate, e.g. rate = \"10Mbps\"",
+        ));
+    };
+    if rate.value.as_bps() == 0 {
+        return Err(origin.err(format!("{at}.rate"), "must be positive"));
+    }
+    let Some(burst) = &q.burst else {
+        return Err(origin.err(
+            format!("{at}.burst"),
+            "a policer needs its bucket depth, e.g. burst = \"30KB\" or \"20pkt\"",
+        ));
+    };
+    let burst_bytes = bytes_of(&burst.value, full_packet, bdp);
+    if burst_bytes < full_packet {
+        return Err(origin.err(
+            format!("{at}.burst"),
+            format!(
+                "{burst} holds less than one full packet ({full_packet}B, mss + header_bytes): \
+                 no packet could ever pass"
+            ),
+        ));
+    }
+    Ok(Some((rate.value, burst_bytes)))
 }
