@@ -15,11 +15,10 @@
 //!   congestion;
 //! - the largest delivery-rate sample that was not application-limited.
 
+use crate::policies::poly::signals::MIN_WINDOW;
 use crate::signals::{AckEvent, LossEvent};
 use crate::units::{Bytes, Duration, Rate, Time};
 
-/// Shortest window, so that a sub-millisecond srtt does not close a window per ACK.
-pub const MIN_WINDOW: Duration = Duration::from_millis(1);
 /// A loss counts as taken at a low queue when the latest RTT sample is within this share of the
 /// base RTT above it (or [`LOW_QUEUE_FLOOR`], whichever is larger): a queue of a quarter of the
 /// BDP is what a BBR probe adds, so a congestive loss on a drop-tail buffer of at least that
