@@ -510,7 +510,14 @@ fn sized_transfers_through_a_30_percent_loss_relay_end_verified_or_with_a_named_
                     "{cca}: {err}"
                 );
                 let line = s.next_line();
-                assert_eq!(line["verified"], false, "{line}");
+                if line["verified"] == true {
+                    // Every byte arrived and checked out; only the verdict did not get back:
+                    // at 30 % loss each way its retransmissions can back off past the client's
+                    // idle timeout, and the client says so.
+                    assert!(err.contains("reading the verdict"), "{cca}: {err} / {line}");
+                } else {
+                    assert_eq!(line["verified"], false, "{line}");
+                }
             }
             _ => panic!("{cca}: exit {code}, {err}"),
         }
