@@ -383,7 +383,17 @@ fn sized_quic_transfers_on_a_30_percent_loss_link_end_verified_or_unfinished() {
             "30 % loss {}: {} transfers, {} bytes delivered, {} lost packets, FCT {:?}",
             f.id, f.transfers_completed, f.bytes_delivered, f.retransmits, f.fct_s
         );
-        // The link dropped packets of every flow.
+        // A handshake may not complete within the run: its lost packets are resent after
+        // probe timeouts that double from about 1 s (RFC 9002 §6.2.2), and the client's connect
+        // timeout (5 s) outlasts the 3-s run. Such a flow sent no data: nothing delivered,
+        // nothing lost, unfinished.
+        if f.bytes_delivered == 0 && f.retransmits == 0 {
+            assert_eq!(f.transfers_completed, 0, "{}", f.id);
+            assert_eq!(f.fct_s, None, "{}", f.id);
+            continue;
+        }
+        // Any flow that sent data met the link's loss: 50 packets all kept at 30 % loss has a
+        // chance of 0.7^50, about 2e-8.
         assert!(f.retransmits > 0, "{}: no loss seen", f.id);
         // A sized transfer is complete only when its trailer arrived with the checksum holding
         // (a mismatch fails the run); then every byte was delivered once. Unfinished, it
