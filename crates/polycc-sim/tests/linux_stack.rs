@@ -372,6 +372,13 @@ fn a_flow_joining_a_queue_takes_its_first_rtt_and_bbrs_start_from_the_handshake(
         handshake_ms > 0.8 * cubic_rtt && handshake_ms < 1.2 * cubic_rtt,
         "bbr min RTT {handshake_ms} with the queue at {cubic_rtt}"
     );
+    // The handshake's round trip is the flow's first recorded RTT sample, in the SYN-ACK's
+    // bin, as the kernel's srtt (`tcpi_rtt`) starts from it; data ACKs come a round trip later.
+    assert!(
+        (rtt[first] - handshake_ms).abs() < 0.01,
+        "first recorded RTT {} ms, handshake {handshake_ms} ms",
+        rtt[first]
+    );
     // 2.885 × 10 × 1500 B over the handshake's round trip, less BBR's 1 % pacing margin.
     let expected = 2.885 * 10.0 * 1500.0 * 8.0 / (handshake_ms / 1e3) * 0.99 / 1e6;
     assert!(

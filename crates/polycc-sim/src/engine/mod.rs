@@ -814,10 +814,14 @@ impl Simulator {
             return;
         }
         let Pending { transfer, cc } = h.pending;
+        let rtt = now - p.sent;
         if let Some(s) = fl.sender.as_mut() {
             s.start_transfer(transfer, cc);
-            s.on_handshake(now, now - p.sent);
+            s.on_handshake(now, rtt);
         }
+        // Linux's srtt starts from this sample (the SYN's RTT, taken in `tcp_ack`), so it is
+        // recorded as the flow's first RTT sample, as the kernel's `tcpi_rtt` shows it.
+        fl.stats.record_rtt(rtt);
         self.try_send(p.flow);
     }
 
