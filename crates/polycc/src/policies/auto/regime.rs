@@ -262,10 +262,9 @@ impl Classifier {
             return self.without_competition(now);
         }
         // A loss-based member keeps a standing queue of its own, so the floor tells nothing
-        // while one runs a long path; and it holds its share against buffer-fillers anyway.
-        if self.regime != Regime::LongPath
-            && self.standing_for(now).is_some_and(|d| d >= STANDING_HOLD)
-        {
+        // while one runs a long path or ACK aggregation; and it holds its share against
+        // buffer-fillers anyway.
+        if !self.own_queue() && self.standing_for(now).is_some_and(|d| d >= STANDING_HOLD) {
             return Regime::Competing;
         }
         self.without_competition(now)
@@ -343,6 +342,14 @@ impl Classifier {
             && low_queue >= RANDOM_LOSS_SHARE
     }
 
+    /// Whether the regime's member (CUBIC by default) keeps a standing queue of its own.
+    fn own_queue(&self) -> bool {
+        matches!(
+            self.regime,
+            Regime::Competing | Regime::LongPath | Regime::AckAggregation
+        )
+    }
+
     fn enter(&mut self, next: Regime, now: Time) {
         if next == Regime::Competing {
             if self
@@ -354,7 +361,7 @@ impl Classifier {
         } else if self.regime == Regime::Competing {
             self.left_competing = Some(now);
         }
-        if matches!(self.regime, Regime::Competing | Regime::LongPath) {
+        if self.own_queue() {
             // The loss-based controller's own queue is not evidence of a competitor.
             self.standing_since = None;
         }
@@ -515,6 +522,64 @@ mod tests {
         let mut c = Classifier::default();
         assert_eq!(
             feed(&mut c, 0, 5, |t| window(t, 1, 5, 0.003, false, 10)),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn a_long_path_gets_its_member_at_once_and_its_own_queue_is_no_competitor() {
+        let mut c = Classifier::default();
+        // 600 ms of base RTT; CUBIC keeps 200 ms queued for 20 s.
+        let changes = feed(&mut c, 0, 20, |t| PathWindow {
+            base: Duration::from_millis(600),
+            ..window(t, 200, 5, 0.0, false, 20)
+        });
+        assert_eq!(changes, vec![(0, Regime::LongPath)]);
+        // Random loss still goes to its member.
+        let changes = feed(&mut c, 20_000, 2, |t| PathWindow {
+            base: Duration::from_millis(600),
+            ..window(t, 1, 5, 0.03, true, 20)
+        });
+        assert_eq!(changes.first().map(|c| c.1), Some(Regime::RandomLoss));
+        // At 50 ms the path is clean.
+        let mut c = Classifier::default();
+        assert_eq!(
+            feed(&mut c, 0, 2, |t| PathWindow {
+                base: Duration::from_millis(50),
+                ..window(t, 1, 5, 0.0, false, 20)
+            }),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn aggregation_under_a_standing_floor_below_the_spread_counts_and_is_held() {
+        let mut c = Classifier::default();
+        // A 20 ms path whose ACKs come in 10-ms batches, Copa holding 7 ms queued (above the
+        // 5 ms low-queue limit, below twice it) while the spread is 12 ms.
+        let base = Duration::from_millis(20);
+        let changes = feed(&mut c, 0, 1, |t| PathWindow {
+            base,
+            ..window(t, 7, 12, 0.0, false, 48)
+        });
+        assert_eq!(changes.first().map(|c| c.1), Some(Regime::AckAggregation));
+        let (entered, _) = changes[0];
+        // CUBIC's own queue (15 ms) and a spread at the interval (9 ms) hide it; the regime holds
+        // for 10 s, then ends.
+        let changes = feed(&mut c, 1_000, 12, |t| PathWindow {
+            base,
+            ..window(t, 15, 9, 0.0, false, 48)
+        });
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_ne!(changes[0].1, Regime::AckAggregation);
+        assert!(changes[0].0 >= entered + 10_000, "{changes:?}");
+        // A floor of 12 ms on that path (above twice the limit) is a queue, not aggregation.
+        let mut c = Classifier::default();
+        assert_eq!(
+            feed(&mut c, 0, 1, |t| PathWindow {
+                base,
+                ..window(t, 12, 14, 0.0, false, 48)
+            }),
             vec![]
         );
     }
