@@ -2,12 +2,15 @@
 //! pool that suits the path it measures, and tells why.
 //!
 //! The path is classified window by window ([`path_window`], [`regime`]): a clean path runs
-//! BBR v3 (low queue, full rate, tolerant of up to 2 % loss); random loss without a queue runs
-//! BBR v1, which does not respond to loss; a standing queue it does not make (a buffer-filling
-//! competitor) runs CUBIC, which holds its share against loss-based traffic; delay that comes
+//! Copa (full rate at a queue of a few packets, draining what a capacity drop leaves behind,
+//! not responding to random loss); a clean path of long base RTT runs CUBIC, as Copa's window
+//! swings there; random loss without a queue runs BBR v1, which does not respond to loss; a
+//! standing queue it does not make (a buffer-filling competitor) runs CUBIC, which holds its
+//! share against loss-based traffic, starting from the rate the flow measured; delay that comes
 //! and goes within a round trip (ACK aggregation) runs CUBIC, whose window does not depend on
-//! bandwidth samples that aggregation spoils (PolyCC §3.1); heavy loss at a full queue (a
-//! competitor that ignores loss) runs BBR v1, which ignores it too. An application intent, when given,
+//! bandwidth or delay samples that aggregation spoils (PolyCC §3.1); heavy loss at a full queue
+//! (a competitor that ignores loss) runs BBR v1, which ignores it too. Roles served by the same
+//! controller share its instance. An application intent, when given,
 //! picks a specialist instead: Janus for a bandwidth guarantee, Copa for delay-sensitive
 //! traffic, LEDBAT++ for a scavenger.
 //!
@@ -40,7 +43,7 @@ use serde::{Deserialize, Serialize};
 /// Registry and scenario name.
 pub const NAME: &str = "auto";
 /// One-line description shown in the registry listing.
-pub const SUMMARY: &str = "auto policy: picks per flow, online, BBR v3 on a clean path, BBR v1 under random loss or against loss-blind competitors, CUBIC against buffer-filling competitors or ACK aggregation, or the intent's specialist (Janus, Copa, LEDBAT++); telemetry says why";
+pub const SUMMARY: &str = "auto policy: picks per flow, online, Copa on a clean path, CUBIC on a long one, BBR v1 under random loss or against loss-blind competitors, CUBIC against buffer-filling competitors or ACK aggregation, or the intent's specialist (Janus, Copa, LEDBAT++); telemetry says why";
 
 /// Registers `auto` under [`NAME`].
 pub fn register(r: &mut Registry) {

@@ -4,25 +4,32 @@
 //!
 //! Regimes, strongest evidence first:
 //! - **Aggressive competitor**: over the last [`LOSS_WINDOWS`] windows at least
-//!   [`AGGRESSOR_LOSS_RATE`] of the bytes were lost, mostly at a queue. BBR v3, which `auto` runs
-//!   on a clean path, bounds its own loss below 2 % per round (draft-ietf-ccwg-bbr
-//!   `BBRLossThresh`), and a loss-based competitor backs off before that much is lost; a sender
+//!   [`AGGRESSOR_LOSS_RATE`] of the bytes were lost, mostly at a queue. Copa, which `auto` runs
+//!   on a clean path, holds a queue of a few packets and loses next to nothing by itself; BBR v3
+//!   bounds its own loss below 2 % per round (draft-ietf-ccwg-bbr `BBRLossThresh`), and a
+//!   loss-based competitor backs off before that much is lost; a sender
 //!   that keeps a shallow buffer overflowing does not respond to loss (BBR v1 with its 2·BDP
 //!   window). Only a controller that ignores loss as well holds its share against it. The
 //!   losses must come in at least a quarter of the windows (a slow-start overshoot loses as
 //!   much in a round or two) and the rate must have held for [`AGGRESSOR_CONFIRM_WINDOWS`]
 //!   windows; the regime then holds while the loss stays above half that rate.
 //! - **Competing**: the queue floor has stayed up for [`STANDING_HOLD`]. A flow run by a
-//!   controller that drains its own queue (BBR v3 drains in every gain cycle and in PROBE_RTT,
-//!   at least every 5 s) cannot keep a floor that long by itself: another sender keeps the
+//!   controller that drains its own queue (Copa at least every 5 RTTs in its default mode; BBR
+//!   in its gain cycles) cannot keep a floor that long by itself: another sender keeps the
 //!   buffer full, as loss-based controllers do (Copa's competitive-mode test, NSDI'18 §2.2,
-//!   reasons the same way over 5 RTTs; here longer, to span BBR's PROBE_RTT interval).
+//!   reasons the same way over 5 RTTs; here longer, to outlast the drain after a capacity
+//!   drop). Not while a loss-based member runs a long path or ACK aggregation: it keeps a queue
+//!   of its own, and holds its share against buffer-fillers anyway.
 //! - **Ack aggregation**: in at least half of the last [`AGGREGATION_WINDOWS`] windows the RTT
 //!   spread within one round trip exceeds [`AGGREGATION_SPREAD_SHARE`] of the base RTT (and
-//!   [`AGGREGATION_SPREAD_FLOOR`]) while the floor stays low: delay that comes and goes without a
-//!   queue, which starves BBR v1's bandwidth samples (PolyCC §3.1).
+//!   [`AGGREGATION_SPREAD_FLOOR`]) while the floor stays low (below the low-queue limit, or
+//!   below twice it and below the spread): delay that comes and goes without a queue, which
+//!   starves BBR v1's bandwidth samples (PolyCC §3.1) and keeps Copa in its competitive mode.
+//!   Held for [`AGGREGATION_HOLD`], then while one window of the last eight shows the spread.
 //! - **Random loss**: over the last [`LOSS_WINDOWS`] windows the loss rate is at least
 //!   [`RANDOM_LOSS_RATE`] and most lost bytes were declared at a low queue.
+//! - **Long path**: none of these, on a base RTT of at least [`LONG_PATH_RTT`]; entered and left
+//!   without dwell (the base RTT only falls).
 //! - **Clean**: none of these.
 //!
 //! Leaving Competing: the competitor may have left, but the loss-based controller that now runs
