@@ -87,6 +87,8 @@ def test_a_unimodal_sample_is_not_split() -> None:
     assert s.median == pytest.approx(0.950)
     assert s.lo <= s.median <= s.hi and s.lo >= 0.946 and s.hi <= 0.954
     assert s.text(pct) == f"95.0 % [{pct(s.lo)}, {pct(s.hi)}]"
+    # Three runs are too few to split, however far apart.
+    assert len(split_modes([0.1, 0.11, 0.9])) == 1
     # Equal values with one a hair off stay one mode (the gap is below 10 % of the values).
     assert len(split_modes([1.0, 1.0, 1.0, 1.0, 1.001])) == 1
 
@@ -111,3 +113,5 @@ def test_a_claim_over_seeds_records_its_values_and_a_missing_run_fails() -> None
     assert s.bimodal and s.text(lambda v: f"{v:.1f} s") == "0.2 s (4/5), none (1/5)"
     assert s.holds(AtMost(1.0))  # 4 of 5 = 80 % in a passing mode
     assert not SeedSummary.of([0.2, 0.2, 0.2, math.nan, math.nan]).holds(AtMost(1.0))
+    none = SeedSummary.of([math.nan] * 5)
+    assert not none.holds(AtMost(1.0)) and none.text(pct) == "– (none of 5 seeds has a value)"

@@ -280,6 +280,8 @@ MODE_GAP_OVER_SPREAD = 2.0
 MODE_GAP_MIN_SHARE = 0.1
 #: A claim holds when the modes whose median meets the criterion cover at least this share of runs.
 MODE_COVERAGE = 0.8
+#: Fewer runs than this are never split into modes (two or three values say nothing of clusters).
+MODE_MIN_RUNS = 4
 
 
 def median_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
@@ -299,11 +301,12 @@ def median_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> 
 
 
 def split_modes(values: Sequence[float]) -> list[list[float]]:
-    """The per-seed values as one mode, or two when they fall in two clusters: the largest gap
-    between the sorted values exceeds MODE_GAP_OVER_SPREAD × the range of each side and
-    MODE_GAP_MIN_SHARE × the largest |value|. Each mode sorted, lower first."""
+    """The per-seed values as one mode, or two when they fall in two clusters: at least
+    MODE_MIN_RUNS values, and the largest gap between the sorted values exceeds
+    MODE_GAP_OVER_SPREAD × the range of each side and MODE_GAP_MIN_SHARE × the largest |value|.
+    Each mode sorted, lower first."""
     v = sorted(float(x) for x in values)
-    if len(v) < 2:
+    if len(v) < MODE_MIN_RUNS:
         return [v]
     gaps = [b - a for a, b in itertools.pairwise(v)]
     i = max(range(len(gaps)), key=gaps.__getitem__)
@@ -363,6 +366,8 @@ class SeedSummary:
         "93.0 % (4/5), 41.0 % (1/5)"; a single run shows its value only."""
         if self.n == 1:
             return show(self.values[0])
+        if not self.modes:
+            return f"– (none of {self.n} seeds has a value)"
         if not self.bimodal:
             return f"{show(self.median)} [{show(self.lo)}, {show(self.hi)}]"
         parts = [f"{show(statistics.median(m))} ({len(m)}/{self.n})" for m in reversed(self.modes)]

@@ -29,6 +29,7 @@ from polycc.reproduce.common import (
     MODE_COVERAGE,
     MODE_GAP_MIN_SHARE,
     MODE_GAP_OVER_SPREAD,
+    MODE_MIN_RUNS,
     Context,
     Section,
     num,
@@ -53,9 +54,10 @@ PREAMBLE = [
         in the code before the runs. Every claim is measured over {SEEDS} scenario seeds (1g over
         10) and "ours" is the **median** over seeds with its {pct(CONFIDENCE, 0)} interval in
         brackets (bootstrap percentile interval of the median, {BOOTSTRAP_RESAMPLES} resamples);
-        the verdict is taken on the median. An outcome is **bimodal** when the largest gap between
-        the sorted per-seed values is more than {num(MODE_GAP_OVER_SPREAD)}× the range of each
-        side and more than {pct(MODE_GAP_MIN_SHARE, 0)} of the largest value
+        the verdict is taken on the median. An outcome of {MODE_MIN_RUNS} or more runs is **bimodal**
+        when the largest gap between the sorted per-seed values is more than
+        {num(MODE_GAP_OVER_SPREAD)}× the range of each side and more than
+        {pct(MODE_GAP_MIN_SHARE, 0)} of the largest value
         (`polycc.reproduce.common.split_modes`); "ours" then lists each mode's median with its
         frequency, and the claim holds only if the modes whose median meets the criterion cover at
         least {pct(MODE_COVERAGE, 0)} of the runs. Rows marked *with ... (ours, not the paper's
