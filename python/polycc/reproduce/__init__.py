@@ -6,7 +6,7 @@ module per experiment (as `pcc/` and `pibes/`), with `TITLE` (the section headin
 `experiments(ctx: Context) -> list[Section]` (run scenarios under `scenarios/papers/<paper>/`
 through `ctx.sweep` / `ctx.run`, build `Section`s with `Reproduction` records, state the setup
 from the scenario files through `ctx.scenario_file`), and add it to `PAPERS`. Optionally `PREAMBLE`
-(paragraphs after the summary line) and `closing(sections) -> list[str]` (list items closing the
+(paragraphs after the summary line) and `closing(sections) -> list[str]` (markdown lines closing the
 section). Its section of REPRODUCTION.md lives between `<!-- reproduce:<paper>:begin -->` and
 `<!-- reproduce:<paper>:end -->`.
 """

@@ -694,7 +694,7 @@ def render_markdown(
         if whys or notes:
             out += ["", *notes, *whys]
     if closing:
-        out += ["", *(f"- {c}" for c in closing)]
+        out += ["", *closing]
     return "\n".join(out) + "\n"
 
 

@@ -21,7 +21,7 @@ from polycc.reproduce.common import (
     ratio,
     safe_div,
 )
-from polycc.reproduce.pibes.measures import med, utilisation
+from polycc.reproduce.pibes.measures import med, times, utilisation
 from polycc.reproduce.pibes.model import (
     ABSENT,
     CCAS,
@@ -190,7 +190,7 @@ def _claims_pibes(util: Util, recover: dict[str, list[float]], span: str) -> lis
             "well below",
             [safe_div(a, b) for a, b in zip(recover["GCC"], util[("GCC", 0)], strict=True)],
             AtMost(SLOW_RECOVERY, paper_number=False),
-            ratio,
+            times,
         ),
     ]
 

@@ -307,7 +307,7 @@ def claims(f: Fig9, plan: Plan, queue: str, knob: str = "") -> list[Reproduction
             f.accuracy,
             AtLeast(FLAG_HOLDS, paper_number=False),
             pct,
-            _flicker_why(f, plan, queue) if f.weak else _holds_note(f),
+            _flicker_why(f, plan, queue) if f.weak else (_by_phase(f) if knob else _holds_note(f)),
             knob,
         ),
         Reproduction.judge(

@@ -140,6 +140,7 @@ def _claims(
     seeds = range(len(acc[("burst", small)]))
     suffix = "-noise" if knob else ""
     why = "" if knob else _noise_why(jitter, small)
+    why_1c = "" if knob else "As 1b: without the noise the ratios are 0/0."
 
     def burst(b: int, s: int) -> Error:
         return acc[("burst", b)][s]
@@ -196,7 +197,7 @@ def _claims(
             [falls_with_alpha(s) for s in seeds],
             SameSide(1.0, above=True),
             ratio2,
-            why,
+            why_1c,
             knob,
         ),
         Reproduction.judge(
