@@ -159,7 +159,7 @@ def _claims_pibes(util: Util, recover: dict[str, list[float]], span: str) -> lis
         Reproduction.judge(
             "5f",
             "Fig. 14",
-            "irrespective of one or two TCP flows: |1 TCP − 2 TCP| utilisation",
+            "irrespective of one or two TCP flows: abs(1 TCP − 2 TCP) utilisation",
             "consistent",
             [abs(a - b) for a, b in zip(p1, p2, strict=True)],
             AtMost(CONSISTENT_POINTS / 100, paper_number=False),

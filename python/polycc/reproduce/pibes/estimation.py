@@ -163,7 +163,7 @@ def _claims(
         Reproduction.judge(
             "1a" + suffix,
             "Fig. 6",
-            f"the estimate is accurate from a burst of {ACCURATE_FROM} packets: largest mean |B/C − 1| "
+            f"the estimate is accurate from a burst of {ACCURATE_FROM} packets: largest mean abs(B/C − 1) "
             f"for bursts {ACCURATE_FROM}–{large}",
             f"converged from {ACCURATE_FROM}",
             [max(burst(b, s)[0] for b in bursts if b >= ACCURATE_FROM) for s in seeds],
@@ -191,7 +191,7 @@ def _claims(
         Reproduction.judge(
             "1c" + suffix,
             "Fig. 7",
-            "accuracy and precision fall as α grows: the smaller of mean |B/C − 1| and std of B/C at "
+            "accuracy and precision fall as α grows: the smaller of mean abs(B/C − 1) and std of B/C at "
             f"α = {alphas[-1]} over α = {DEFAULT_ALPHA}",
             "decrease as α increases",
             [falls_with_alpha(s) for s in seeds],
@@ -204,7 +204,7 @@ def _claims(
             "1d" + suffix,
             "Fig. 8(b)",
             f"forward competing CUBIC flows (up to {n_comp}) have a negligible effect: largest "
-            "mean |B/C − 1| with competitors minus alone",
+            "mean abs(B/C − 1) with competitors minus alone",
             "negligible",
             competitors_effect("fwd"),
             AtMost(NEGLIGIBLE, paper_number=False),
@@ -291,9 +291,9 @@ def run(ctx: Context) -> Section:
     table = Table(
         [
             "setting (medians over seeds)",
-            "mean |B/C − 1|",
+            "mean abs(B/C − 1)",
             "std of B/C",
-            "mean |B/C − 1|, timestamp noise",
+            "mean abs(B/C − 1), timestamp noise",
             "std of B/C, timestamp noise",
         ]
     )
