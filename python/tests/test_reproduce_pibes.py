@@ -25,17 +25,28 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> ReportResult:
 
 
 def test_estimation_accuracy_and_detection(quick: ReportResult) -> None:
-    # Figs. 6-9: accurate from a burst of 3, precision falls with alpha, competitors barely change
-    # the error, the flag holds while a competitor is present and rises soon after it arrives.
-    assert not quick.failing("1a", "1b", "1c", "1d", "1e")
+    # Figs. 6-9 without receive-timestamp noise (the paper's setup): the estimate is exact, so it is
+    # accurate from a burst of 3 and competitors do not change it, but there is no precision to
+    # gain with the burst size or lose with alpha (0/0: 1b, 1c cannot hold).
+    assert not quick.failing("1a", "1d", "1e")
+    for rid in ("1b", "1c"):
+        r = quick.get(rid)
+        assert not r.holds and all(math.isnan(v) for v in r.seeds) and len(r.seeds) == 2
+    # With our timestamp noise (the labelled rows): accurate from 3, stable from 6, worse with alpha.
+    assert not quick.failing(*(f"1{c}-noise" for c in "abcde"))
+    assert all(quick.get(f"1{c}-noise").knob for c in "abcdefg")
+    # The flag holds while a competitor is present and rises soon after it arrives, either way.
     # Quick mode has two forward CUBIC flows; three and four are the full run's (1f) and
     # crates/polycc-sim/tests/pibes_detection.rs.
-    assert not quick.failing("1f", "1g")
+    assert not quick.failing("1f", "1g", "1f-noise", "1g-noise")
+    assert all(t <= 1.0 for t in quick.get("1g").seeds) and len(quick.get("1g").seeds) == 3
 
 
 def test_fixed_link_utilisation_and_frame_delay(quick: ReportResult) -> None:
-    # Fig. 10: PIBES fills the link, its mean frame delay is close to the bound, GCC below PIBES.
-    assert not quick.failing("2a", "2b", "2c")
+    # Fig. 10: PIBES fills the link, its mean frame delay is close to the bound. GCC, without the
+    # paper's WebRTC's internal cap, fills the link far above the paper's 73 % alone (2c, 5a).
+    assert not quick.failing("2a", "2b")
+    assert quick.get("2c").value > 0.83 and quick.failing("2c")
 
 
 def test_ramp(quick: ReportResult) -> None:
@@ -46,6 +57,8 @@ def test_table_1_gcc_starves_pibes_keeps_its_share(quick: ReportResult) -> None:
     # Table 1 with GCC floored only at WebRTC's encoder minimum: GCC starves beside one and two
     # CUBIC flows; PIBES holds about s_min either way, far above GCC, and takes the link back.
     assert not quick.failing("5b", "5c", "5d", "5e", "5g", "5h")
+    # Every claim over the seeds, each seed's value kept.
+    assert all(len(quick.get(r).seeds) == 2 for r in ("5b", "5c", "5d", "5e", "5g", "5h"))
 
 
 def test_varying_links_r_min_and_two_pibes(quick: ReportResult) -> None:
@@ -54,7 +67,11 @@ def test_varying_links_r_min_and_two_pibes(quick: ReportResult) -> None:
 
 @pytest.mark.skipif(not TRACES.is_dir(), reason="shared traces absent: the cellular runs are skipped")
 def test_cellular_tracks_the_trace(quick: ReportResult) -> None:
-    assert not quick.failing("3a", "3b")
+    # PIBES tracks both traces near s_max (3a at the band's edge in the 15-s quick runs); GCC is
+    # below it on 3G and does not reach its cap on 4G, where the paper's protocols all did (3d).
+    assert not quick.failing("3b", "3c")
+    assert quick.get("3a").value > 0.8
+    assert quick.failing("3d") and quick.get("3d").value < 0.5
 
 
 def test_section_is_generated_between_markers(quick: ReportResult) -> None:
@@ -63,8 +80,13 @@ def test_section_is_generated_between_markers(quick: ReportResult) -> None:
     begin, end = markers("pibes")
     section = text[text.index(begin) : text.index(end)]
     assert "| 5c |" in section and "| 1g |" in section and "QUICK" in section
-    # Every claim that does not hold says why.
-    assert all(r.why for r in quick.reproductions if not r.holds)
+    assert "| 1a-noise |" in section and "bootstrap percentile interval of the median" in section
+    # The summary counts the claims apart from the rows with our knob.
+    claims = [r for r in quick.reproductions if not r.knob]
+    assert f"{sum(r.holds for r in claims)} of {len(claims)} claims hold" in section
+    # Every claim that does not hold says why, in its note or in the closing list of changed verdicts.
+    closing = section[section.index("**Verdicts changed by issue 19**") :]
+    assert all(r.why or f"**{r.id}** held before" in closing for r in quick.reproductions if not r.holds)
 
 
 def test_frame_delay_lower_bound() -> None:

@@ -5,8 +5,10 @@ Adding a paper: write a module `polycc/reproduce/<paper>.py`, or a package `<pap
 module per experiment (as `pcc/` and `pibes/`), with `TITLE` (the section heading) and
 `experiments(ctx: Context) -> list[Section]` (run scenarios under `scenarios/papers/<paper>/`
 through `ctx.sweep` / `ctx.run`, build `Section`s with `Reproduction` records, state the setup
-from the scenario files through `ctx.scenario_file`), and add it to `PAPERS`. Its section of
-REPRODUCTION.md lives between `<!-- reproduce:<paper>:begin -->` and `<!-- reproduce:<paper>:end -->`.
+from the scenario files through `ctx.scenario_file`), and add it to `PAPERS`. Optionally `PREAMBLE`
+(paragraphs after the summary line) and `closing(sections) -> list[str]` (markdown lines closing the
+section). Its section of REPRODUCTION.md lives between `<!-- reproduce:<paper>:begin -->` and
+`<!-- reproduce:<paper>:end -->`.
 """
 
 from __future__ import annotations
@@ -126,7 +128,17 @@ def reproduce(
         )
         sections: list[Section] = module.experiments(ctx)
         command = f"polycc reproduce {paper}{' --quick' if quick else ''}"
-        body = render_markdown(paper, module.TITLE, sections, command=command, quick=quick, runs=ctx.runs)
+        closing = getattr(module, "closing", None)
+        body = render_markdown(
+            paper,
+            module.TITLE,
+            sections,
+            command=command,
+            quick=quick,
+            runs=ctx.runs,
+            preamble=getattr(module, "PREAMBLE", ()),
+            closing=closing(sections) if closing else (),
+        )
         (tmp / f"REPRODUCTION-{paper}.md").write_text(body, encoding="utf-8")
         (tmp / "reproductions.json").write_text(
             json.dumps(as_json(sections), indent=2) + "\n", encoding="utf-8"

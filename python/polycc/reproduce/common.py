@@ -10,8 +10,11 @@ results, never typed.
 from __future__ import annotations
 
 import html
+import itertools
 import math
+import statistics
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -49,6 +52,41 @@ class Reproduction:
     why: str = ""
     #: The measured number behind `ours` (for tests and reproductions.json).
     value: float = math.nan
+    #: The per-seed values `value` summarises (empty for a claim measured on one run).
+    seeds: tuple[float, ...] = ()
+    #: Non-empty for a second, labelled row of a claim run with a knob we added (not the paper's
+    #: setup): the knob, e.g. "U[0, 1 ms] receive-timestamp noise". Not counted in the summary.
+    knob: str = ""
+
+    @classmethod
+    def judge(
+        cls,
+        id: str,
+        figure: str,
+        claim: str,
+        paper: str,
+        values: Sequence[float],
+        criterion: Criterion,
+        show: Callable[[float], str],
+        why: str = "",
+        knob: str = "",
+    ) -> Reproduction:
+        """A claim measured once per seed: `ours` is the median with its 95 % interval (or the
+        modes, see `SeedSummary`), judged by `criterion` as `SeedSummary.holds` says."""
+        s = SeedSummary.of(values)
+        return cls(
+            id,
+            figure,
+            claim,
+            paper,
+            s.text(show),
+            s.holds(criterion),
+            criterion.text(show),
+            why,
+            s.median,
+            tuple(float(v) for v in values),
+            knob,
+        )
 
     @classmethod
     def at_least(
@@ -98,6 +136,244 @@ class Reproduction:
         """The claim holds when `value` <= `maximum` (NaN never holds)."""
         holds = not math.isnan(value) and value <= maximum
         return cls(id, figure, claim, paper, show(value), holds, f"<= {show(maximum)}", why, value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Criteria at the papers' numbers (issue 19): each kind says whether a value holds and renders its
+# own text for the table, with the paper's number and the tolerance.
+
+
+class Criterion(ABC):
+    """What a claim's value must satisfy. `paper_number=False` marks a criterion for a claim whose
+    paper gives no number (the text says so; the section justifies the tolerance)."""
+
+    paper_number: bool
+
+    @abstractmethod
+    def holds(self, value: float) -> bool:
+        """Whether `value` satisfies the criterion (NaN never does)."""
+
+    @abstractmethod
+    def bounds_text(self, show: Callable[[float], str]) -> str:
+        """The criterion itself, e.g. "63.0 % .. 83.0 %"."""
+
+    def text(self, show: Callable[[float], str]) -> str:
+        return self.bounds_text(show) + ("" if self.paper_number else "; no number in the paper")
+
+
+@dataclass(frozen=True)
+class Band(Criterion):
+    """About `paper`: `lo` <= value <= `hi` (either side may be open: ±inf)."""
+
+    paper: float
+    lo: float
+    hi: float
+    paper_number: bool = True
+
+    def holds(self, value: float) -> bool:
+        return not math.isnan(value) and self.lo <= value <= self.hi
+
+    def range_text(self, show: Callable[[float], str]) -> str:
+        if math.isinf(self.lo):
+            return f"<= {show(self.hi)}"
+        if math.isinf(self.hi):
+            return f">= {show(self.lo)}"
+        return f"{show(self.lo)} .. {show(self.hi)}"
+
+    def bounds_text(self, show: Callable[[float], str]) -> str:
+        return f"≈ {show(self.paper)}: {self.range_text(show)}"
+
+
+class WithinPoints(Band):
+    """A share within ± `points` percentage points of the paper's share (fractions, 0.73 = 73 %);
+    a share cannot be negative, so the band starts at 0 at the lowest."""
+
+    def __init__(self, paper: float, points: float, paper_number: bool = True) -> None:
+        lo = paper - points / 100
+        super().__init__(paper, max(lo, 0.0) if paper >= 0 else lo, paper + points / 100, paper_number)
+
+    @property
+    def points(self) -> float:
+        return round(100 * (self.hi - self.paper), 6)
+
+    def bounds_text(self, show: Callable[[float], str]) -> str:
+        return f"{show(self.paper)} ± {num(self.points)} points: {self.range_text(show)}"
+
+
+class WithinFactor(Band):
+    """A ratio within a factor `factor` of the paper's, either way: paper / factor .. paper · factor."""
+
+    def __init__(self, paper: float, factor: float, paper_number: bool = True) -> None:
+        if factor < 1:
+            raise ValueError(f"WithinFactor: factor {factor} < 1")
+        super().__init__(paper, paper / factor, paper * factor, paper_number)
+
+    @property
+    def factor(self) -> float:
+        return round(self.hi / self.paper, 6)
+
+    def bounds_text(self, show: Callable[[float], str]) -> str:
+        return f"{show(self.paper)} within ×{num(self.factor)}: {show(self.lo)} .. {show(self.hi)}"
+
+
+@dataclass(frozen=True)
+class SameSide(Criterion):
+    """ "Better than" / "lower than": strictly on the paper's side of `pivot` (1 for a ratio, 0 for
+    a difference)."""
+
+    pivot: float
+    above: bool
+    paper_number: bool = True
+
+    def holds(self, value: float) -> bool:
+        return not math.isnan(value) and (value > self.pivot if self.above else value < self.pivot)
+
+    def bounds_text(self, show: Callable[[float], str]) -> str:
+        return f"{'>' if self.above else '<'} {show(self.pivot)}"
+
+
+@dataclass(frozen=True)
+class AtLeast(Criterion):
+    """value >= `minimum`; `paper` is the paper's number the minimum derives from (NaN: none)."""
+
+    minimum: float
+    paper: float = math.nan
+    paper_number: bool = True
+
+    def holds(self, value: float) -> bool:
+        return not math.isnan(value) and value >= self.minimum
+
+    def bounds_text(self, show: Callable[[float], str]) -> str:
+        ref = "" if math.isnan(self.paper) else f"paper {show(self.paper)}: "
+        return f"{ref}>= {show(self.minimum)}"
+
+
+@dataclass(frozen=True)
+class AtMost(Criterion):
+    """value <= `maximum`; `paper` is the paper's number the maximum derives from (NaN: none)."""
+
+    maximum: float
+    paper: float = math.nan
+    paper_number: bool = True
+
+    def holds(self, value: float) -> bool:
+        return not math.isnan(value) and value <= self.maximum
+
+    def bounds_text(self, show: Callable[[float], str]) -> str:
+        ref = "" if math.isnan(self.paper) else f"paper {show(self.paper)}: "
+        return f"{ref}<= {show(self.maximum)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# A claim over seeds: the median with a bootstrap interval, and the modes of a bimodal outcome.
+
+#: The interval's confidence, and the bootstrap's resamples (percentile method, fixed RNG seed so
+#: the document regenerates identically from the same runs).
+CONFIDENCE = 0.95
+BOOTSTRAP_RESAMPLES = 4000
+BOOTSTRAP_SEED = 19
+#: Two modes when the largest gap between the sorted per-seed values is more than this many times
+#: the range of either side of it ...
+MODE_GAP_OVER_SPREAD = 2.0
+#: ... and more than this share of the largest |value| (so equal values split by a rounding-size
+#: gap stay one mode).
+MODE_GAP_MIN_SHARE = 0.1
+#: A claim holds when the modes whose median meets the criterion cover at least this share of runs.
+MODE_COVERAGE = 0.8
+#: Fewer runs than this are never split into modes (two or three values say nothing of clusters).
+MODE_MIN_RUNS = 4
+
+
+def median_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The bootstrap percentile interval of the median of `values` (NaN, NaN when empty; the value
+    itself for one)."""
+    import numpy as np
+
+    v = np.asarray(values, dtype=float)
+    if not v.size:
+        return math.nan, math.nan
+    if v.size == 1:
+        return float(v[0]), float(v[0])
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    medians = np.median(rng.choice(v, size=(BOOTSTRAP_RESAMPLES, v.size), replace=True), axis=1)
+    tail = 100 * (1 - confidence) / 2
+    return float(np.percentile(medians, tail)), float(np.percentile(medians, 100 - tail))
+
+
+def split_modes(values: Sequence[float]) -> list[list[float]]:
+    """The per-seed values as one mode, or two when they fall in two clusters: at least
+    MODE_MIN_RUNS values, and the largest gap between the sorted values exceeds
+    MODE_GAP_OVER_SPREAD × the range of each side and MODE_GAP_MIN_SHARE × the largest |value|.
+    Each mode sorted, lower first."""
+    v = sorted(float(x) for x in values)
+    if len(v) < MODE_MIN_RUNS:
+        return [v]
+    gaps = [b - a for a, b in itertools.pairwise(v)]
+    i = max(range(len(gaps)), key=gaps.__getitem__)
+    lo, hi = v[: i + 1], v[i + 1 :]
+    spread = max(lo[-1] - lo[0], hi[-1] - hi[0])
+    gap = gaps[i]
+    if gap > MODE_GAP_OVER_SPREAD * spread and gap > MODE_GAP_MIN_SHARE * max(abs(x) for x in v):
+        return [lo, hi]
+    return [v]
+
+
+@dataclass(frozen=True)
+class SeedSummary:
+    """A claim's per-seed values: their median and its 95 % interval, and their modes (NaN runs,
+    e.g. an event that never came, are a mode of their own that never holds)."""
+
+    values: tuple[float, ...]
+    median: float
+    lo: float
+    hi: float
+    modes: tuple[tuple[float, ...], ...]
+    missing: int
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> SeedSummary:
+        finite = [float(v) for v in values if not math.isnan(v)]
+        lo, hi = median_interval(finite)
+        return cls(
+            tuple(float(v) for v in values),
+            statistics.median(finite) if finite else math.nan,
+            lo,
+            hi,
+            tuple(tuple(m) for m in split_modes(finite)) if finite else (),
+            len(values) - len(finite),
+        )
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    @property
+    def bimodal(self) -> bool:
+        return len(self.modes) > 1 or (self.missing > 0 and bool(self.modes))
+
+    def holds(self, criterion: Criterion) -> bool:
+        """Unimodal: the criterion on the median. Bimodal: the modes whose median meets it cover
+        at least MODE_COVERAGE of the runs."""
+        if not self.n:
+            return False
+        if not self.bimodal:
+            return criterion.holds(self.median)
+        covered = sum(len(m) for m in self.modes if criterion.holds(statistics.median(m)))
+        return covered / self.n >= MODE_COVERAGE
+
+    def text(self, show: Callable[[float], str]) -> str:
+        """ "95.0 % [94.8 %, 95.2 %]" (median [95 % interval]); for a bimodal outcome its modes
+        "93.0 % (4/5), 41.0 % (1/5)"; a single run shows its value only."""
+        if self.n == 1:
+            return show(self.values[0])
+        if not self.modes:
+            return f"– (none of {self.n} seeds has a value)"
+        if not self.bimodal:
+            return f"{show(self.median)} [{show(self.lo)}, {show(self.hi)}]"
+        parts = [f"{show(statistics.median(m))} ({len(m)}/{self.n})" for m in reversed(self.modes)]
+        if self.missing:
+            parts.append(f"none ({self.missing}/{self.n})")
+        return ", ".join(parts)
 
 
 @dataclass
@@ -323,17 +599,39 @@ class Context:
 
         return pd.read_parquet(self.out / name / "runs" / str(row["run_id"]) / "timeseries.parquet")
 
-    def run(self, name: str, scenario: str, overrides: Mapping[str, Any] | None = None) -> RunResult:
-        """Runs one scenario file (with overrides) and writes its results directory `out/name/`."""
+    def run(
+        self, name: str, scenario: str, overrides: Mapping[str, Any] | None = None, *, plots: bool = True
+    ) -> RunResult:
+        """Runs one scenario file (with overrides) and writes its results directory `out/name/`
+        (with its plots when both `plots` and the context's plots are on)."""
         from polycc.api import run_scenario
         from polycc.scenario import Scenario
 
         t0 = time.perf_counter()
         result = run_scenario(Scenario.from_file(self.scenario(scenario)).with_overrides(overrides or {}))
-        result.write(self.out / name, plots=self.plots)
+        result.write(self.out / name, plots=self.plots and plots)
         self.sim_wall_s += time.perf_counter() - t0
         self.runs += 1
         return result
+
+    def seeds_of(self, scenario: str, seeds: int) -> list[int]:
+        """The scenario seeds a claim over `seeds` runs uses: the file's seed (default 1) and the
+        next ones."""
+        from polycc.scenario import Scenario
+
+        first = Scenario.from_file(self.scenario(scenario)).to_dict().get("seed", 1)
+        return [int(first) + i for i in range(seeds)]
+
+    def run_seeds(
+        self, name: str, scenario: str, overrides: Mapping[str, Any] | None = None, *, seeds: int
+    ) -> list[RunResult]:
+        """`run` once per scenario seed (`seeds_of`): the first into `out/name/` with its plots,
+        the others into `out/name-seed<seed>/` without (their numbers only feed the claims)."""
+        out = []
+        for i, seed in enumerate(self.seeds_of(scenario, seeds)):
+            label = name if i == 0 else f"{name}-seed{seed}"
+            out.append(self.run(label, scenario, dict(overrides or {}) | {"seed": seed}, plots=i == 0))
+        return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -345,23 +643,48 @@ def markers(paper: str) -> tuple[str, str]:
 
 
 def render_markdown(
-    paper: str, title: str, sections: Sequence[Section], *, command: str, quick: bool, runs: int
+    paper: str,
+    title: str,
+    sections: Sequence[Section],
+    *,
+    command: str,
+    quick: bool,
+    runs: int,
+    preamble: Sequence[str] = (),
+    closing: Sequence[str] = (),
 ) -> str:
-    """The paper's section of REPRODUCTION.md (without the markers)."""
+    """The paper's section of REPRODUCTION.md (without the markers). `preamble`: paragraphs after
+    the summary line (e.g. how claims over seeds are judged); `closing`: list items after the last
+    experiment (e.g. the claims whose verdict changed). Rows with a knob (`Reproduction.knob`) are
+    counted apart from the claims."""
     reps = [r for s in sections for r in s.reproductions]
-    held = sum(r.holds for r in reps)
+    claims = [r for r in reps if not r.knob]
+    knobbed = [r for r in reps if r.knob]
+    held = sum(r.holds for r in claims)
+    summary = f"{held} of {len(claims)} qualitative claims hold in the simulator."
+    if knobbed:
+        summary = (
+            f"{held} of {len(claims)} claims hold in the simulator at the paper's numbers; "
+            f"{sum(r.holds for r in knobbed)} of {len(knobbed)} second rows run with a knob we added "
+            "(labelled, not counted) hold."
+        )
     out = [
         f"## {title}",
         "",
         f"Generated by `{command}` ({runs} simulated runs{', QUICK (shortened) versions' if quick else ''}); "
-        f"do not edit by hand. {held} of {len(reps)} qualitative claims hold in the simulator.",
+        f"do not edit by hand. {summary}",
+    ]
+    for p in preamble:
+        out += ["", p]
+    out += [
         "",
         "| # | figure | claim | paper | ours | holds (criterion) |",
         "|---|---|---|---|---|---|",
     ]
     for r in reps:
         mark = "yes" if r.holds else "**no**"
-        out.append(f"| {r.id} | {r.figure} | {r.claim} | {r.paper} | {r.ours} | {mark} ({r.criterion}) |")
+        claim = f"*with {r.knob} (ours, not the paper's setup):* {r.claim}" if r.knob else r.claim
+        out.append(f"| {r.id} | {r.figure} | {claim} | {r.paper} | {r.ours} | {mark} ({r.criterion}) |")
     for s in sections:
         out += ["", f"### {s.id}. {s.title} ({s.figure})", "", s.setup, ""]
         out.append("Scenarios: " + ", ".join(f"`{p}`" for p in s.scenarios) + f"; results: `{s.results}/`.")
@@ -370,6 +693,8 @@ def render_markdown(
         notes = [f"- {n}" for n in s.notes]
         if whys or notes:
             out += ["", *notes, *whys]
+    if closing:
+        out += ["", *closing]
     return "\n".join(out) + "\n"
 
 

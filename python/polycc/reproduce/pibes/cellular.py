@@ -8,9 +8,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from polycc.reproduce.common import Context, Reproduction, Section, Table, mbps, ms, num, pct, prose, safe_div
-from polycc.reproduce.pibes.measures import frame_delays, points, stat, trace_missing, video_runs
-from polycc.reproduce.pibes.model import SETTLE_S, TRACES, lower_bound_ms
+from polycc.reproduce.common import (
+    Context,
+    Reproduction,
+    SameSide,
+    Section,
+    Table,
+    WithinPoints,
+    mbps,
+    ms,
+    num,
+    pct,
+    prose,
+    safe_div,
+)
+from polycc.reproduce.pibes.measures import first, frame_delays, med, points, stat, trace_missing, video_runs
+from polycc.reproduce.pibes.model import S_MAX, SETTLE_S, TRACES, lower_bound_ms
 from polycc.reproduce.pibes.plots import capacity_series, comparison_plot
 from polycc.reproduce.scenario_file import PACKET_BYTES, ScenarioFile, size_text
 from polycc.reproduce.timeseries import flow_mean
@@ -18,8 +31,9 @@ from polycc.reproduce.timeseries import flow_mean
 if TYPE_CHECKING:
     from polycc.api import RunResult
 
-#: 3a, 3b: PIBES tracks the capacity when it carries at least this share of it.
-TRACKS = 0.8
+#: 3a, 3b: PIBES tracks min(capacity, R_max) at its s_max ("small gap ... due to s_max = 0.95";
+#: on 4G "hit their video bitrate cap"): ± 10 points around s_max.
+TRACKS_POINTS = 10.0
 _WHY_4G = prose(
     f"""
     A trace-driven link delivers in bursts (one {PACKET_BYTES}-byte opportunity per line of
@@ -29,43 +43,79 @@ _WHY_4G = prose(
 )
 
 
-def _row(table: Table, net: str, k: str, r: RunResult, duration: float, r_max: float) -> float:
-    """Adds one run's row; returns its throughput over min(capacity, R_max)."""
+#: 3d: what a GCC run on the 4G trace shows (cc_delay_based_mbps, cc_link_capacity_mbps over time).
+_WHY_GCC_4G = prose(
+    """
+    Our GCC starts at WebRTC's 300 kbit/s and raises its delay-based rate slowly (about 3 Mbit/s
+    by 12 s); at the trace's capacity dip around 16–20 s the queue delay rises, it detects overuse
+    and drops to about 0.5 Mbit/s, and from there it increases only additively near its link-capacity
+    estimate (0.55 Mbit/s), so it never approaches R_max within the 40 s. The paper's WebRTC hit an
+    internal cap far below ours.
+    """
+)
+
+
+def _track(r: RunResult, duration: float, r_max: float) -> tuple[float, float, float]:
+    """(mean capacity, throughput, throughput / min(capacity, R_max)) of one run's video flow."""
     t, cap = capacity_series(r)
     sel = (t >= SETTLE_S) & (t < duration)
     reachable = float(np.minimum(cap[sel], r_max).mean())
     thr = flow_mean(r, "video", "throughput_mbps", SETTLE_S, duration)
-    d = frame_delays(r.frames, "video", SETTLE_S)
-    track = safe_div(thr, reachable)
+    return float(cap[sel].mean()), thr, safe_div(thr, reachable)
+
+
+def _row(table: Table, net: str, k: str, rs: list[RunResult], duration: float, r_max: float) -> list[float]:
+    """Adds one protocol's row (medians over seeds); returns its per-seed tracking."""
+    tracks = [_track(r, duration, r_max) for r in rs]
+    d = [frame_delays(r.frames, "video", SETTLE_S) for r in rs]
     table.add(
-        net.upper(), k, mbps(float(cap[sel].mean())), mbps(thr), pct(track), ms(stat(d)), ms(stat(d, 95))
+        net.upper(),
+        k,
+        mbps(med([x[0] for x in tracks])),
+        mbps(med([x[1] for x in tracks])),
+        pct(med([x[2] for x in tracks])),
+        ms(med([stat(x) for x in d])),
+        ms(med([stat(x, 95) for x in d])),
     )
-    return track
+    return [x[2] for x in tracks]
 
 
-def _claims(net: str, track: dict[str, float], r_max: float) -> list[Reproduction]:
+def _claims(net: str, track: dict[str, list[float]], r_max: float) -> list[Reproduction]:
     g3 = net == "3g"
     figure = "Fig. 11(a)" if g3 else "Fig. 11(c)"
+    at_s_max = WithinPoints(S_MAX, TRACKS_POINTS, paper_number=False)
+    pibes_minus_gcc = [p - g for p, g in zip(track["PIBES"], track["GCC"], strict=True)]
     return [
-        Reproduction.at_least(
+        Reproduction.judge(
             f"3{'a' if g3 else 'b'}",
             figure,
             f"PIBES tracks the {net.upper()} capacity: "
             f"throughput / min(capacity, R_max = {num(r_max)} Mbit/s)",
             "closely tracked, small gap (s_max)" if g3 else "hits the bitrate cap",
             track["PIBES"],
-            TRACKS,
+            at_s_max,
             pct,
             "" if g3 else _WHY_4G,
         ),
-        Reproduction.at_least(
-            f"3{'c' if g3 else 'd'}",
+        Reproduction.judge(
+            "3c",
             figure,
             f"WebRTC uses less of the {net.upper()} capacity than PIBES: PIBES − GCC (same measure)",
-            "not able to fully utilise" if g3 else "both hit the cap",
-            track["PIBES"] - track["GCC"],
-            0.0,
+            "not able to fully utilise",
+            pibes_minus_gcc,
+            SameSide(0.0, above=True),
             points,
+        )
+        if g3
+        else Reproduction.judge(
+            "3d",
+            figure,
+            f"WebRTC also hits its bitrate cap on {net.upper()}: GCC's throughput / min(capacity, R_max)",
+            "both hit the cap",
+            track["GCC"],
+            at_s_max,
+            pct,
+            _WHY_GCC_4G,
         ),
     ]
 
@@ -110,13 +160,13 @@ def run(ctx: Context) -> Section:
             )
             continue
         runs = video_runs(ctx, f"cellular-{net}", scen, {"duration": f"{duration:g}s"})
-        track = {k: _row(table, net, k, r, duration, r_max) for k, r in runs.items()}
+        track = {k: _row(table, net, k, rs, duration, r_max) for k, rs in runs.items()}
         figure = ctx.out / f"cellular-{net}-pibes" / f"cellular-{net}-comparison.png"
         title = f"PIBES Fig. 11: {net.upper()} trace, one-way delay {num(file.one_way_ms())} ms"
-        comparison_plot(ctx, figure, title, runs, bound_ms=lower_bound_ms(ctx.scenario_file(scen)))
+        comparison_plot(ctx, figure, title, first(runs), bound_ms=lower_bound_ms(ctx.scenario_file(scen)))
         notes.append(
             f"Figure: `cellular-{net}-pibes/{figure.name}` "
-            "(throughput against the trace's capacity, frame delay over time)."
+            "(throughput against the trace's capacity, frame delay over time; first seed)."
         )
         reps += _claims(net, track, r_max)
     return Section(
@@ -128,5 +178,12 @@ def run(ctx: Context) -> Section:
         "cellular-3g-pibes",
         table,
         reps,
-        notes,
+        [
+            *notes,
+            "Table: medians over the seeds (the seed varies frame sizes; the trace is the same).",
+            f"Criteria: 3a, 3b, 3d — the paper prints no number; PIBES tracks min(capacity, R_max) "
+            f'at its s_max = {pct(S_MAX, 0)} ("a small gap ... due to s_max"), ± '
+            f'{num(TRACKS_POINTS)} points, and on 4G "all three protocols hit their video bitrate '
+            'cap", so GCC is held to the same band (3d; before issue 19 only "below PIBES").',
+        ],
     )

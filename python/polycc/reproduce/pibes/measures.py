@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from polycc.reproduce.common import Context, fmt, safe_div, seconds
-from polycc.reproduce.pibes.model import CCAS
+from polycc.reproduce.pibes.model import CCAS, seeds
 from polycc.reproduce.timeseries import flow_mean, window
 
 if TYPE_CHECKING:
@@ -69,12 +69,25 @@ def times(v: float) -> str:
 
 def video_runs(
     ctx: Context, name: str, scenario: str, extra: Mapping[str, Any] | None = None
-) -> dict[str, RunResult]:
-    """One run per protocol (PIBES, GCC) of `scenario` with `extra` overrides."""
+) -> dict[str, list[RunResult]]:
+    """The runs per protocol (PIBES, GCC) of `scenario` with `extra` overrides, one per seed."""
     return {
-        label: ctx.run(f"{name}-{label.lower()}", scenario, dict(over) | dict(extra or {}))
+        label: ctx.run_seeds(
+            f"{name}-{label.lower()}", scenario, dict(over) | dict(extra or {}), seeds=seeds(ctx)
+        )
         for label, over in CCAS.items()
     }
+
+
+def first(runs: Mapping[str, list[RunResult]]) -> dict[str, RunResult]:
+    """Each protocol's first-seed run (the one plotted)."""
+    return {k: v[0] for k, v in runs.items()}
+
+
+def med(xs: Sequence[float]) -> float:
+    """The median of per-seed values for a table cell (NaN ignored; NaN when none)."""
+    v = [x for x in xs if not math.isnan(x)]
+    return float(np.median(v)) if v else math.nan
 
 
 def trace_gaps_ms(ctx: Context, scenario: str) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from polycc.reproduce.common import num
+from polycc.reproduce.common import Context, num
 from polycc.reproduce.scenario_file import ScenarioFile, rate_mbps, size_text
 from polycc.video import frame_delay_lower_bounds
 
@@ -31,6 +31,10 @@ CCAS: dict[str, dict[str, Any]] = {
 TRACES = {"3g": "cellular-3g.toml", "4g": "cellular-4g.toml"}
 #: Table 1: the video flow's utilisation with 0, 1 and 2 competing TCP flows, as the paper gives it.
 PAPER_TABLE_1 = {"WebRTC": ("73 %", "24 %", "8 %"), "Salsify": ("92 %", "37 %", "35 %")}
+#: Issue 19: every claim is measured over this many scenario seeds (quick mode: QUICK_SEEDS).
+SEEDS, QUICK_SEEDS = 5, 2
+#: The knob of experiment 1 that is ours, not the paper's: receive-timestamp noise (estimation.toml).
+NOISE_KNOB = "U[0, 1 ms] receive-timestamp noise"
 #: A flow moved past the end of a run is absent.
 ABSENT = "1000s"
 #: Utilisation and frame delays are measured from here on (start-up left out).
@@ -60,3 +64,8 @@ def path(file: ScenarioFile) -> str:
 
 #: Where each run's PIBES state is plotted (results.py writes it).
 VIDEO_PNG = "each PIBES run's `video.png` shows the estimate, the share s_k and the competing flag over time"
+
+
+def seeds(ctx: Context) -> int:
+    """How many scenario seeds each claim runs over."""
+    return QUICK_SEEDS if ctx.quick else SEEDS
