@@ -108,9 +108,10 @@ struct Measurement {
 /// D_p, the round-trip propagation delay: the connection's smallest RTT until the first
 /// conservative stage, then at the start of each conservative stage
 /// D_p = RTT_min − Q_avg / P_avg (eq. 1), which follows a path whose delay changed. RTT_min is
-/// taken from packets sent after buffer clearing, and D_p never exceeds the smallest RTT of the
-/// last [`DP_GUARD_WINDOW`]: a measurement that still saw a standing queue (ours, when the
-/// clearing left one, or another flow's) would otherwise clear to a window that keeps it.
+/// taken from packets sent after buffer clearing, and D_p ([`Self::get`]) never exceeds the
+/// smallest RTT of the last [`DP_GUARD_WINDOW`]: a measurement that still saw a standing queue
+/// (ours, when the clearing left one, or another flow's) would otherwise clear to a window that
+/// keeps it. [`Self::unbounded`] is eq. 1's value without that bound.
 #[derive(Clone, Debug)]
 pub struct PropagationDelay {
     q_avg_bytes: f64,
@@ -134,6 +135,11 @@ impl PropagationDelay {
             measuring: None,
             from_equation: false,
         }
+    }
+
+    /// Eq. 1's last result (the lifetime minimum before it has run), without the bound.
+    pub fn unbounded(&self) -> Option<Duration> {
+        self.dp
     }
 
     /// D_p, once an RTT sample has been seen: the estimate, capped by the recent minimum RTT.
