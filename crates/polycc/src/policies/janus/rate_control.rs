@@ -294,6 +294,8 @@ mod tests {
         d.on_sample(t(1200), ms(193), t(1010), 8e6);
         assert!(d.on_sample(t(1400), ms(199), t(1210), 8e6));
         assert_eq!(d.get(), Some(ms(51)));
+        // Eq. 1's own value stays available (the aggressive stage's threshold takes it).
+        assert_eq!(d.unbounded(), Some(ms(187)));
         // Once the 51 ms sample has aged out of the window, the bound is the recent minimum.
         d.on_sample(t(10_500), ms(190), t(10_300), 8e6);
         d.on_sample(t(11_500), ms(195), t(11_300), 8e6);
