@@ -650,7 +650,13 @@ def _exp_bulk(ctx: Context) -> Section:
                 window, overshot, and a 45 ms queue stood with the newcomers at 64 % of their
                 share. D_p (eq. 1) sits low because it subtracts Q_avg/P_avg = 4 packets at
                 the bulk flow's {mbps(bulk_during)} ({ms(q_avg_delay)}), more than it keeps
-                queued.
+                queued. The newcomers turn conservative while the bulk flow's aggressive stage
+                still holds a queue; eq. 1 read D_p through it (80.7 ms on this 60 ms path) until
+                D_p was bounded by the flow's smallest RTT of the last 10 s, and the larger
+                windows that inflated D_p left them after each clearing made this row 96.0 %
+                (newcomers 4.80, bulk flow 4.91 Mbit/s). With D_p at the path the four Vegas
+                flows stop at a split inside Vegas' 2–4-packet band (see 4c): the newcomers
+                {mbps(bg_mean)} on average, the bulk flow {mbps(bulk_during)}.
                 """
             ),
         ),
@@ -797,8 +803,9 @@ def _exp_delay_increase(ctx: Context) -> Section:
                 D_p runs low by construction. Eq. 1 subtracts Q_avg/P_avg, the delay of the
                 4 packets a Vegas flow is assumed to keep queued, from RTT_min taken at the start
                 of a conservative stage; but the stage starts with buffer clearing (cwnd =
-                P_avg·D_p), so the flow's own queue is (nearly) empty while RTT_min is taken (over the
-                stage's first two RTTs; Vegas then adds one packet per RTT). At the worst
+                P_avg·D_p), so the flow's own queue is (nearly) empty while RTT_min is taken (from
+                the packets sent after the clearing, over one RTT; Vegas then adds one packet per
+                RTT). At the worst
                 point ({ms(worst_at[0])} step) D_p = {ms(worst_at[1])}, so the RTT_min it used was
                 D_p + Q_avg/P_avg = {ms(worst_at[1] + worst_at[2])}, only {ms(queued)}
                 ({fmt(queued_packets, 1)} packets at the 20 Mbit/s link) above the path's RTT
@@ -809,7 +816,11 @@ def _exp_delay_increase(ctx: Context) -> Section:
                 Measuring RTT_min over the stage's second RTT only left this unchanged (the flow
                 has queued at most one packet by then) and lowered 4a to 87.0 %, so we keep the
                 paper's reading; the "accurate" D_p of Fig. 18 needs the flow to hold Q_avg
-                packets when RTT_min is taken.
+                packets when RTT_min is taken. D_p is also bounded by the flow's smallest RTT of
+                the last 10 s (a propagation delay is never longer than an RTT on the same
+                path); after each step the bound holds D_p at the old path's smallest recent RTT
+                until those samples have aged out, 10 s into the 20-s step (the paper's Fig. 18
+                updates it within a few seconds), so the end-of-step readings above are eq. 1's.
                 """
             ),
         ),
@@ -917,7 +928,12 @@ def _exp_rmin(ctx: Context) -> Section:
                 15 s, each cut (to 0.7 of the window) closing only part of the gap. An earlier
                 version, which let Vegas slow-start after each switch to the conservative stage
                 (see 4a), averaged 4.13 Mbit/s here: the outcome rests on where CUBIC's slow
-                convergence starts from.
+                convergence starts from. So does the aggressive stage's ssthresh R·D_p: eq. 1
+                reads RTT_min through the CUBIC flows' queue (D_p 116 ms on this 60 ms path
+                before it was bounded), and the threshold takes eq. 1 unbounded, while buffer
+                clearing takes D_p bounded by the flow's smallest RTT of the last 10 s; with
+                the threshold bounded as well it was half as large and this row read
+                3.00 Mbit/s.
                 """
             )
             + (" " + long_note if long_note else ""),

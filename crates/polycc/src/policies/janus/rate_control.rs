@@ -3,6 +3,7 @@
 //! conservative CCA, and the propagation-delay estimate both rely on.
 
 use crate::cc::ClampChange;
+use crate::estimators::windowed_filter::WindowedFilter;
 use crate::units::{Bytes, Duration, Time};
 
 /// §4.4, §7.2: extra share a satisfied flow may take, eps = 0.1: the conservative stage clamps
@@ -11,11 +12,20 @@ pub const EPSILON: f64 = 0.1;
 /// §4.4, §7.2: packets a conservative CCA keeps queued on average, Q_avg = 4 (Vegas holds
 /// alpha..beta = 2..4, the paper takes 4).
 pub const Q_AVG_PACKETS: f64 = 4.0;
-/// The paper takes RTT_min "at the start of a conservative stage" without saying over how long.
-/// We take the smallest RTT sample over the stage's first two RTTs: the first drains what the
-/// aggressive stage queued (buffer clearing), the second sees the conservative CCA's own queue.
-/// Two RTTs is also the paper's settling time after slow start (§4.2).
-pub const DP_MEASURE_RTTS: u64 = 2;
+/// The paper takes RTT_min "at the start of a conservative stage", after buffer clearing has
+/// cut the window (§4.4), without saying over how long. Packets sent before the cut sit behind
+/// the aggressive stage's queue, so only samples of packets sent after it count, and the
+/// measurement runs for this many RTTs from the first of them: the cleared window's first
+/// flight, which finds the queue the cut drained and only the conservative CCA's own packets.
+pub const DP_MEASURE_RTTS: u32 = 1;
+/// How long an RTT sample bounds D_p from above: a propagation delay is never longer than an
+/// RTT measured on the same path, so eq. 1 is capped by the smallest sample of this window.
+/// Janus takes the lifetime minimum (base_rtt) as D_p until eq. 1 runs; a window rather than the
+/// whole lifetime lets D_p follow a path that lengthens (§8.4, Figs. 17–18) once the old path's
+/// samples have aged out. 10 s is BBR's MinRTT filter length (Cardwell et al., ACM Queue 2016;
+/// draft-cardwell-iccrg-bbr-congestion-control MinRTTFilterLen), the span a deployed CCA trusts
+/// an RTT minimum for.
+pub const DP_GUARD_WINDOW: Duration = Duration::from_secs(10);
 /// Floor of the estimate as a fraction of RTT_min: when Q_avg / P_avg exceeds half the RTT the
 /// throughput is too low for the correction to be meaningful (the paper gives no floor).
 pub const DP_FLOOR_FRACTION: f64 = 0.5;
@@ -84,15 +94,32 @@ impl Clamp {
     }
 }
 
+/// A measurement of RTT_min for eq. 1 in progress.
+#[derive(Clone, Copy, Debug)]
+struct Measurement {
+    /// When buffer clearing cut the window: samples of packets sent earlier do not count.
+    cleared_at: Time,
+    /// End of the measurement, set by the first sample that counts.
+    until: Option<Time>,
+    /// The smallest sample that counted so far.
+    min: Option<Duration>,
+}
+
 /// D_p, the round-trip propagation delay: the connection's smallest RTT until the first
 /// conservative stage, then at the start of each conservative stage
-/// D_p = RTT_min − Q_avg / P_avg (eq. 1), which follows a path whose delay changed.
-#[derive(Clone, Copy, Debug, Default)]
+/// D_p = RTT_min − Q_avg / P_avg (eq. 1), which follows a path whose delay changed. RTT_min is
+/// taken from packets sent after buffer clearing, and D_p ([`Self::get`]) never exceeds the
+/// smallest RTT of the last [`DP_GUARD_WINDOW`]: a measurement that still saw a standing queue
+/// (ours, when the clearing left one, or another flow's) would otherwise clear to a window that
+/// keeps it. [`Self::unbounded`] is eq. 1's value without that bound.
+#[derive(Clone, Debug)]
 pub struct PropagationDelay {
     q_avg_bytes: f64,
+    /// Eq. 1's last result, or the lifetime minimum before eq. 1 has run.
     dp: Option<Duration>,
-    /// A measurement in progress: its end and the smallest sample so far.
-    measuring: Option<(Time, Option<Duration>)>,
+    /// Smallest RTT sample over [`DP_GUARD_WINDOW`], the guard's bound.
+    recent_min: WindowedFilter<Duration>,
+    measuring: Option<Measurement>,
     /// The last estimate came from eq. 1 (not the lifetime minimum).
     pub from_equation: bool,
 }
@@ -103,35 +130,57 @@ impl PropagationDelay {
     pub fn new(q_avg_packets: f64, mss: Bytes) -> Self {
         PropagationDelay {
             q_avg_bytes: q_avg_packets * mss as f64,
-            ..PropagationDelay::default()
+            dp: None,
+            recent_min: WindowedFilter::new_min(DP_GUARD_WINDOW.as_nanos()),
+            measuring: None,
+            from_equation: false,
         }
     }
 
-    /// D_p, once an RTT sample has been seen.
-    pub fn get(&self) -> Option<Duration> {
+    /// Eq. 1's last result (the lifetime minimum before it has run), without the bound.
+    pub fn unbounded(&self) -> Option<Duration> {
         self.dp
     }
 
-    /// Starts measuring RTT_min for [`DP_MEASURE_RTTS`] RTTs from `now`.
-    pub fn start_measuring(&mut self, now: Time, rtt: Duration) {
-        self.measuring = Some((now + rtt * DP_MEASURE_RTTS, None));
+    /// D_p, once an RTT sample has been seen: the estimate, capped by the recent minimum RTT.
+    pub fn get(&self) -> Option<Duration> {
+        let dp = self.dp?;
+        Some(self.recent_min.get().map_or(dp, |m| dp.min(m)))
     }
 
-    /// An RTT sample at `now`; `p_avg_bps` is the current average throughput. Returns true
-    /// when it completed a measurement and updated D_p.
-    pub fn on_sample(&mut self, now: Time, sample: Duration, p_avg_bps: f64) -> bool {
+    /// Buffer clearing cut the window at `now`: measure RTT_min over the first
+    /// [`DP_MEASURE_RTTS`] RTTs of packets sent from then on.
+    pub fn start_measuring(&mut self, now: Time) {
+        self.measuring = Some(Measurement {
+            cleared_at: now,
+            until: None,
+            min: None,
+        });
+    }
+
+    /// An RTT sample at `now` of a packet sent at `sent`; `p_avg_bps` is the current average
+    /// throughput. Returns true when it completed a measurement and updated D_p.
+    pub fn on_sample(&mut self, now: Time, sample: Duration, sent: Time, p_avg_bps: f64) -> bool {
+        self.recent_min.update(now, sample);
         if !self.from_equation {
             // Until eq. 1 has run: the connection's minimum (base_rtt).
             self.dp = Some(self.dp.map_or(sample, |d| d.min(sample)));
         }
-        let Some((until, min)) = self.measuring.as_mut() else {
+        let Some(m) = self.measuring.as_mut() else {
             return false;
         };
-        *min = Some(min.map_or(sample, |m| m.min(sample)));
-        if now < *until {
+        if sent < m.cleared_at {
+            // Queued behind what the aggressive stage left: not yet the cleared window.
             return false;
         }
-        let rtt_min = min.unwrap_or(sample);
+        let until = *m
+            .until
+            .get_or_insert(now + sample * u64::from(DP_MEASURE_RTTS));
+        let rtt_min = m.min.map_or(sample, |v| v.min(sample));
+        m.min = Some(rtt_min);
+        if now < until {
+            return false;
+        }
         self.measuring = None;
         self.dp = Some(Self::estimate(rtt_min, self.q_avg_bytes, p_avg_bps));
         self.from_equation = true;
@@ -213,20 +262,43 @@ mod tests {
         let t = |v: u64| Time::ZERO + ms(v);
         let mut d = PropagationDelay::new(Q_AVG_PACKETS, MSS);
         assert_eq!(d.get(), None);
-        d.on_sample(t(0), ms(45), 8e6);
-        d.on_sample(t(10), ms(41), 8e6);
-        d.on_sample(t(20), ms(50), 8e6);
+        d.on_sample(t(0), ms(45), t(0), 8e6);
+        d.on_sample(t(10), ms(41), t(0), 8e6);
+        d.on_sample(t(20), ms(50), t(0), 8e6);
         assert_eq!(d.get(), Some(ms(41)));
-        // The path lengthens by 20 ms; a conservative stage starts at 1 s with RTT 70 ms and
-        // measures for 2 RTTs (until 1.14 s). Samples 90, 66, 80 ms: RTT_min 66 ms, D_p 60 ms.
-        d.start_measuring(t(1000), ms(70));
-        assert!(!d.on_sample(t(1000), ms(90), 8e6));
-        assert!(!d.on_sample(t(1100), ms(66), 8e6));
+        // 12 s later the path has lengthened by 20 ms (the 41 ms sample has aged out of the
+        // guard's window). Buffer clearing at 12 s: packets sent before it still report the
+        // aggressive stage's queue (90 ms) and do not count; the first sent after it (66 ms)
+        // opens a one-RTT measurement, which the 80 ms sample at 12.2 s closes.
+        d.on_sample(t(11_900), ms(75), t(11_820), 8e6);
+        d.start_measuring(t(12_000));
+        assert!(!d.on_sample(t(12_050), ms(90), t(11_960), 8e6));
+        assert!(!d.on_sample(t(12_100), ms(66), t(12_034), 8e6));
         assert_eq!(d.get(), Some(ms(41)), "unchanged while measuring");
-        assert!(d.on_sample(t(1140), ms(80), 8e6));
+        assert!(d.on_sample(t(12_200), ms(80), t(12_120), 8e6));
+        // Eq. 1: 66 ms − 6 ms.
         assert_eq!(d.get(), Some(ms(60)));
         // Later samples no longer lower it: only the next conservative stage does.
-        d.on_sample(t(1200), ms(50), 8e6);
+        d.on_sample(t(12_300), ms(70), t(12_230), 8e6);
         assert_eq!(d.get(), Some(ms(60)));
+    }
+
+    #[test]
+    fn dp_never_exceeds_a_recent_rtt_sample() {
+        let t = |v: u64| Time::ZERO + ms(v);
+        let mut d = PropagationDelay::new(Q_AVG_PACKETS, MSS);
+        d.on_sample(t(0), ms(51), t(0), 8e6);
+        // A measurement that sees only a standing queue (another flow's, or one the clearing
+        // left): eq. 1 reads 193 ms − 6 ms, but a 51 ms sample 1 s ago bounds the path.
+        d.start_measuring(t(1000));
+        d.on_sample(t(1200), ms(193), t(1010), 8e6);
+        assert!(d.on_sample(t(1400), ms(199), t(1210), 8e6));
+        assert_eq!(d.get(), Some(ms(51)));
+        // Eq. 1's own value stays available (the aggressive stage's threshold takes it).
+        assert_eq!(d.unbounded(), Some(ms(187)));
+        // Once the 51 ms sample has aged out of the window, the bound is the recent minimum.
+        d.on_sample(t(10_500), ms(190), t(10_300), 8e6);
+        d.on_sample(t(11_500), ms(195), t(11_300), 8e6);
+        assert_eq!(d.get(), Some(ms(187)));
     }
 }

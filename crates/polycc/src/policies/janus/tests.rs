@@ -216,14 +216,16 @@ fn conservative_turns_aggressive_below_one_minus_gamma_of_r() {
 }
 
 #[test]
-fn dp_is_re_estimated_two_rtts_into_each_conservative_stage() {
-    // The path's propagation delay is 60 ms; the conservative stage sees 66 ms (its own 4
-    // packets queued at 8 Mbit/s take 6 ms).
+fn dp_is_re_estimated_from_the_packets_sent_after_each_clearing() {
+    // The path's propagation delay grows from 40 to 60 ms; the conservative stage sees 66 ms
+    // (its own 4 packets queued at 8 Mbit/s take 6 ms).
     let (mut cc, mut feed) = conservative_at(8, 8.0, 40);
     assert_eq!(cc.propagation_delay(), Some(Duration::from_millis(40)));
+    // 11 s on the longer path: the 40 ms samples leave the guard's 10-s window.
+    feed.rtts(&mut cc, 167, 8.0, 66);
     // Hold P_avg at 8 Mbit/s so that Q_avg/P_avg = 4·1500·8/8e6 = 6 ms.
     cc.metrics.reset_average(8.0 * MBPS);
-    cc.dp.start_measuring(feed.now, Duration::from_millis(66));
+    cc.dp.start_measuring(feed.now);
     feed.rtts(&mut cc, 3, 8.0, 66);
     let dp = cc.propagation_delay().expect("estimated");
     // P_avg drifts little over 3 windows at 8 Mbit/s; D_p = 66 − 6 = 60 ms within 0.1 ms.
