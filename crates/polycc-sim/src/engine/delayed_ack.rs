@@ -7,9 +7,12 @@
 //! - **Every second full segment** is acknowledged at once ("more than one full frame").
 //! - **Out of order**: a segment above a hole, and one that fills a hole, are acknowledged at
 //!   once (the kernel's SACK compression, which may hold such ACKs up to 1 ms, is not modelled).
+//! - **While the receive window grows**, each segment that grows it is acknowledged at once
+//!   ([`ReceiveWindow`]; `tcp_grow_window` sets `icsk_ack.quick |= 1`).
 //! - **The delayed-ACK timer** otherwise: `ato`, which starts at [`ATO_MIN`] (40 ms) and follows
 //!   the segments' inter-arrival time (`tcp_event_data_recv`), at most [`ATO_MAX`] (200 ms).
 
+use super::receive_window::ReceiveWindow;
 use polycc::units::{Duration, Time};
 
 /// `TCP_MAX_QUICKACKS`: ACKs sent at once at the start and after a long gap.
@@ -47,31 +50,59 @@ pub struct LinuxDelayedAck {
     ato: Duration,
     /// When the last in-order segment arrived (`icsk_ack.lrcvtime`).
     last_arrival: Time,
+    window: ReceiveWindow,
 }
 
-impl Default for LinuxDelayedAck {
-    fn default() -> Self {
+/// A data segment as the receiver sees it arrive.
+#[derive(Clone, Copy, Debug)]
+pub struct Arriving {
+    pub seg: Segment,
+    /// When the sender sent it.
+    pub sent: Time,
+    /// Its payload.
+    pub bytes: u64,
+}
+
+impl LinuxDelayedAck {
+    /// The receiver of a connection whose segments carry `mss` bytes and whose ACKs take
+    /// `reverse_owd` to the sender.
+    pub fn new(mss: u64, reverse_owd: Duration) -> Self {
         LinuxDelayedAck {
             quick: None,
             ato: ATO_MIN,
             last_arrival: Time::ZERO,
+            window: ReceiveWindow::new(mss, reverse_owd),
         }
     }
-}
 
-impl LinuxDelayedAck {
     /// A segment arrived at `now`; `unacked` counts the segments not yet acknowledged,
     /// this one included. Returns whether to acknowledge at once.
-    pub fn on_segment(&mut self, now: Time, seg: Segment, unacked: u32) -> bool {
-        match seg {
+    pub fn on_segment(&mut self, now: Time, a: Arriving, unacked: u32) -> bool {
+        match a.seg {
             Segment::Duplicate => {
                 self.enter_quickack();
                 return true;
             }
-            Segment::AboveHole => return true,
-            Segment::InOrder | Segment::FillsHole => self.on_data(now),
+            // Held out of order: it grows the window too (`tcp_data_queue_ofo`), and is
+            // acknowledged at once anyway.
+            Segment::AboveHole => {
+                self.window.on_segment(now, a.sent, a.bytes);
+                return true;
+            }
+            Segment::InOrder | Segment::FillsHole => {
+                self.on_data(now);
+                if self.window.on_segment(now, a.sent, a.bytes) {
+                    self.quick = self.quick.map(|q| q | 1);
+                }
+            }
         }
-        seg == Segment::FillsHole || self.in_quickack() || unacked >= SEGMENTS_PER_ACK
+        a.seg == Segment::FillsHole || self.in_quickack() || unacked >= SEGMENTS_PER_ACK
+    }
+
+    /// The application read everything in order, `copied` bytes in all, at `now`: the
+    /// receive buffer's autotuning ([`ReceiveWindow::on_read`]).
+    pub fn on_read(&mut self, now: Time, copied: u64) {
+        self.window.on_read(now, copied);
     }
 
     /// `tcp_event_data_recv`: the first segment starts quick-ACK mode; later ones move `ato`
@@ -128,6 +159,23 @@ mod tests {
         Time::ZERO + Duration::from_millis(x)
     }
 
+    const MSS: u64 = 1448;
+
+    /// A receiver whose window is already open, so that only the ACK rules act.
+    fn opened() -> LinuxDelayedAck {
+        let mut d = LinuxDelayedAck::new(MSS, Duration::ZERO);
+        while d.window.on_segment(Time::ZERO, Time::ZERO, MSS) {}
+        d
+    }
+
+    fn seg(seg: Segment) -> Arriving {
+        Arriving {
+            seg,
+            sent: Time::ZERO,
+            bytes: MSS,
+        }
+    }
+
     /// Feeds in-order segments at `times` and returns which were acknowledged at once,
     /// sending the ACKs as the receiver would.
     fn acks(d: &mut LinuxDelayedAck, times: impl IntoIterator<Item = Time>) -> Vec<bool> {
@@ -136,7 +184,7 @@ mod tests {
             .into_iter()
             .map(|t| {
                 unacked += 1;
-                let now = d.on_segment(t, Segment::InOrder, unacked);
+                let now = d.on_segment(t, seg(Segment::InOrder), unacked);
                 if now {
                     d.on_ack_sent();
                     unacked = 0;
@@ -148,7 +196,7 @@ mod tests {
 
     #[test]
     fn sixteen_quick_acks_then_every_second_segment() {
-        let mut d = LinuxDelayedAck::default();
+        let mut d = opened();
         let got = acks(&mut d, (0..24).map(ms));
         assert!(got[..16].iter().all(|&a| a), "{got:?}");
         assert_eq!(
@@ -159,7 +207,7 @@ mod tests {
 
     #[test]
     fn a_held_ack_waits_ato_which_follows_the_arrivals() {
-        let mut d = LinuxDelayedAck::default();
+        let mut d = opened();
         acks(&mut d, (0..16).map(ms));
         // Segments 1 ms apart: ato = ato/2 + 20 ms stays at 40 ms.
         assert_eq!(d.deadline(ms(100)), ms(140));
@@ -172,23 +220,23 @@ mod tests {
 
     #[test]
     fn out_of_order_and_duplicate_segments_are_acknowledged_at_once() {
-        let mut d = LinuxDelayedAck::default();
+        let mut d = opened();
         acks(&mut d, (0..17).map(ms));
-        assert!(d.on_segment(ms(20), Segment::AboveHole, 1));
-        assert!(d.on_segment(ms(21), Segment::FillsHole, 1));
+        assert!(d.on_segment(ms(20), seg(Segment::AboveHole), 1));
+        assert!(d.on_segment(ms(21), seg(Segment::FillsHole), 1));
         // A duplicate re-enters quick-ACK mode: the next segments are acknowledged one by one.
-        assert!(d.on_segment(ms(22), Segment::Duplicate, 1));
+        assert!(d.on_segment(ms(22), seg(Segment::Duplicate), 1));
         d.on_ack_sent();
-        assert!(d.on_segment(ms(23), Segment::InOrder, 1));
+        assert!(d.on_segment(ms(23), seg(Segment::InOrder), 1));
     }
 
     #[test]
     fn a_long_gap_brings_quick_acks_back() {
-        let mut d = LinuxDelayedAck::default();
+        let mut d = opened();
         acks(&mut d, (0..17).map(ms));
-        assert!(!d.on_segment(ms(17), Segment::InOrder, 1));
-        assert!(d.on_segment(ms(500), Segment::InOrder, 2));
+        assert!(!d.on_segment(ms(17), seg(Segment::InOrder), 1));
+        assert!(d.on_segment(ms(500), seg(Segment::InOrder), 2));
         d.on_ack_sent();
-        assert!(d.on_segment(ms(501), Segment::InOrder, 1));
+        assert!(d.on_segment(ms(501), seg(Segment::InOrder), 1));
     }
 }

@@ -12,6 +12,7 @@ pub mod link;
 mod packet;
 pub mod pipe;
 mod pn_ranges;
+pub mod receive_window;
 mod receiver;
 mod recorder;
 mod route;
@@ -378,8 +379,11 @@ impl Simulator {
             model: fm.clone(),
             sender,
             timers: SenderTimers::default(),
-            receiver: Receiver::new(fm.ack_every, fm.max_ack_delay, keep_log)
-                .with_acks(fm.host.acks),
+            receiver: Receiver::new(fm.ack_every, fm.max_ack_delay, keep_log).with_acks(
+                fm.host.acks,
+                sc.mss,
+                rev_owd + link_delay,
+            ),
             app: App::new(
                 fm.traffic.clone(),
                 sc.mss,

@@ -1,7 +1,7 @@
 //! The receiving end of a reliable flow: which packets and segments arrived, when to ACK, and the
 //! arrival log that carries per-packet receive times back to the sender as feedback.
 
-use super::delayed_ack::{LinuxDelayedAck, Segment};
+use super::delayed_ack::{Arriving, LinuxDelayedAck, Segment};
 use super::events::Timer;
 use super::pn_ranges::{Arrived, PnRanges};
 use super::segset::SegSet;
@@ -30,8 +30,11 @@ pub struct Receiver {
     ack_every: u32,
     unacked: u32,
     pub keep_log: bool,
-    /// Linux's delayed ACKs instead of `ack_every` and `max_ack_delay` (the Linux stack).
-    linux: Option<LinuxDelayedAck>,
+    /// Linux's delayed ACKs instead of `ack_every` and `max_ack_delay` (the Linux stack);
+    /// boxed, so that the other stacks' receivers stay small.
+    linux: Option<Box<LinuxDelayedAck>>,
+    /// The segments' payload, for what the Linux receiver's application has read.
+    mss: u64,
     /// Arrivals not yet consumed by the sender, and the global index of the first one.
     pub log: VecDeque<Arrival>,
     pub log_base: u64,
@@ -60,14 +63,18 @@ impl Receiver {
             log_base: 0,
             keep_log,
             linux: None,
+            mss: 0,
         }
     }
 
     /// Acknowledges as `acks` says: the policy given to [`Receiver::new`], or Linux's delayed
-    /// ACKs ([`LinuxDelayedAck`]).
-    pub fn with_acks(self, acks: ReceiverAcks) -> Self {
+    /// ACKs ([`LinuxDelayedAck`]) for segments of `mss` bytes whose ACKs take `reverse_owd`
+    /// back to the sender.
+    pub fn with_acks(self, acks: ReceiverAcks, mss: u64, reverse_owd: Duration) -> Self {
         Receiver {
-            linux: (acks == ReceiverAcks::Linux).then(LinuxDelayedAck::default),
+            linux: (acks == ReceiverAcks::Linux)
+                .then(|| Box::new(LinuxDelayedAck::new(mss, reverse_owd))),
+            mss,
             ..self
         }
     }
@@ -102,7 +109,15 @@ impl Receiver {
                 } else {
                     Segment::InOrder
                 };
-                d.on_segment(now, kind, self.unacked)
+                let arriving = Arriving {
+                    seg: kind,
+                    sent,
+                    bytes: self.mss,
+                };
+                let ack_now = d.on_segment(now, arriving, self.unacked);
+                // The application reads what is in order as it arrives.
+                d.on_read(now, self.segs.cumulative() * self.mss);
+                ack_now
             }
         };
         Received {

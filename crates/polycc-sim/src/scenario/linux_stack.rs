@@ -33,7 +33,9 @@
 //! The hosts around the controller ([`host`]) behave as the kernel's TCP does where it matters
 //! to the numbers, each behaviour an option of the sender or receiver model:
 //! - initial window of [`TCP_INIT_CWND`] packets (RFC 9002's is 14 720 bytes);
-//! - the receiver's delayed ACKs (`engine::delayed_ack`);
+//! - the receiver's delayed ACKs (`engine::delayed_ack`), with one ACK per segment while a
+//!   segment opens its receive window further, which the window's autotuning decides
+//!   (`engine::receive_window`: `tcp_grow_window`, DRS);
 //! - no pacing unless the controller sets a rate (no `fq` qdisc: the kernel paces BBR itself,
 //!   CUBIC and Reno send what the window allows at once);
 //! - paced packets in TSO bursts of `tcp_tso_autosize` (`Pacer::LinuxTso`);
@@ -47,7 +49,8 @@
 //!   (BBR's initial pacing rate and min RTT come from it, `engine::handshake`).
 //!
 //! Not modelled: F-RTO and undo on spurious retransmissions, TSQ and the host's queues, SACK
-//! compression, the receive window and its autotuning (and the window-update ACKs it sends).
+//! compression, the receive window as a limit on the sender (DRS keeps it above what the
+//! congestion window fills) and the window updates a slow reader's reads send.
 
 use super::host::{HostModel, ReceiverAcks};
 use polycc::algos::cubic::{LINUX_BETA, LINUX_MIN_GROWTH_BEFORE_LOSS};
