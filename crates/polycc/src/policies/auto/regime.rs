@@ -20,14 +20,22 @@
 //!   reasons the same way over 5 RTTs; here longer, to outlast the drain after a capacity
 //!   drop). Not while a loss-based member runs a long path or ACK aggregation: it keeps a queue
 //!   of its own, and holds its share against buffer-fillers anyway.
+//! - **Random loss**: over the last [`LOSS_WINDOWS`] windows the loss rate is at least
+//!   [`RANDOM_LOSS_RATE`] and most lost bytes were declared at a low queue. It ends an
+//!   aggregation hold and bars the aggregation test: BBR v1 keeps its rate under random loss
+//!   where CUBIC, the aggregation member, gets a few packets per round trip (Mathis), and a
+//!   receiver that acknowledges every k-th packet spreads RTT samples as aggregation does.
 //! - **Ack aggregation**: in at least half of the last [`AGGREGATION_WINDOWS`] windows the RTT
 //!   spread within one round trip exceeds [`AGGREGATION_SPREAD_SHARE`] of the base RTT (and
 //!   [`AGGREGATION_SPREAD_FLOOR`]) while the floor stays low (below the low-queue limit, or
-//!   below twice it and below the spread): delay that comes and goes without a queue, which
-//!   starves BBR v1's bandwidth samples (PolyCC §3.1) and keeps Copa in its competitive mode.
-//!   Held for [`AGGREGATION_HOLD`], then while one window of the last eight shows the spread.
-//! - **Random loss**: over the last [`LOSS_WINDOWS`] windows the loss rate is at least
-//!   [`RANDOM_LOSS_RATE`] and most lost bytes were declared at a low queue.
+//!   below twice it and below the spread) and at least [`AGGREGATION_BUNCHED_SHARE`] of the
+//!   bytes came in bunched ACKs ([`super::path_window::BUNCHED_SPACING`]): delay that comes and
+//!   goes without a queue, on ACKs a link held and released together, which starves BBR v1's
+//!   bandwidth samples (PolyCC §3.1) and keeps Copa in its competitive mode. A receiver that
+//!   acknowledges every 10th packet or after 25 ms (s2n-quic) spreads the samples as much, the
+//!   oldest packet of each ACK having waited for the others, but its ACKs come spread as the
+//!   data crossed the bottleneck. Held for [`AGGREGATION_HOLD`], then while one window of the
+//!   last eight shows the spread on bunched ACKs.
 //! - **Long path**: none of these, on a base RTT of at least [`LONG_PATH_RTT`]; entered and left
 //!   without dwell (the base RTT only falls).
 //! - **Clean**: none of these.
@@ -58,6 +66,11 @@ pub const AGGREGATION_SPREAD_SHARE: f64 = 0.5;
 /// The least spread taken as aggregation, whatever the base RTT (Wi-Fi block ACKs hold ACKs for
 /// a few milliseconds; below that, host noise).
 pub const AGGREGATION_SPREAD_FLOOR: Duration = Duration::from_millis(10);
+/// Share of a window's acknowledged bytes that must come in bunched ACKs for its spread to count
+/// as aggregation. Held ACKs released together bunch nearly all (all but the first of each
+/// batch: 41 of 42 on the tuning half's Wi-Fi path at 10 ms and 50 Mbit/s); a receiver's
+/// decimated or per-packet ACKs almost none (SUITE.md). Half lies between.
+pub const AGGREGATION_BUNCHED_SHARE: f64 = 0.5;
 /// Least time in AckAggregation: the link layer's aggregation outlasts a flow's probes, while
 /// the running CUBIC's own queue soon hides the evidence (a floor above the low-queue limit, a
 /// spread at the aggregation interval). Without it the flow went back to Copa within a second,
@@ -278,12 +291,15 @@ impl Classifier {
     }
 
     fn without_competition(&self, now: Time) -> Regime {
+        // Random loss first: it ends an aggregation hold, and while the loss seen so far looks
+        // random (the history not yet full) the spread is not taken for aggregation.
+        if self.randomly_lossy() {
+            return Regime::RandomLoss;
+        }
         let aggregating = self.regime == Regime::AckAggregation
             && now.saturating_since(self.entered) < AGGREGATION_HOLD;
-        if aggregating || self.aggregated() {
+        if aggregating || (!self.random_loss_seen() && self.aggregated()) {
             Regime::AckAggregation
-        } else if self.randomly_lossy() {
-            Regime::RandomLoss
         } else if self.long_path {
             Regime::LongPath
         } else {
@@ -296,8 +312,8 @@ impl Classifier {
         if last.len() < AGGREGATION_WINDOWS {
             return false;
         }
-        // Once CUBIC runs, its own queue raises the floor: the spread alone keeps the regime,
-        // as long as one window in the history still shows it.
+        // Once CUBIC runs, its own queue raises the floor: the spread on bunched ACKs alone
+        // keeps the regime, as long as one window in the history still shows it.
         let holding = self.regime == Regime::AckAggregation;
         let spread_out = last
             .iter()
@@ -306,12 +322,13 @@ impl Classifier {
                     .base
                     .mul_f64(AGGREGATION_SPREAD_SHARE)
                     .max(AGGREGATION_SPREAD_FLOOR);
-                w.spread.is_some_and(|s| {
-                    s > limit
-                        && (holding
-                            || w.queue_floor
-                                .is_some_and(|q| !w.is_queue(q.mul_f64(0.5)) && q < s))
-                })
+                w.bunched_share >= AGGREGATION_BUNCHED_SHARE
+                    && w.spread.is_some_and(|s| {
+                        s > limit
+                            && (holding
+                                || w.queue_floor
+                                    .is_some_and(|q| !w.is_queue(q.mul_f64(0.5)) && q < s))
+                    })
             })
             .count();
         if holding {
@@ -342,11 +359,16 @@ impl Classifier {
         (loss, low_queue)
     }
 
-    fn randomly_lossy(&self) -> bool {
+    /// Whether the windows so far (the history perhaps not yet full) lose at least
+    /// [`RANDOM_LOSS_RATE`], mostly at a low queue.
+    fn random_loss_seen(&self) -> bool {
         let (loss, low_queue) = self.loss();
-        self.recent.len() == LOSS_WINDOWS
-            && loss >= RANDOM_LOSS_RATE
-            && low_queue >= RANDOM_LOSS_SHARE
+        loss >= RANDOM_LOSS_RATE && low_queue >= RANDOM_LOSS_SHARE
+    }
+
+    /// [`Classifier::random_loss_seen`] over a full history.
+    fn randomly_lossy(&self) -> bool {
+        self.recent.len() == LOSS_WINDOWS && self.random_loss_seen()
     }
 
     /// Whether the regime's member (CUBIC by default) keeps a standing queue of its own.
@@ -411,6 +433,8 @@ mod tests {
                 f64::NAN
             },
             bandwidth: Some(Rate::from_mbps(mbps)),
+            // Bunched ACKs throughout: the spread decides (tests of decimated ACKs set 0).
+            bunched_share: 1.0,
         }
     }
 
@@ -603,5 +627,55 @@ mod tests {
             feed(&mut c, 0, 5, |t| window(t, 1, 15, 0.0, false, 20)),
             vec![]
         );
+    }
+
+    #[test]
+    fn random_loss_takes_precedence_over_the_aggregation_spread() {
+        // 3 % lost at a low queue while the spread (70 ms on a 40 ms path, on bunched ACKs)
+        // looks like aggregation: BBR v1, not CUBIC.
+        let mut c = Classifier::default();
+        let changes = feed(&mut c, 0, 5, |t| window(t, 1, 70, 0.03, true, 20));
+        assert_eq!(changes.first().map(|c| c.1), Some(Regime::RandomLoss));
+        assert!(
+            changes.iter().all(|c| c.1 != Regime::AckAggregation),
+            "{changes:?}"
+        );
+        // Random loss that starts inside an aggregation hold ends it within the loss history
+        // (16 windows), not after the 10-s hold.
+        let mut c = Classifier::default();
+        let entered = feed(&mut c, 0, 1, |t| window(t, 1, 70, 0.0, false, 20));
+        assert_eq!(entered.first().map(|c| c.1), Some(Regime::AckAggregation));
+        let changes = feed(&mut c, 1_000, 2, |t| window(t, 1, 70, 0.03, true, 20));
+        assert_eq!(changes.first().map(|c| c.1), Some(Regime::RandomLoss));
+        assert!(changes[0].0 <= 1_000 + 16 * 40, "{changes:?}");
+    }
+
+    #[test]
+    fn spread_on_evenly_spaced_acks_is_no_aggregation() {
+        // An ACK per 10 packets or 25 ms: the samples spread as much as under aggregation (the
+        // oldest packet of each ACK waited for the others), the ACKs do not come bunched.
+        let mut c = Classifier::default();
+        let decimated = |t| PathWindow {
+            bunched_share: 0.0,
+            ..window(t, 1, 70, 0.0, false, 20)
+        };
+        assert_eq!(feed(&mut c, 0, 5, decimated), vec![]);
+        // A few bunched ACKs (a quarter of the bytes: two ACKs read in one batch) do not
+        // either.
+        let mut c = Classifier::default();
+        let some = |t| PathWindow {
+            bunched_share: 0.25,
+            ..window(t, 1, 70, 0.0, false, 20)
+        };
+        assert_eq!(feed(&mut c, 0, 5, some), vec![]);
+        // Once in the regime, the spread keeps it only on bunched ACKs: decimated ones after the
+        // hold end it.
+        let mut c = Classifier::default();
+        let entered = feed(&mut c, 0, 1, |t| window(t, 1, 70, 0.0, false, 20));
+        assert_eq!(entered.first().map(|c| c.1), Some(Regime::AckAggregation));
+        let changes = feed(&mut c, 1_000, 12, decimated);
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(changes[0].1, Regime::Clean);
+        assert!(changes[0].0 < entered[0].0 + 10_500, "{changes:?}");
     }
 }

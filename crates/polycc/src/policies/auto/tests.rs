@@ -143,6 +143,7 @@ fn the_competing_member_starts_from_the_rate_measured_at_the_competitors_rtt() {
         loss_rate: 0.0,
         low_queue_loss_share: f64::NAN,
         bandwidth: Some(Rate::from_mbps(10)),
+        bunched_share: 0.0,
     };
     a.classifier.on_window(&w);
     a.last_window = Some(w);
