@@ -7,8 +7,10 @@
 //! swings there; random loss without a queue runs BBR v1, which does not respond to loss; a
 //! standing queue it does not make (a buffer-filling competitor) runs CUBIC, which holds its
 //! share against loss-based traffic, starting from the rate the flow measured; delay that comes
-//! and goes within a round trip (ACK aggregation) runs CUBIC, whose window does not depend on
-//! bandwidth or delay samples that aggregation spoils (PolyCC §3.1); heavy loss at a full queue
+//! and goes within a round trip on ACKs that arrive bunched (ACK aggregation; not a receiver
+//! that acknowledges every k-th packet, nor random loss, which comes first) runs CUBIC, whose
+//! window does not depend on bandwidth or delay samples that aggregation spoils (PolyCC §3.1);
+//! heavy loss at a full queue
 //! (a competitor that ignores loss) runs BBR v1, which ignores it too. Roles served by the same
 //! controller share its instance. An application intent, when given,
 //! picks a specialist instead: Janus for a bandwidth guarantee, Copa for delay-sensitive
@@ -493,6 +495,7 @@ impl CongestionControl for Auto {
                 .map_or(f64::NAN, |s| s.as_millis_f64()),
         );
         t.push("window_loss_rate", w.map_or(f64::NAN, |w| w.loss_rate));
+        t.push("bunched_share", w.map_or(f64::NAN, |w| w.bunched_share));
         t.push("switches", self.switches as f64);
         // The running controller's own values, as room allows (a pool as a member may report
         // more than fits).
