@@ -41,7 +41,8 @@ fn series(out: &RunOutput, id: &str, col: &str) -> Vec<(f64, f64)> {
 }
 
 /// When flow `id` first ran role `member` (README: 0 clean, 1 random loss, 2 competing,
-/// 3 ACK aggregation), and how many switches it made in all.
+/// 3 ACK aggregation, 4 aggressive competitor, 8 long path), and how many switches it made in
+/// all.
 fn first_as(out: &RunOutput, id: &str, member: f64) -> (Option<f64>, f64) {
     let m = series(out, id, "cc_member");
     let switches = series(out, id, "cc_switches").last().map_or(0.0, |s| s.1);
@@ -52,7 +53,7 @@ fn first_as(out: &RunOutput, id: &str, member: f64) -> (Option<f64>, f64) {
 }
 
 #[test]
-fn on_a_clean_path_auto_keeps_bbr3_and_its_short_queue() {
+fn on_a_clean_path_auto_keeps_copa_and_its_short_queue() {
     let out = run(&scenario(
         20,
         "20Mbps",
@@ -151,4 +152,168 @@ fn against_bbr_v1_on_a_shallow_buffer_auto_turns_to_bbr_v1_and_keeps_far_more_th
     assert!(when < 10.0, "{when}");
     // BBR v1 overruns BBR v3 here (its 2·BDP window keeps the shallow queue losing 3-4 %).
     assert!(s3 < 0.2 && s > 2.0 * s3 && s <= 0.6, "{s} vs {s3}");
+}
+
+/// p95 RTT (ms) of flow `id` over the whole run.
+fn p95_rtt_ms(out: &RunOutput, id: &str) -> f64 {
+    let f = out.summary.flows.iter().find(|f| f.id == id).expect("flow");
+    f.rtt_ms.p95
+}
+
+#[test]
+fn on_a_deep_buffer_auto_keeps_a_shorter_queue_than_bbr3_at_the_same_goodput() {
+    let deep = |cca: &str| run(&scenario(20, "20Mbps", "10bdp", "", &flow("a", cca, "0s")));
+    let (out, out3) = (deep("auto"), deep("bbr3"));
+    let (g, g3) = (
+        mean_goodput_mbps(&out, "a", 2.0, 20.0),
+        mean_goodput_mbps(&out3, "a", 2.0, 20.0),
+    );
+    let (d, d3) = (p95_rtt_ms(&out, "a"), p95_rtt_ms(&out3, "a"));
+    eprintln!("10 BDP: auto {g:.2} Mbit/s at p95 {d:.1} ms, bbr3 {g3:.2} at {d3:.1}");
+    assert_eq!(first_as(&out, "a", 0.0).1, 0.0, "no switch");
+    assert!(g > 18.0, "{g}");
+    assert!(d < 0.8 * d3, "{d} vs {d3}");
+}
+
+#[test]
+fn after_a_capacity_drop_auto_drains_the_queue_bbr3_leaves() {
+    let drop = |cca: &str| {
+        run(&format!(
+            r#"
+name = "auto"
+duration = "24s"
+[[links]]
+id = "l"
+schedule = [{{ at = "0s", rate = "50Mbps" }}, {{ at = "8s", rate = "10Mbps" }}, {{ at = "16s", rate = "50Mbps" }}]
+queue = {{ kind = "droptail", size = "500KB" }}
+{}"#,
+            flow("a", cca, "0s")
+        ))
+    };
+    let (out, out3) = (drop("auto"), drop("bbr3"));
+    let (d, d3) = (p95_rtt_ms(&out, "a"), p95_rtt_ms(&out3, "a"));
+    let g = mean_goodput_mbps(&out, "a", 0.0, 24.0);
+    eprintln!("50 -> 10 -> 50 Mbit/s: auto p95 {d:.1} ms at {g:.1} Mbit/s, bbr3 p95 {d3:.1} ms");
+    assert_eq!(
+        first_as(&out, "a", 2.0).0,
+        None,
+        "the drop is no competitor"
+    );
+    assert!(g > 30.0, "{g}");
+    assert!(d < 0.3 * d3, "{d} vs {d3}");
+}
+
+#[test]
+fn on_a_long_path_auto_runs_cubic_from_the_first_round_trip() {
+    let long = |cca: &str| {
+        run(&format!(
+            "{}rtt = \"600ms\"\n",
+            scenario(30, "20Mbps", "1bdp", "", "[[flows]]\nid = \"a\"\n")
+        )
+        .replace("id = \"a\"\n", &format!("id = \"a\"\ncca = \"{cca}\"\n")))
+    };
+    let out = long("auto");
+    let (when, switches) = first_as(&out, "a", 8.0);
+    let when = when.expect("turned to the long-path member");
+    let g = mean_goodput_mbps(&out, "a", 0.0, 30.0);
+    let gc = mean_goodput_mbps(&long("copa"), "a", 0.0, 30.0);
+    let gcu = mean_goodput_mbps(&long("cubic"), "a", 0.0, 30.0);
+    eprintln!("600 ms: auto on cubic from {when:.1} s ({switches} switches), {g:.2} Mbit/s against copa {gc:.2}, cubic {gcu:.2}");
+    assert!(when < 1.5, "{when}");
+    assert_eq!(switches, 1.0);
+    // The competing test stays off: CUBIC's own queue stands there throughout.
+    assert_eq!(first_as(&out, "a", 2.0).0, None);
+    assert!(g > 1.1 * gc && g > 0.95 * gcu, "{g} vs {gc}, {gcu}");
+}
+
+#[test]
+fn under_wifi_ack_batches_auto_turns_to_cubic_and_does_not_flap() {
+    let wifi = |cca: &str| {
+        run(&format!(
+            "{}rtt = \"20ms\"\n",
+            scenario(
+                20,
+                "50Mbps",
+                "1bdp",
+                "ack_aggregation = { interval = \"10ms\" }",
+                &format!("[[flows]]\nid = \"a\"\ncca = \"{cca}\"\n")
+            )
+        ))
+    };
+    let out = wifi("auto");
+    let (when, switches) = first_as(&out, "a", 3.0);
+    let when = when.expect("turned to the aggregation member");
+    let g = mean_goodput_mbps(&out, "a", 2.0, 20.0);
+    let gc = mean_goodput_mbps(&wifi("copa"), "a", 2.0, 20.0);
+    eprintln!("ACKs every 10 ms: auto on cubic from {when:.1} s ({switches} switches), {g:.2} Mbit/s against copa {gc:.2}");
+    assert!(when < 5.0, "{when}");
+    // One switch there, perhaps one back once the 10-s hold is over: no flapping.
+    assert!(switches <= 3.0, "{switches}");
+    assert!(g > 44.0 && g > 1.1 * gc, "{g} vs {gc}");
+}
+
+#[test]
+fn against_two_cubic_flows_in_a_deep_buffer_auto_takes_at_least_half_its_share_and_no_more() {
+    let flows = |cca: &str| {
+        format!(
+            "{}{}",
+            flow("a", cca, "0s"),
+            "[[flows]]\nid = \"c\"\ncca = \"cubic\"\nrtt = \"40ms\"\ncount = 2\n"
+        )
+    };
+    let compete = |cca: &str| run(&scenario(30, "50Mbps", "4bdp", "", &flows(cca)));
+    let out = compete("auto");
+    let (when, _) = first_as(&out, "a", 2.0);
+    let when = when.expect("turned to the competing member");
+    let fair = 50.0 / 3.0;
+    let share = mean_goodput_mbps(&out, "a", 5.0, 30.0) / fair;
+    let copa = mean_goodput_mbps(&compete("copa"), "a", 5.0, 30.0) / fair;
+    eprintln!("vs 2 cubic, 4 BDP: auto on cubic from {when:.1} s, {share:.2} of its fair share (copa {copa:.2})");
+    assert!(when < 4.0, "{when}");
+    assert!(
+        (0.5..=1.2).contains(&share) && share > 1.5 * copa,
+        "{share} vs {copa}"
+    );
+}
+
+/// A 20-Mbit/s, 20-ms, 1-BDP path (`link` extra link keys) whose receiver acknowledges every
+/// 10th packet or after 25 ms, as s2n-quic's does (the real-QUIC test that had the tuned version
+/// reverted: `polycc-emu/tests/quic.rs`, `auto_over_quic_turns_to_bbr_v1_on_a_lossy_link`).
+fn decimated(cca: &str, link: &str) -> RunOutput {
+    run(&format!(
+        "{}ack = {{ every = 10, max_delay = \"25ms\" }}\n",
+        scenario(
+            30,
+            "20Mbps",
+            "1bdp",
+            link,
+            &flow("a", cca, "0s").replace("40ms", "20ms")
+        )
+    ))
+}
+
+#[test]
+fn an_ack_per_ten_packets_under_random_loss_is_no_aggregation_and_turns_to_bbr_v1() {
+    let out = decimated("auto", "loss = 0.03");
+    let (aggregated, switches) = first_as(&out, "a", 3.0);
+    let (lossy, _) = first_as(&out, "a", 1.0);
+    let g = mean_goodput_mbps(&out, "a", 10.0, 30.0);
+    let g3 = mean_goodput_mbps(&decimated("bbr3", "loss = 0.03"), "a", 10.0, 30.0);
+    eprintln!("3 % loss, an ACK per 10 packets: aggregation from {aggregated:?} s, random-loss member from {lossy:?} s ({switches} switches), goodput {g:.2} against bbr3 {g3:.2} Mbit/s");
+    assert_eq!(aggregated, None, "decimated ACKs taken for aggregation");
+    assert!(lossy.is_some_and(|t| t < 5.0), "{lossy:?}");
+    // The first version of `auto` (before the tuning; 0f4d5dd) held 9.48 Mbit/s here, flapping
+    // between aggregation and random loss; the tuned one, held on CUBIC, 1.99.
+    assert!(g >= 9.5 && g > 1.5 * g3, "{g} vs {g3}");
+}
+
+#[test]
+fn an_ack_per_ten_packets_on_a_clean_path_is_no_aggregation() {
+    let out = decimated("auto", "");
+    let (aggregated, switches) = first_as(&out, "a", 3.0);
+    let g = mean_goodput_mbps(&out, "a", 10.0, 30.0);
+    eprintln!("clean, an ACK per 10 packets: aggregation from {aggregated:?} s ({switches} switches), goodput {g:.2} Mbit/s");
+    assert_eq!(aggregated, None, "decimated ACKs taken for aggregation");
+    assert_eq!(switches, 0.0);
+    assert!(g > 16.0, "{g}");
 }

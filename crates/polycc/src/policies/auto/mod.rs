@@ -2,12 +2,17 @@
 //! pool that suits the path it measures, and tells why.
 //!
 //! The path is classified window by window ([`path_window`], [`regime`]): a clean path runs
-//! BBR v3 (low queue, full rate, tolerant of up to 2 % loss); random loss without a queue runs
-//! BBR v1, which does not respond to loss; a standing queue it does not make (a buffer-filling
-//! competitor) runs CUBIC, which holds its share against loss-based traffic; delay that comes
-//! and goes within a round trip (ACK aggregation) runs CUBIC, whose window does not depend on
-//! bandwidth samples that aggregation spoils (PolyCC §3.1); heavy loss at a full queue (a
-//! competitor that ignores loss) runs BBR v1, which ignores it too. An application intent, when given,
+//! Copa (full rate at a queue of a few packets, draining what a capacity drop leaves behind,
+//! not responding to random loss); a clean path of long base RTT runs CUBIC, as Copa's window
+//! swings there; random loss without a queue runs BBR v1, which does not respond to loss; a
+//! standing queue it does not make (a buffer-filling competitor) runs CUBIC, which holds its
+//! share against loss-based traffic, starting from the rate the flow measured; delay that comes
+//! and goes within a round trip on ACKs that arrive bunched (ACK aggregation; not a receiver
+//! that acknowledges every k-th packet, nor random loss, which comes first) runs CUBIC, whose
+//! window does not depend on bandwidth or delay samples that aggregation spoils (PolyCC §3.1);
+//! heavy loss at a full queue
+//! (a competitor that ignores loss) runs BBR v1, which ignores it too. Roles served by the same
+//! controller share its instance. An application intent, when given,
 //! picks a specialist instead: Janus for a bandwidth guarantee, Copa for delay-sensitive
 //! traffic, LEDBAT++ for a scavenger.
 //!
@@ -32,7 +37,7 @@ use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
 use crate::policies::handover::{self, FlowView, Overrides};
 use crate::registry::{CcError, CcSpec, Params, Registry};
 use crate::signals::{AckEvent, Feedback, FrameInfo, LossEvent, PacketOutcome, SentPacket};
-use crate::units::{Bytes, Rate, Time};
+use crate::units::{Bytes, Duration, Rate, Time};
 use path_window::PathWindows;
 use regime::{Classifier, Regime};
 use serde::{Deserialize, Serialize};
@@ -40,7 +45,7 @@ use serde::{Deserialize, Serialize};
 /// Registry and scenario name.
 pub const NAME: &str = "auto";
 /// One-line description shown in the registry listing.
-pub const SUMMARY: &str = "auto policy: picks per flow, online, BBR v3 on a clean path, BBR v1 under random loss or against loss-blind competitors, CUBIC against buffer-filling competitors or ACK aggregation, or the intent's specialist (Janus, Copa, LEDBAT++); telemetry says why";
+pub const SUMMARY: &str = "auto policy: picks per flow, online, Copa on a clean path, CUBIC on a long one, BBR v1 under random loss or against loss-blind competitors, CUBIC against buffer-filling competitors or ACK aggregation, or the intent's specialist (Janus, Copa, LEDBAT++); telemetry says why";
 
 /// Registers `auto` under [`NAME`].
 pub fn register(r: &mut Registry) {
@@ -60,6 +65,8 @@ pub enum Role {
     AckAggregation,
     /// [`Regime::AggressiveCompetitor`].
     AggressiveCompetitor,
+    /// [`Regime::LongPath`].
+    LongPath,
     /// A bandwidth-guarantee (or video) intent with a target rate.
     BandwidthGuarantee,
     /// A delay-sensitive intent.
@@ -80,6 +87,7 @@ impl Role {
             Role::BandwidthGuarantee => 5.0,
             Role::DelaySensitive => 6.0,
             Role::Scavenger => 7.0,
+            Role::LongPath => 8.0,
         }
     }
 
@@ -94,6 +102,7 @@ impl Role {
             Role::BandwidthGuarantee => "bandwidth_guarantee",
             Role::DelaySensitive => "delay_sensitive",
             Role::Scavenger => "scavenger",
+            Role::LongPath => "long_path",
         }
     }
 
@@ -104,6 +113,7 @@ impl Role {
             Regime::Competing => Role::Competing,
             Regime::AckAggregation => Role::AckAggregation,
             Regime::AggressiveCompetitor => Role::AggressiveCompetitor,
+            Regime::LongPath => Role::LongPath,
         }
     }
 
@@ -134,6 +144,8 @@ struct AutoParams {
     ack_aggregation: CcSpec,
     #[serde(default = "default_aggressive_competitor")]
     aggressive_competitor: CcSpec,
+    #[serde(default = "default_long_path")]
+    long_path: CcSpec,
     #[serde(default = "default_bandwidth_guarantee")]
     bandwidth_guarantee: CcSpec,
     #[serde(default = "default_delay_sensitive")]
@@ -143,7 +155,7 @@ struct AutoParams {
 }
 
 fn default_clean() -> CcSpec {
-    CcSpec::named("bbr3")
+    CcSpec::named("copa")
 }
 fn default_random_loss() -> CcSpec {
     CcSpec::named("bbr")
@@ -156,6 +168,9 @@ fn default_ack_aggregation() -> CcSpec {
 }
 fn default_aggressive_competitor() -> CcSpec {
     CcSpec::named("bbr")
+}
+fn default_long_path() -> CcSpec {
+    CcSpec::named("cubic")
 }
 fn default_bandwidth_guarantee() -> CcSpec {
     CcSpec::named("janus")
@@ -200,6 +215,12 @@ impl ParamTable for AutoParams {
             "auto (README)",
         ),
         ParamSpec::new(
+            "long_path",
+            Kind::Cca,
+            "runs a clean path of base RTT at least 150 ms",
+            "auto (README)",
+        ),
+        ParamSpec::new(
             "bandwidth_guarantee",
             Kind::Cca,
             "runs a flow with a bandwidth-guarantee intent",
@@ -228,6 +249,7 @@ impl AutoParams {
             Role::Competing => &self.competing,
             Role::AckAggregation => &self.ack_aggregation,
             Role::AggressiveCompetitor => &self.aggressive_competitor,
+            Role::LongPath => &self.long_path,
             Role::BandwidthGuarantee => &self.bandwidth_guarantee,
             Role::DelaySensitive => &self.delay_sensitive,
             Role::Scavenger => &self.scavenger,
@@ -236,12 +258,13 @@ impl AutoParams {
 }
 
 /// The roles, for checking every member builds.
-const ROLES: [Role; 8] = [
+const ROLES: [Role; 9] = [
     Role::Clean,
     Role::RandomLoss,
     Role::Competing,
     Role::AckAggregation,
     Role::AggressiveCompetitor,
+    Role::LongPath,
     Role::BandwidthGuarantee,
     Role::DelaySensitive,
     Role::Scavenger,
@@ -254,35 +277,42 @@ pub fn build(
     ctx: &CcContext,
     registry: &Registry,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    let params: AutoParams = params::parse(NAME, p)?;
-    let build_role = |role: Role| {
-        registry
-            .build(params.spec(role), ctx)
-            .map_err(|e| CcError::BadParams {
-                name: NAME.to_string(),
-                message: format!("{}: {e}", role.key()),
-            })
-    };
-    let active = build_role(Role::Clean)?;
-    let mut needs_frames = active.needs_media_frames();
-    for role in ROLES.into_iter().filter(|r| *r != Role::Clean) {
-        needs_frames |= build_role(role)?.needs_media_frames();
+    Ok(Box::new(Auto::new(p, ctx, registry)?))
+}
+
+impl Auto {
+    /// [`build`], unboxed.
+    fn new(p: &Params, ctx: &CcContext, registry: &Registry) -> Result<Auto, CcError> {
+        let params: AutoParams = params::parse(NAME, p)?;
+        let build_role = |role: Role| {
+            registry
+                .build(params.spec(role), ctx)
+                .map_err(|e| CcError::BadParams {
+                    name: NAME.to_string(),
+                    message: format!("{}: {e}", role.key()),
+                })
+        };
+        let active = build_role(Role::Clean)?;
+        let mut needs_frames = active.needs_media_frames();
+        for role in ROLES.into_iter().filter(|r| *r != Role::Clean) {
+            needs_frames |= build_role(role)?.needs_media_frames();
+        }
+        Ok(Auto {
+            params,
+            registry: registry.clone(),
+            ctx: *ctx,
+            active,
+            role: Role::Clean,
+            reason: Regime::Clean.code(),
+            intent: None,
+            windows: PathWindows::default(),
+            classifier: Classifier::default(),
+            flow: FlowView::default(),
+            last_window: None,
+            switches: 0,
+            needs_frames,
+        })
     }
-    Ok(Box::new(Auto {
-        params,
-        registry: registry.clone(),
-        ctx: *ctx,
-        active,
-        role: Role::Clean,
-        reason: Regime::Clean.code(),
-        intent: None,
-        windows: PathWindows::default(),
-        classifier: Classifier::default(),
-        flow: FlowView::default(),
-        last_window: None,
-        switches: 0,
-        needs_frames,
-    }))
 }
 
 /// The `auto` policy over one flow.
@@ -310,13 +340,45 @@ impl Auto {
         self.role
     }
 
+    /// The window the competing member starts from: the largest delivery rate the flow measured
+    /// times the RTT the competitor's queue now imposes (the last window's base RTT plus queue
+    /// floor), if that is more than the running window, as its threshold too. The running
+    /// window was set by a delay target that the competitor's queue defeats and says nothing of
+    /// the share: CUBIC from a starved window gains on an established CUBIC in a deep buffer
+    /// over minutes (`tests/auto.rs`). Flows that start together measure about their share
+    /// in start-up; a flow that had the link alone takes it back for a round trip and loses.
+    fn competing_start(&self) -> Overrides {
+        let (Some(w), Some(bw)) = (self.last_window, self.classifier.largest_bandwidth()) else {
+            return Overrides::default();
+        };
+        let rtt = w.base + w.queue_floor.unwrap_or(Duration::ZERO);
+        let share = bw.bytes_in(rtt);
+        if share <= self.active.cwnd() {
+            return Overrides::default();
+        }
+        Overrides {
+            cwnd: Some(share),
+            ssthresh: Some(share),
+        }
+    }
+
     /// Hands the flow to a fresh instance of `role`'s controller with the running one's state.
     fn switch_to(&mut self, now: Time, role: Role) {
         if role == self.role {
             return;
         }
-        let state =
-            handover::successor_state(&self.flow, self.active.as_ref(), Overrides::default());
+        if self.params.spec(role) == self.params.spec(self.role) {
+            // The same controller serves both roles: it keeps the flow with its state (a CUBIC
+            // epoch, a Copa mode) instead of a fresh instance.
+            self.role = role;
+            return;
+        }
+        let overrides = if role == Role::Competing {
+            self.competing_start()
+        } else {
+            Overrides::default()
+        };
+        let state = handover::successor_state(&self.flow, self.active.as_ref(), overrides);
         let ctx = CcContext { now, ..self.ctx };
         // Every role's spec built in `build`, so this succeeds; should it not, the running
         // controller keeps the flow.
@@ -433,6 +495,7 @@ impl CongestionControl for Auto {
                 .map_or(f64::NAN, |s| s.as_millis_f64()),
         );
         t.push("window_loss_rate", w.map_or(f64::NAN, |w| w.loss_rate));
+        t.push("bunched_share", w.map_or(f64::NAN, |w| w.bunched_share));
         t.push("switches", self.switches as f64);
         // The running controller's own values, as room allows (a pool as a member may report
         // more than fits).

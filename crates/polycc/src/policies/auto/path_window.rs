@@ -13,7 +13,14 @@
 //! - the loss rate, and which share of the lost bytes was declared while the latest RTT sample
 //!   sat near the base RTT: loss without a queue is random loss, loss at a full queue is
 //!   congestion;
-//! - the largest delivery-rate sample that was not application-limited.
+//! - the largest delivery-rate sample that was not application-limited;
+//! - the share of the acknowledged bytes that came in bunched ACKs: ACKs that arrived sooner
+//!   after the previous one than the path could have delivered what they acknowledge. A link
+//!   that holds ACKs and releases them together (Wi-Fi block ACKs, a cellular scheduler) bunches
+//!   them; a receiver that acknowledges every k-th packet or on a timer (QUIC's ACK frequency,
+//!   delayed ACKs) sends fewer, larger ACKs, each after the k packets it covers crossed the
+//!   bottleneck, so its ACKs are spread at least as the data was, however much RTT spread their
+//!   hold adds (the oldest packet of a 10-packet or 25-ms ACK waited for the others).
 
 use crate::policies::poly::signals::MIN_WINDOW;
 use crate::signals::{AckEvent, LossEvent};
@@ -27,6 +34,13 @@ pub const LOW_QUEUE_SHARE: f64 = 0.25;
 /// The smallest queue delay taken as a queue: on short paths host and serialisation noise is a
 /// millisecond or two.
 pub const LOW_QUEUE_FLOOR: Duration = Duration::from_millis(2);
+/// An ACK counts as bunched when it arrives within this share of the time the bottleneck takes
+/// to deliver the bytes it newly acknowledges (at the largest delivery rate the flow measured)
+/// after the previous ACK. A receiver's own ACKs cannot come faster than the data they cover
+/// crossed the bottleneck (a share of 1 at full rate); ACKs a link held and released together
+/// come within microseconds (0 in the simulator). A quarter leaves room for a delivery-rate
+/// estimate up to four times below the path's rate.
+pub const BUNCHED_SPACING: f64 = 0.25;
 
 /// One closed window.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -45,6 +59,9 @@ pub struct PathWindow {
     pub low_queue_loss_share: f64,
     /// The largest delivery-rate sample that was not application-limited.
     pub bandwidth: Option<Rate>,
+    /// Of the bytes acknowledged, the share acknowledged by bunched ACKs ([`BUNCHED_SPACING`];
+    /// 0 when none was acknowledged).
+    pub bunched_share: f64,
 }
 
 impl PathWindow {
@@ -71,6 +88,12 @@ pub struct PathWindows {
     bandwidth: Option<Rate>,
     /// The latest RTT sample and the base RTT then, to place a loss.
     latest: Option<(Duration, Duration)>,
+    /// Bytes acknowledged by bunched ACKs.
+    bunched: Bytes,
+    /// When the previous ACK arrived (kept across windows).
+    last_ack: Option<Time>,
+    /// The largest delivery rate the flow measured (kept across windows).
+    top_rate: Option<Rate>,
 }
 
 impl PathWindows {
@@ -86,9 +109,20 @@ impl PathWindows {
         if ack.rtt.has_sample {
             self.latest = Some((ack.rtt.latest, ack.rtt.min));
         }
+        if let (Some(prev), Some(top)) = (self.last_ack, self.top_rate) {
+            let delivery = top.time_to_send(ack.acked_bytes);
+            if now.saturating_since(prev) < delivery.mul_f64(BUNCHED_SPACING) {
+                self.bunched = self.bunched.saturating_add(ack.acked_bytes);
+            }
+        }
+        self.last_ack = Some(now);
         if let Some(rs) = ack.rate_sample.filter(|rs| !rs.is_app_limited) {
             self.bandwidth = Some(
                 self.bandwidth
+                    .map_or(rs.delivery_rate, |b| b.max(rs.delivery_rate)),
+            );
+            self.top_rate = Some(
+                self.top_rate
                     .map_or(rs.delivery_rate, |b| b.max(rs.delivery_rate)),
             );
         }
@@ -132,9 +166,16 @@ impl PathWindows {
                 self.lost_low_queue as f64 / self.lost as f64
             },
             bandwidth: self.bandwidth,
+            bunched_share: if self.acked == 0 {
+                0.0
+            } else {
+                self.bunched as f64 / self.acked as f64
+            },
         };
         *self = PathWindows {
             latest: self.latest,
+            last_ack: self.last_ack,
+            top_rate: self.top_rate,
             ..PathWindows::default()
         };
         w
@@ -210,5 +251,43 @@ mod tests {
     fn on_short_paths_the_low_queue_limit_has_a_floor() {
         assert_eq!(low_queue_limit(ms(4)), LOW_QUEUE_FLOOR);
         assert_eq!(low_queue_limit(ms(40)), ms(10));
+    }
+
+    /// An ACK of `bytes` with an RTT sample of 30 ms on a 20 ms path and a 12-Mbit/s rate sample.
+    fn ack_of(bytes: Bytes) -> AckEvent {
+        AckEvent {
+            acked_bytes: bytes,
+            ..ack(30, 30, 20, 12)
+        }
+    }
+
+    #[test]
+    fn bunched_acks_are_told_from_a_receivers_decimated_acks() {
+        // 12 Mbit/s: 1000 bytes cross the bottleneck in 0.67 ms, 10 000 in 6.7 ms.
+        let mut p = PathWindows::default();
+        p.on_ack(at(0), &ack_of(1000));
+        // A receiver's ACK per 10 packets, one per 7 ms (at 7, 14, ... 91 ms), and one sent at
+        // once after a gap 1 ms after the previous (its packet took 0.67 ms): none bunched.
+        for i in 1..14 {
+            p.on_ack(at(7 * i), &ack_of(10_000));
+        }
+        p.on_ack(at(92), &ack_of(1000));
+        let w = p.on_ack(at(100), &ack_of(10_000)).expect("closes");
+        assert_eq!(w.bunched_share, 0.0);
+        // A link that holds ACKs for 10 ms and releases them together: 14 ACKs a batch, all but
+        // the first bunched.
+        for batch in 0..10 {
+            for _ in 0..14 {
+                p.on_ack(at(105 + 10 * batch), &ack_of(1000));
+            }
+        }
+        let w = p.on_ack(at(205), &ack_of(1000)).expect("closes");
+        // 130 of the 141 ACKs since the close at 100 ms (the first of each batch and the
+        // closing one came after a gap).
+        assert!(
+            (w.bunched_share - 130.0 / 141.0).abs() < 1e-9,
+            "{}",
+            w.bunched_share
+        );
     }
 }

@@ -35,8 +35,8 @@ fn a_flow_starts_on_the_clean_paths_controller() {
     assert_eq!(get("member"), Some(Role::Clean.code()));
     assert_eq!(get("reason"), Some(Regime::Clean.code()));
     assert_eq!(get("switches"), Some(0.0));
-    // BBR v3's start-up state and values come through.
-    assert_eq!(t.state, "startup");
+    // Copa's start-up state and values come through.
+    assert_eq!(t.state, "slow_start");
     assert!(t.entries().len() > 6, "{:?}", t.entries());
 }
 
@@ -104,4 +104,66 @@ fn a_frame_scheduler_in_any_role_makes_auto_need_media_frames() {
     assert!(!auto(json!({})).expect("builds").needs_media_frames());
     let with_pibes = auto(json!({ "delay_sensitive": "pibes" })).expect("builds");
     assert!(with_pibes.needs_media_frames());
+}
+
+#[test]
+fn roles_that_share_a_controller_keep_its_instance() {
+    let p: Params = serde_json::from_value(json!({})).expect("an object");
+    let mut a = Auto::new(&p, &CcContext::new(MSS), &Registry::standard()).expect("builds");
+    let now = Time::ZERO + Duration::from_millis(500);
+    // Copa to CUBIC (a long path) is a switch; CUBIC to CUBIC (competing, then ACK aggregation)
+    // keeps the running instance, with its epoch and window.
+    a.switch_to(now, Role::LongPath);
+    assert_eq!((a.role(), a.switches), (Role::LongPath, 1));
+    a.calibrate(
+        now,
+        &Calibration {
+            cwnd: Some(80 * MSS),
+            ..Calibration::default()
+        },
+    );
+    a.switch_to(now, Role::Competing);
+    a.switch_to(now, Role::AckAggregation);
+    assert_eq!((a.role(), a.switches), (Role::AckAggregation, 1));
+    assert_eq!(a.cwnd(), 80 * MSS);
+    assert_eq!(a.active.name(), "cubic");
+}
+
+#[test]
+fn the_competing_member_starts_from_the_rate_measured_at_the_competitors_rtt() {
+    let p: Params = serde_json::from_value(json!({})).expect("an object");
+    let mut a = Auto::new(&p, &CcContext::new(MSS), &Registry::standard()).expect("builds");
+    // The flow measured 10 Mbit/s at most; the competitor's queue now holds 100 ms on a 40 ms
+    // path, and Copa, starved, runs 10 packets.
+    let w = path_window::PathWindow {
+        at: Time::ZERO + Duration::from_millis(3_000),
+        base: Duration::from_millis(40),
+        queue_floor: Some(Duration::from_millis(100)),
+        spread: Some(Duration::from_millis(2)),
+        loss_rate: 0.0,
+        low_queue_loss_share: f64::NAN,
+        bandwidth: Some(Rate::from_mbps(10)),
+        bunched_share: 0.0,
+    };
+    a.classifier.on_window(&w);
+    a.last_window = Some(w);
+    a.switch_to(w.at, Role::Competing);
+    // CUBIC starts in congestion avoidance from 10 Mbit/s × 140 ms.
+    assert_eq!(a.active.name(), "cubic");
+    assert_eq!(a.cwnd(), 175_000);
+    assert_eq!(a.ssthresh(), Some(175_000));
+    assert!(!a.in_slow_start());
+    // A window already above that share is kept.
+    let mut b = Auto::new(&p, &CcContext::new(MSS), &Registry::standard()).expect("builds");
+    b.classifier.on_window(&w);
+    b.last_window = Some(w);
+    b.calibrate(
+        w.at,
+        &Calibration {
+            cwnd: Some(200 * MSS),
+            ..Calibration::default()
+        },
+    );
+    b.switch_to(w.at, Role::Competing);
+    assert_eq!(b.cwnd(), 200 * MSS);
 }
