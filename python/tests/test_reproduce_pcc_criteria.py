@@ -108,16 +108,18 @@ def test_knob_rows_are_apart_and_changed_verdicts_are_listed() -> None:
         _rep("1e-jitter", 7.6, True, knob="send jitter"),
         _rep("1h", 0.95, True),
         _rep("4b", 10.0, True),
+        _rep("7d", 1.0, False),
     ]
     section = Section("1", "t", "f", "setup", [], "r", Table(["a"]), reps)
     body = render_markdown(
         "pcc", "T", [section], command="c", quick=False, runs=1, closing=closing([section])
     )
-    assert "2 of 4 claims hold in the simulator at the paper's numbers; 1 of 1 second rows" in body
+    assert "2 of 5 claims hold in the simulator at the paper's numbers; 1 of 1 second rows" in body
     assert "*with send jitter (ours, not the paper's setup):*" in body
     items = closing([section])
     # 1c and 1e held before and fail now, 1h failed before and holds now; 4b unchanged.
-    assert [i.split("**")[1] for i in items if i.startswith("- ")] == ["1c", "1e", "1h"]
+    assert [i.split("**")[1] for i in items if i.startswith("- ")] == ["1c", "1e", "1h", "7d"]
+    assert "is new with issue 19 and does not hold" in items[-1]
     assert "held before issue 19 (>= 3.0×) and does not hold now" in items[2]
-    assert "Cause not investigated." in items[2]
+    assert "Cause not investigated." in items[4]  # 1h: no reason kept by hand
     assert sum(held for _, held in OLD_CRITERIA.values()) == 25 and len(OLD_CRITERIA) == 29

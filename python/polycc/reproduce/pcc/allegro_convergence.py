@@ -5,6 +5,7 @@ for exact pacing and other buffers."""
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from fractions import Fraction
@@ -197,13 +198,22 @@ def _fig16(ctx: Context, join_s: float) -> _Fig16:
     return _Fig16(two, jitter, by_buffer, seeds)
 
 
+def conv_cell(two: TwoFlow, config: str) -> str:
+    """Flow B's mean convergence time over the seeds in which it converged, and how many did
+    when not all."""
+    xs = two.conv_seeds.get(config, [])
+    done = [x for x in xs if not math.isnan(x)]
+    mean = fmt(statistics.fmean(done)) if done else "–"
+    return mean if len(done) == len(xs) else f"{mean} ({len(done)} of {len(xs)} seeds converged)"
+
+
 def _table(
     scales: list[int],
     jains: dict[tuple[str, int], list[float]],
     jains_knob: dict[tuple[str, int], list[float]],
     f: _Fig16,
 ) -> Table:
-    conv, dev = f.two.conv, f.two.dev
+    dev = f.two.dev
     table = Table(
         ["metric (exactly paced unless named; Jain's index: median, flow B: mean over seeds)", *CCAS]
     )
@@ -218,19 +228,19 @@ def _table(
     defaults = f"T_m = {num(DEFAULT_MI_RTTS[0])}–{num(DEFAULT_MI_RTTS[1])} RTT, ε_min = {num(EPS_MIN)}"
     table.add(
         f"flow B convergence time (s), Fig. 16 setting (PCC: {fig16_setting()})",
-        fmt(conv["pcc-fig16"]),
-        fmt(conv["cubic"]),
+        conv_cell(f.two, "pcc-fig16"),
+        conv_cell(f.two, "cubic"),
     )
     table.add(
         f"flow B rate std. dev. {after}, Fig. 16 setting", fmt(dev["pcc-fig16"], 2), fmt(dev["cubic"], 2)
     )
-    table.add(f"flow B convergence time (s), PCC defaults ({defaults})", fmt(conv["pcc-allegro"]), "")
+    table.add(f"flow B convergence time (s), PCC defaults ({defaults})", conv_cell(f.two, "pcc-allegro"), "")
     table.add(f"flow B rate std. dev. {after}, PCC defaults", fmt(dev["pcc-allegro"], 2), "")
     if f.jitter.conv:
         table.add(
             "with send jitter (knob): flow B convergence time (s), Fig. 16 setting",
-            fmt(f.jitter.conv["pcc-fig16"]),
-            fmt(f.jitter.conv["cubic"]),
+            conv_cell(f.jitter, "pcc-fig16"),
+            conv_cell(f.jitter, "cubic"),
         )
         table.add(
             f"with send jitter (knob): flow B rate std. dev. {after}, Fig. 16 setting",
@@ -239,7 +249,7 @@ def _table(
         )
         table.add(
             "with send jitter (knob): flow B convergence time (s), PCC defaults",
-            fmt(f.jitter.conv["pcc-allegro"]),
+            conv_cell(f.jitter, "pcc-allegro"),
             "",
         )
     for b, d in f.by_buffer.items():
@@ -333,7 +343,6 @@ def _claims(
     f: _Fig16,
     t: list[int],
 ) -> list[Reproduction]:
-    conv = f.two.conv
     fair_claim = (
         "competing PCC flows are fairer than CUBIC at every time scale (share of time scales, per seed)"
     )
@@ -350,10 +359,11 @@ def _claims(
             pct,
             prose(
                 f"""
-                The four flows run PCC's defaults, which here need {fmt(conv["pcc-allegro"])} s
-                (mean over seeds, exactly paced) to bring a joining flow within
-                ±{pct_exact(FAIR_SHARE_BAND)} of its share (the convergence rows; why: see
-                below); the four-flow period lasts {t[3] - t[2]} s from the fourth flow's start.
+                The four flows run PCC's defaults, with which a joining flow reaches
+                ±{pct_exact(FAIR_SHARE_BAND)} of its share after {conv_cell(f.two, "pcc-allegro")} s
+                exactly paced and {conv_cell(f.jitter, "pcc-allegro") if f.jitter.conv else "–"} s
+                with the send jitter (means over seeds; the convergence rows; why: see below);
+                the four-flow period lasts {t[3] - t[2]} s from the fourth flow's start.
                 """
             ),
         ),
@@ -414,8 +424,8 @@ def _note(file: ScenarioFile) -> str:
         paced at constant rates can lock phases at the full drop-tail queue (Floyd and Jacobson
         1992): the incumbent takes nearly every freed slot, and in an instrumented run the
         joiner lost 25–50 % of its packets, the incumbent 1–3 %.
-        Why PCC with its defaults converges more slowly than CUBIC (both flows' decisions
-        traced): with T_m = {num(DEFAULT_MI_RTTS[0])}–{num(DEFAULT_MI_RTTS[1])} RTTs of a
+        Why PCC with its defaults converges more slowly than CUBIC (with the send jitter, both
+        flows' decisions traced): with T_m = {num(DEFAULT_MI_RTTS[0])}–{num(DEFAULT_MI_RTTS[1])} RTTs of a
         queue-inflated {num(rtt)} ms RTT an MI lasts {num(mi_ms[0])}–{num(mi_ms[1])} ms, and an
         RCT (four trials, then their results) about {fmt(rct_s)} s. The
         incumbent's rate adjusting accelerates (steps of {steps}, ... per MI) while

@@ -292,7 +292,7 @@ def _claims_illinois(s: _Sweep) -> list[Reproduction]:
             ratio,
             prose(
                 f"""
-                Exactly paced (the paper's setup as the scenario states it), Illinois gets
+                Exactly paced (the rows judged first), Illinois gets
                 {fmt(g[("illinois", AT_07)])} Mbit/s at {pct(AT_07)} and
                 {fmt(g[("illinois", AT_2)])} at {pct_exact(AT_2)} (medians); with the senders'
                 {num(noise_ms)} ms of host send-time noise, the knob added after this claim failed,
