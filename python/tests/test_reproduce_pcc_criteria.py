@@ -21,10 +21,20 @@ from polycc.reproduce.pcc.allegro_random_loss import (
     CRIT_1F,
     CRIT_1G,
     CRIT_1H,
+    CRIT_1I,
 )
 from polycc.reproduce.pcc.allegro_rtt_fairness import CRIT_5A, CRIT_5B, fairer_share, farthest_from_one
 from polycc.reproduce.pcc.allegro_satellite import CRIT_3A, CRIT_3B, CRIT_3C
-from polycc.reproduce.pcc.allegro_shallow_buffer import CRIT_2A, CRIT_2B, CRIT_2C, CRIT_2D, buffer_ratio
+from polycc.reproduce.pcc.allegro_shallow_buffer import (
+    CRIT_2A,
+    CRIT_2B,
+    CRIT_2C,
+    CRIT_2D,
+    CRIT_2E,
+    CRIT_2F,
+    CRIT_2G,
+    buffer_ratio,
+)
 from polycc.reproduce.pcc.proteus_bbr_s import CRIT_8A, CRIT_8C
 from polycc.reproduce.pcc.proteus_scavenger import CRIT_7A, CRIT_7B, CRIT_7C, CRIT_7D
 
@@ -48,6 +58,8 @@ def test_ratios_are_the_papers_within_one_and_a_half() -> None:
         (CRIT_4B, 14),
         (CRIT_4C, 5.6),
         (CRIT_6B, 4.2),
+        (CRIT_2G, 35),
+        (CRIT_1I, 151),
     ):
         assert crit.holds(paper) and crit.holds(paper / 1.5) and crit.holds(paper * 1.5)
         assert not crit.holds(paper / 1.51) and not crit.holds(paper * 1.51)
@@ -70,6 +82,9 @@ def test_shares_are_the_papers_within_points_or_a_few_points_below_a_bound() -> 
     assert CRIT_1G.holds(0.065) and not CRIT_1G.holds(0.14)
     assert not CRIT_2D.holds(0.953) and CRIT_2D.holds(0.3)
     assert CRIT_4A.holds(0.898) and not CRIT_4A.holds(0.94)
+    # Fig. 9's baselines at 6 packets: CUBIC 2 %, paced TCP 30 % (our CUBIC kept 85.4 %).
+    assert not CRIT_2E.holds(0.854) and CRIT_2E.holds(0.0) and CRIT_2E.holds(0.12)
+    assert CRIT_2F.holds(0.3) and not CRIT_2F.holds(0.721)
     assert CRIT_7A.holds(0.718) and not CRIT_7A.holds(1.0) and CRIT_7A.holds(2 / 3)
     assert CRIT_7D.holds(0.513) and not CRIT_7D.holds(1.0) and not CRIT_7D.holds(2 / 3)
 

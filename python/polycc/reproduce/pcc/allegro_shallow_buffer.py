@@ -29,6 +29,7 @@ from polycc.reproduce.pcc.shared import (
     kilobytes,
     median,
     per_seed_goodput,
+    seed_ratios,
 )
 from polycc.reproduce.scenario_file import PACKET_BYTES, ScenarioFile
 
@@ -54,6 +55,14 @@ CRIT_2B = WithinFactor(13.0, RATIO_FACTOR)
 CRIT_2C = WithinFactor(25.0, RATIO_FACTOR)
 #: 2d: "PCC's throughput can reach 25 % of capacity with just a single-packet buffer".
 CRIT_2D = WithinPoints(0.25, SHARE_POINTS)
+#: 2e / 2f: "With the same buffer [6 MSS], CUBIC can only reach 2 % capacity and even TCP with
+#: packet pacing can only reach 30 %" (added after the first run under issue 19, at the paper's
+#: numbers and the same tolerance as every measured share).
+CRIT_2E = WithinPoints(0.02, SHARE_POINTS)
+CRIT_2F = WithinPoints(0.30, SHARE_POINTS)
+#: 2g: "[with a single-packet buffer] 35× higher throughput than TCP under the same scenario"
+#: (TCP: CUBIC, the figure's unpaced TCP).
+CRIT_2G = WithinFactor(35.0, RATIO_FACTOR)
 
 
 def buffer_ratio(other: float, pcc: float) -> float:
@@ -118,6 +127,34 @@ def _claims(u: Mapping[tuple[str, int], list[float]], buffers: list[int], seeds:
                 and 2c.
                 """
             ),
+        ),
+        Reproduction.judge(
+            "2e",
+            FIGURE,
+            f"with the same {AT_PACKETS}-packet buffer CUBIC reaches only a little of the capacity",
+            "2 %",
+            u[("cubic", AT_PACKETS)],
+            CRIT_2E,
+            pct,
+            "See this section's note: the simulated sender has no TSO bursts.",
+        ),
+        Reproduction.judge(
+            "2f",
+            FIGURE,
+            f"with the same {AT_PACKETS}-packet buffer paced NewReno reaches",
+            "30 %",
+            u[("newreno paced", AT_PACKETS)],
+            CRIT_2F,
+            pct,
+        ),
+        Reproduction.judge(
+            "2g",
+            FIGURE,
+            "with a one-packet buffer PCC gets far more than TCP (PCC / CUBIC)",
+            "35×",
+            seed_ratios(u[(PCC, 1)], u[("cubic", 1)]),
+            CRIT_2G,
+            ratio,
         ),
     ]
 
