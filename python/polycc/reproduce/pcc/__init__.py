@@ -84,7 +84,8 @@ PREAMBLE = [
         PCC near its 5 % loss knee is bistable); "ours" then lists each mode's median with its
         frequency, and the claim holds only if the modes whose median meets the criterion cover at
         least {pct(MODE_COVERAGE, 0)} of the runs. The Allegro scenario files give every sender
-        {SEND_JITTER_KNOB}, added after claims 1e/1f failed without it; the rows judged first
+        {SEND_JITTER_KNOB}, a knob added to the simulator's exact pacing (section 1's after 1e/1f failed
+        without it); the rows judged first
         override it to exact pacing, and rows marked *with ... (ours, not the paper's setup)*,
         ids ending in "-jitter", repeat a claim with it; they are not counted in the summary.
         """

@@ -419,8 +419,9 @@ def _note(file: ScenarioFile) -> str:
     return prose(
         f"""
         The rows judged first pace exactly. The scenario files give every sender {noise} ms of
-        host send-time noise (`send_jitter`, U[0, {noise} ms]), added after these claims failed
-        without it; it stays only in the rows labelled *with send jitter*. Without it flows
+        host send-time noise (`send_jitter`, U[0, {noise} ms]), a knob we added to the simulator's
+        exact pacing (not the paper's setup); it stays only in the rows labelled *with send
+        jitter*. Without it flows
         paced at constant rates can lock phases at the full drop-tail queue (Floyd and Jacobson
         1992): the incumbent takes nearly every freed slot, and in an instrumented run the
         joiner lost 25–50 % of its packets, the incumbent 1–3 %.
