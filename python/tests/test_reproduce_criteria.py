@@ -115,3 +115,20 @@ def test_a_claim_over_seeds_records_its_values_and_a_missing_run_fails() -> None
     assert not SeedSummary.of([0.2, 0.2, 0.2, math.nan, math.nan]).holds(AtMost(1.0))
     none = SeedSummary.of([math.nan] * 5)
     assert not none.holds(AtMost(1.0)) and none.text(pct) == "– (none of 5 seeds has a value)"
+
+
+def test_infinite_values_have_an_interval_and_are_a_mode_of_their_own() -> None:
+    # A ratio over a level another CCA never reached is ∞ (Allegro 2b/2c): the interval must not
+    # turn into NaN (inf − inf), and ∞ runs beside finite ones are a mode, judged as one.
+    lo, hi = median_interval([float("inf")] * 5)
+    assert (lo, hi) == (math.inf, math.inf)
+    lo, hi = median_interval([40.0, 40.0, 80.0, math.inf, math.inf])
+    assert lo == 40.0 and hi == math.inf
+    assert split_modes([40.0, 40.0, 80.0, math.inf, math.inf]) == [[40.0, 40.0, 80.0], [math.inf, math.inf]]
+    s = SeedSummary.of([12.0, 13.0, 14.0, 13.0, math.inf])
+    assert s.bimodal and s.text(ratio) == "∞ (1/5), 13.0× (4/5)"  # higher mode first
+    assert s.holds(WithinFactor(13.0, 1.5))  # 4 of 5 in the passing mode
+    assert not SeedSummary.of([12.0, 13.0, 14.0, math.inf, math.inf]).holds(WithinFactor(13.0, 1.5))
+    # Finite values keep the linear percentiles of the resamples' medians (the PIBES section's).
+    lo, hi = median_interval([0.1, 0.5, 0.2, 0.9, 0.4, 0.3])
+    assert 0.1 <= lo < 0.35 < hi <= 0.9

@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -295,25 +295,43 @@ def median_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> 
     if v.size == 1:
         return float(v[0]), float(v[0])
     rng = np.random.default_rng(BOOTSTRAP_SEED)
-    medians = np.median(rng.choice(v, size=(BOOTSTRAP_RESAMPLES, v.size), replace=True), axis=1)
+    samples = np.sort(rng.choice(v, size=(BOOTSTRAP_RESAMPLES, v.size), replace=True), axis=1)
+    # The median of each sorted resample; the mean of two infinite middle values is infinite (not
+    # the NaN numpy's median gives for inf + inf).
+    lo_mid, hi_mid = samples[:, (v.size - 1) // 2], samples[:, v.size // 2]
+    medians = np.where(lo_mid == hi_mid, lo_mid, (lo_mid + hi_mid) / 2)
     tail = 100 * (1 - confidence) / 2
-    return float(np.percentile(medians, tail)), float(np.percentile(medians, 100 - tail))
+    # With infinite values (a ratio over zero, a level never reached) interpolating between
+    # percentiles would give inf − inf; the nearest resample's median is taken instead.
+    method: Literal["linear", "nearest"] = "linear" if np.isfinite(v).all() else "nearest"
+    return (
+        float(np.percentile(medians, tail, method=method)),
+        float(np.percentile(medians, 100 - tail, method=method)),
+    )
 
 
 def split_modes(values: Sequence[float]) -> list[list[float]]:
     """The per-seed values as one mode, or two when they fall in two clusters: at least
     MODE_MIN_RUNS values, and the largest gap between the sorted values exceeds
     MODE_GAP_OVER_SPREAD × the range of each side and MODE_GAP_MIN_SHARE × the largest |value|.
-    Each mode sorted, lower first."""
+    Each mode sorted, lower first; infinite values (never NaN) take part as the largest."""
     v = sorted(float(x) for x in values)
     if len(v) < MODE_MIN_RUNS:
         return [v]
     gaps = [b - a for a, b in itertools.pairwise(v)]
     i = max(range(len(gaps)), key=gaps.__getitem__)
     lo, hi = v[: i + 1], v[i + 1 :]
-    spread = max(lo[-1] - lo[0], hi[-1] - hi[0])
+
+    def side_range(side: list[float]) -> float:
+        # Equal values span 0, infinite ones included (inf − inf would be NaN).
+        return 0.0 if side[-1] == side[0] else side[-1] - side[0]
+
+    spread = max(side_range(lo), side_range(hi))
     gap = gaps[i]
-    if gap > MODE_GAP_OVER_SPREAD * spread and gap > MODE_GAP_MIN_SHARE * max(abs(x) for x in v):
+    # An infinite value (a ratio over zero, a level never reached) is measured against the
+    # largest finite one.
+    largest = max((abs(x) for x in v if math.isfinite(x)), default=0.0)
+    if gap > MODE_GAP_OVER_SPREAD * spread and gap > MODE_GAP_MIN_SHARE * largest:
         return [lo, hi]
     return [v]
 

@@ -4,16 +4,30 @@ PCC Vivace (NSDI'18) runs as one of Proteus's primaries.
 
 One module per experiment, each with a `run(ctx) -> Section` (scenario files in
 scenarios/papers/pcc/): `allegro_*` for Allegro's figures, `proteus_*` for Proteus's; `shared`
-holds what several of them use. The pass criteria are the papers' qualitative claims with a
-stated margin; they are fixed beside each claim, before and independently of the results.
-`ctx.quick` selects shortened versions (shorter runs, fewer points) used by the tests.
+holds what several of them use (with the tolerances of issue 19). The pass criteria are the
+papers' numbers with a stated tolerance, fixed beside each claim before and independently of the
+results; every claim is measured over `shared.SEEDS` scenario seeds. `ctx.quick` selects
+shortened versions (shorter runs, fewer points and seeds) used by the tests.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from polycc.reproduce.common import Context, Section, jain
+from polycc.reproduce.common import (
+    BOOTSTRAP_RESAMPLES,
+    CONFIDENCE,
+    MODE_COVERAGE,
+    MODE_GAP_MIN_SHARE,
+    MODE_GAP_OVER_SPREAD,
+    MODE_MIN_RUNS,
+    Context,
+    Section,
+    jain,
+    num,
+    pct,
+    prose,
+)
 from polycc.reproduce.pcc import (
     allegro_changing_network,
     allegro_convergence,
@@ -26,17 +40,175 @@ from polycc.reproduce.pcc import (
 )
 from polycc.reproduce.pcc.allegro_changing_network import changing_network_schedule, changing_network_toml
 from polycc.reproduce.pcc.allegro_two_flow import convergence_time
+from polycc.reproduce.pcc.shared import (
+    BOUND_POINTS,
+    FAIR_JAIN,
+    RATIO_FACTOR,
+    SEEDS,
+    SEND_JITTER_KNOB,
+    SHARE_POINTS,
+)
 
 __all__ = [
+    "OLD_CRITERIA",
+    "PREAMBLE",
     "TITLE",
     "changing_network_schedule",
     "changing_network_toml",
+    "closing",
     "convergence_time",
     "experiments",
     "jain",
 ]
 
 TITLE = "PCC family: Allegro (NSDI'15) and Proteus (SIGCOMM'20)"
+
+PREAMBLE = [
+    prose(
+        f"""
+        **How the claims are judged (issue 19).** Each criterion is the paper's number with a
+        tolerance stated in the criterion column, fixed in the code before the runs: a ratio the
+        paper prints ("10×") within ×{num(RATIO_FACTOR)} of it either way; a share it prints as a
+        measured value ("74 %") within ± {num(SHARE_POINTS)} points; a share it prints as a bound
+        ("> 95 %", "within 97 %") at most {num(BOUND_POINTS)} points below it, because our goodput
+        counts application payload only, at most 96.2 % of the link rate here; "better than"
+        strictly on the paper's side; "fair" where no index is printed as Jain's index >=
+        {num(FAIR_JAIN)}. Where the paper prints no number the column says so and the criterion's
+        comment in the code justifies the tolerance. Every claim is measured over {SEEDS}
+        scenario seeds and "ours" is the **median** over seeds with its {pct(CONFIDENCE, 0)}
+        interval in brackets (bootstrap percentile interval of the median, {BOOTSTRAP_RESAMPLES}
+        resamples); the verdict is taken on the median. An outcome of {MODE_MIN_RUNS} or more runs
+        is **bimodal** when the largest gap between the sorted per-seed values is more than
+        {num(MODE_GAP_OVER_SPREAD)}× the range of each side and more than
+        {pct(MODE_GAP_MIN_SHARE, 0)} of the largest value (`polycc.reproduce.common.split_modes`;
+        PCC near its 5 % loss knee is bistable); "ours" then lists each mode's median with its
+        frequency, and the claim holds only if the modes whose median meets the criterion cover at
+        least {pct(MODE_COVERAGE, 0)} of the runs. The Allegro scenario files give every sender
+        {SEND_JITTER_KNOB}, a knob added to the simulator's exact pacing (section 1's after 1e/1f failed
+        without it); the rows judged first
+        override it to exact pacing, and rows marked *with ... (ours, not the paper's setup)*,
+        ids ending in "-jitter", repeat a claim with it; they are not counted in the summary.
+        """
+    )
+]
+
+#: The criteria and verdicts before issue 19 (25 of 29 held; one seed except section 1's five,
+#: whose means were judged; the Allegro rows with the send-time noise), for the closing list.
+OLD_CRITERIA: dict[str, tuple[str, bool]] = {
+    "1a": (">= 90.0 %", True),
+    "1b": (">= 50.0 %", True),
+    "1c": (">= 3.0×", True),
+    "1d": (">= 10.0×", True),
+    "1e": (">= 5.0×", True),
+    "1f": (">= 5.0×", True),
+    "1g": ("<= 20.0 %", True),
+    "1h": (">= 90.0 %", False),
+    "2a": (">= 85.0 %", True),
+    "2b": (">= 4×", True),
+    "2c": (">= 2×", True),
+    "2d": (">= 20.0 %", True),
+    "3a": (">= 80.0 %", True),
+    "3b": (">= 5.0×", True),
+    "3c": (">= 10.0×", True),
+    "4a": (">= 70.0 %", True),
+    "4b": (">= 5.0×", True),
+    "4c": (">= 2.5×", True),
+    "5a": (">= 80.0 % of RTTs, within 0.05 in log of the best", True),
+    "5b": ("lowest ratio >= 0.50", True),
+    "6a": (">= 100.0 % of time scales, within 0.01 of CUBIC", True),
+    "6b": (">= 2.0×", False),
+    "6c": ("<= 2.0×", True),
+    "7a": (">= 50.0 % of BBR and CUBIC cases together", True),
+    "7b": (">= 80.0 % of primaries, median within 0.02", True),
+    "7c": (">= 0.900", True),
+    "8a": ("<= 25.0 %", False),
+    "8b": ("<= 25.0 %", False),
+    "8c": (">= 0.900", True),
+}
+#: Why a claim's verdict changed under issue 19's criteria, where found (kept by hand, written
+#: after the runs; a claim missing here reads "cause not investigated").
+CHANGE_WHY: dict[str, str] = {
+    "1b": "The criterion is now the paper's 74 % ± 10 points, two-sided: PCC keeps 95 % of the "
+    "link at 2 % loss in 4 of 5 seeds (above the paper's value, whose Fig. 7 point may mix trapped "
+    "runs; see 1b's note) and is trapped after start-up in 1.",
+    "1c": "Now 10× within ×1.5 (>= 6.7×): our CUBIC keeps 17.4 Mbit/s at 0.1 % loss, above the Mathis "
+    "bound for Reno (15 Mbit/s), where the paper's ratio puts its 2015 Linux CUBIC near 10 Mbit/s; "
+    "whether the kernel's CUBIC does so here is issue 19's baseline question, not yet run.",
+    "1e": "The row judged is now exactly paced: Illinois then stays at its most aggressive AIMD "
+    "point (38 Mbit/s at 0.7 %, see 1e's note), 2.5× below PCC; it holds only with the send jitter "
+    "(1e-jitter).",
+    "1f": "As 1e, exactly paced Illinois keeps 21.5 Mbit/s at 2 % (4.4×); with the send jitter "
+    "(1f-jitter) it falls to 3.3 Mbit/s and the ratio, 29.8×, is above the band's ×1.5 of 16×.",
+    "2b": "The criterion is now 13× within ×1.5: PCC reaches 90 % of the link with a single packet of "
+    "buffer (2d), so the ratio of buffers is CUBIC's 40 packets over 1, far above 13×.",
+    "2c": "As 2b: paced NewReno reaches 90 % at 150 packets, 150× PCC's one packet, against the paper's 25×.",
+    "2d": "The criterion is now the paper's 25 % ± 10 points: PCC keeps 95 % of the link with a "
+    "one-packet buffer because the simulator paces exactly, without the bursts of the paper's "
+    "user-space sender (2d's note).",
+    "3a": "Over 5 seeds PCC leaves start-up at about 1.2 Mbit/s within its first 2 s in 2 of them "
+    "(an early MI's loss at 0.74 % random loss) and then climbs by rate adjusting over about a minute "
+    "of 800-ms round trips, which halves its 100-s mean (45 %); the other 3 reach 89 % (the old "
+    "single run was one of these).",
+    "3b": "Now 17× within ×1.5 (>= 11.3×): our Hybla gets 4.0 Mbit/s with the 1 MB buffer, twice the "
+    "paper's 2.03 Mbit/s (cause not investigated), and PCC's trapped seeds (3a) lower the ratio "
+    "further.",
+    "3c": "Now 54× within ×1.5 (>= 36×): our Illinois gets 1.3 Mbit/s with 1 MB, about twice what "
+    "the paper's ratio implies (cause not investigated), and in 2 of 5 seeds PCC is trapped after "
+    "start-up (3a).",
+    "4b": "Now 14× within ×1.5 (>= 9.3×): our CUBIC gets 6.3 Mbit/s, 11 % of the optimum, against "
+    "about 6 % in the paper; as in 1c it keeps more under random loss than the paper's CUBIC.",
+    "6a": "Now strictly fairer at every time scale, without the old 0.01 slack, and exactly paced: "
+    "PCC's index (0.964) is below CUBIC's at 10 s and 25 s windows; with the send jitter (6a-jitter) "
+    "PCC is fairer at 1–10 s but CUBIC is at 25 s in 4 of 5 seeds (0.978 against 0.981), which the "
+    "slack hid before.",
+    "6c": "The row judged is now exactly paced and the criterion 1× within ×1.5: exactly paced "
+    "CUBIC's joining flow needs 20 s (the phase locking of this section's note), PCC's 8 s, a ratio "
+    "of 0.3×; with the send jitter (6c-jitter) 0.8×, which holds.",
+    "7a": "Now the paper's 71.8 % of cases ± 10 points for BBR alone: BBR keeps >= 90 % beside "
+    "Proteus-S in every one of our 15 cases (3 jitter levels × 5 seeds), which are milder than the "
+    "paper's WiFi paths.",
+}
+
+#: The claims new with issue 19: why they were added (kept by hand).
+NEW_WHY: dict[str, str] = {
+    "7d": "CUBIC's share of cases (51.3 %), judged apart from BBR's (7a) as the paper gives both.",
+    "1i": "Added after the first run under issue 19 (§4.4.2's second number), at the paper's 151× "
+    "and the ratio tolerance.",
+    "2e": "Added after the first run under issue 19: Fig. 9's baseline at the 6-packet buffer, the "
+    "paper's 2 %, which issue 19 names; see this section's note on TSO bursts.",
+    "2f": "Added after the first run under issue 19: Fig. 9's paced TCP at 6 packets, the paper's 30 %.",
+    "2g": "Added after the first run under issue 19: Fig. 9's one-packet ratio, the paper's 35×.",
+}
+
+
+def closing(sections: list[Section]) -> list[str]:
+    """Markdown closing the section: the claims whose verdict changed from before issue 19, each
+    with its old and new criterion and why."""
+    items = []
+    for r in (r for s in sections for r in s.reproductions):
+        if r.knob or r.id not in OLD_CRITERIA or OLD_CRITERIA[r.id][1] == r.holds:
+            continue
+        old, held = OLD_CRITERIA[r.id]
+        why = CHANGE_WHY.get(r.id, "Cause not investigated.")
+        now = "holds" if r.holds else "does not hold"
+        items.append(
+            f"- **{r.id}** {'held' if held else 'failed'} before issue 19 ({old}) and {now} now: "
+            f"{r.ours} against {r.criterion}. {why}"
+        )
+    for r in (r for s in sections for r in s.reproductions):
+        if not r.knob and r.id not in OLD_CRITERIA:
+            now = "holds" if r.holds else "does not hold"
+            items.append(
+                f"- **{r.id}** is new with issue 19 and {now}: {r.ours} against {r.criterion}."
+                + (f" {NEW_WHY[r.id]}" if r.id in NEW_WHY else "")
+            )
+    held_before = sum(h for _, h in OLD_CRITERIA.values())
+    head = (
+        f"**Verdicts changed by issue 19** (before: {held_before} of {len(OLD_CRITERIA)} held, one "
+        "seed except section 1, the old criteria in brackets, the Allegro rows with the send-time "
+        "noise)" + (":" if items else ": none.")
+    )
+    return [head, "", *items] if items else [head]
 
 
 def experiments(ctx: Context) -> list[Section]:

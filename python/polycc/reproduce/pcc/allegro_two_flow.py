@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from polycc.reproduce.pcc.shared import SAFE_UTILITY_KNEE, series
@@ -37,12 +37,15 @@ def convergence_time(per_second: list[float], fair: float) -> float:
 class TwoFlow:
     """Flow B's mean convergence time (s), rate standard deviation (Mbit/s) over the stability
     window, and (PCC only) the share of its MIs sampled in that window whose loss rate was above
-    the safe utility's knee, and their mean loss rate."""
+    the safe utility's knee, and their mean loss rate. `conv_seeds` and `dev_seeds` hold the
+    per-seed values (NaN where B never converged), in seed order."""
 
     conv: dict[str, float]
     dev: dict[str, float]
     above_knee: dict[str, float]
     mi_loss: dict[str, float]
+    conv_seeds: dict[str, list[float]] = field(default_factory=dict)
+    dev_seeds: dict[str, list[float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -53,6 +56,8 @@ class _Run:
     dev: list[float]
     knee: list[float]
     loss: list[float]
+    #: One per run, NaN where B never converged.
+    dev_all: list[float] = field(default_factory=list)
 
 
 def _measure(ts: pd.DataFrame, join_s: float, fair: float, dur: int, into: _Run) -> None:
@@ -60,9 +65,11 @@ def _measure(ts: pd.DataFrame, join_s: float, fair: float, dur: int, into: _Run)
     ct = convergence_time(b, fair)
     into.conv.append(ct)
     if math.isnan(ct):
+        into.dev_all.append(math.nan)
         return
     after = b[int(ct) : int(ct) + STABILITY_WINDOW_S]
     into.dev.append(statistics.pstdev(after) if len(after) > 1 else math.nan)
+    into.dev_all.append(into.dev[-1])
     t0 = join_s + int(ct)
     sel = ts[(ts["flow"] == "b") & (ts["t_s"] >= t0) & (ts["t_s"] < t0 + STABILITY_WINDOW_S)]
     if "cc_mi_loss" in sel:
@@ -93,4 +100,5 @@ def two_flow(
             _measure(ctx.timeseries(name, row), join_s, fair, dur, m)
         out.conv[c], out.dev[c] = _fmean(m.conv), _fmean(m.dev)
         out.above_knee[c], out.mi_loss[c] = _fmean(m.knee), _fmean(m.loss)
+        out.conv_seeds[c], out.dev_seeds[c] = m.conv, m.dev_all
     return out
