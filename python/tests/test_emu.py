@@ -127,8 +127,10 @@ def test_the_simulator_runs_kernel_flows_as_their_models(tmp_path: Path) -> None
     flow = json.loads((out / "summary.json").read_text())["flows"][0]
     assert flow["cca"] == "cubic"
     assert 16.0 < flow["goodput_mbps"] < 20.0, flow
-    # One ACK per two segments (Linux's delayed ACKs), about.
-    assert 0.4 < flow["acks_sent"] / flow["packets_sent"] < 0.55, flow
+    # One ACK per two segments (Linux's delayed ACKs), and one per segment while a segment opens
+    # the receive window further: the kernel's receiver sent 0.574 and 0.584 per segment on this
+    # path (two 3-s runs, /proc/net/snmp in its namespace); delayed ACKs alone would give 0.5.
+    assert 0.54 < flow["acks_sent"] / flow["packets_sent"] < 0.62, flow
     # A kernel controller the simulator has no model of: exit 2 naming the key, pointing to the
     # emulator.
     scen.write_text(KERNEL_CUBIC.format(duration="1s").replace('cca = "cubic"', 'cca = "vegas"'))
