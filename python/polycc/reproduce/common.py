@@ -232,36 +232,27 @@ class SameSide(Criterion):
         return f"{'>' if self.above else '<'} {show(self.pivot)}"
 
 
-@dataclass(frozen=True)
-class AtLeast(Criterion):
-    """value >= `minimum`; `paper` is the paper's number the minimum derives from (NaN: none)."""
-
-    minimum: float
-    paper: float = math.nan
-    paper_number: bool = True
-
-    def holds(self, value: float) -> bool:
-        return not math.isnan(value) and value >= self.minimum
+class Bound(Band):
+    """A one-sided band: value >= `lo` or value <= `hi`, the other side open; `paper` is the
+    paper's number the bound derives from (NaN: none)."""
 
     def bounds_text(self, show: Callable[[float], str]) -> str:
         ref = "" if math.isnan(self.paper) else f"paper {show(self.paper)}: "
-        return f"{ref}>= {show(self.minimum)}"
+        return ref + self.range_text(show)
 
 
-@dataclass(frozen=True)
-class AtMost(Criterion):
-    """value <= `maximum`; `paper` is the paper's number the maximum derives from (NaN: none)."""
+class AtLeast(Bound):
+    """value >= `minimum`."""
 
-    maximum: float
-    paper: float = math.nan
-    paper_number: bool = True
+    def __init__(self, minimum: float, paper: float = math.nan, paper_number: bool = True) -> None:
+        super().__init__(paper, minimum, math.inf, paper_number)
 
-    def holds(self, value: float) -> bool:
-        return not math.isnan(value) and value <= self.maximum
 
-    def bounds_text(self, show: Callable[[float], str]) -> str:
-        ref = "" if math.isnan(self.paper) else f"paper {show(self.paper)}: "
-        return f"{ref}<= {show(self.maximum)}"
+class AtMost(Bound):
+    """value <= `maximum`."""
+
+    def __init__(self, maximum: float, paper: float = math.nan, paper_number: bool = True) -> None:
+        super().__init__(paper, -math.inf, maximum, paper_number)
 
 
 # ---------------------------------------------------------------------------------------------
