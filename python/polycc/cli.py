@@ -647,6 +647,12 @@ def validate() -> None:
     help="Kernel runs by scenario, seed and kernel release; an interrupted grid resumes.",
 )
 @click.option(
+    "--kernel-from-doc",
+    is_flag=True,
+    help="Take the kernel's numbers from the table in VALIDATION.md instead of running the kernel "
+    "(the simulator is judged again against the same kernel runs; no root needed).",
+)
+@click.option(
     "--markdown",
     "markdown_out",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -668,6 +674,7 @@ def validate_linux(
     duration: str | None,
     lossy_seeds: int,
     cache: Path,
+    kernel_from_doc: bool,
     markdown_out: Path | None,
     json_out: Path | None,
     doc: bool | None,
@@ -686,30 +693,39 @@ def validate_linux(
             sys.stderr.write(f"\r[{i + 1}/{n}] {row.label():<48}")
             sys.stderr.flush()
 
+    from polycc.reproduce import repo_root
+
+    document = repo_root() / "VALIDATION.md"
+    kernel_table = None
     with user_errors():
+        if kernel_from_doc:
+            kernel_table = vl.kernel_from_table(document.read_text(encoding="utf-8"), lossy_seeds=lossy_seeds)
         results = _cancellable(
             lambda c: vl.compare(
                 rows,
                 duration=duration,
                 lossy_seeds=lossy_seeds,
                 cache=cache,
+                kernel_table=kernel_table,
                 progress=progress,
                 cancelled=c.is_set,
             )
         )
-    table = vl.markdown(results, duration=duration, lossy_seeds=lossy_seeds)
+    table = vl.markdown(
+        results,
+        duration=duration,
+        lossy_seeds=lossy_seeds,
+        kernel_release=kernel_table.release if kernel_table is not None else None,
+    )
     click.echo(table)
     if markdown_out is not None:
         markdown_out.write_text(table, encoding="utf-8")
     if json_out is not None:
         json_out.write_text(json.dumps(vl.to_json(results), indent=2) + "\n", encoding="utf-8")
     if doc if doc is not None else not quick:
-        from polycc.reproduce import repo_root
-
-        target = repo_root() / "VALIDATION.md"
         with user_errors():
-            vl.write_section(target, table)
-        click.echo(f"updated: {target}")
+            vl.write_section(document, table)
+        click.echo(f"updated: {document}")
 
 
 @cli.command()

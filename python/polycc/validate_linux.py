@@ -6,9 +6,12 @@ Each row is one scenario: a kernel controller (cubic, bbr, reno) × flows × rat
 random loss. The kernel side runs in real time (the scenario's duration per seed), so its results
 are cached in a JSON-lines file keyed by the scenario, the seed and the kernel release; the
 simulator side takes milliseconds and is always rerun, so a table shows the simulator that is
-installed. A row agrees when the mean per-flow goodput is within 10 % and the flows' mean and
-p95 RTT within 15 % of the kernel's; the p95 queueing delay at the bottleneck (measured per
-packet on both sides) is shown beside them.
+installed. When only the model changed, the kernel side can be read back from the table already
+in VALIDATION.md (`kernel_from_table`; the CLI's `--kernel-from-doc`), so the simulator is judged
+again against the same kernel runs without hours of real time. A row agrees when the mean
+per-flow goodput is within 10 % and the flows' mean and p95 RTT within 15 % of the kernel's;
+the p95 queueing delay at the bottleneck (measured per packet on both sides) is shown beside
+them.
 
 The RTTs are compared like for like. The kernel side's are `TCP_INFO`'s smoothed RTT read every
 10 ms (`polycc-emu`'s sampler, `run.rs` `SAMPLE`): its mean and p95 are over time (each 10 ms of
@@ -30,6 +33,7 @@ import itertools
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -258,16 +262,62 @@ class KernelCache:
                 f.write(json.dumps({"key": k, "summary": summary}) + "\n")
 
 
+@dataclass
+class KernelTable:
+    """The kernel side of a table already written: its release and each row's numbers."""
+
+    release: str
+    rows: dict[str, Measured]
+
+
+_HEADER_RELEASE = re.compile(r"Kernel (\S+?)\.? RTT over time")
+_MEASURED_ROW = re.compile(
+    r"^\| (?P<label>[^|]+?) \| (?P<g>[\d.]+) / [\d.]+ \| [\d.]+ \| (?P<r>[\d.]+) / [\d.]+ \| [\d.]+ "
+    r"\| (?P<p>[\d.]+|nan) / [\d.a-z]+ \| [\d.a-z]+ \| (?P<q>[\d.]+) / [\d.]+ \|"
+)
+
+
+def kernel_from_table(text: str, *, lossy_seeds: int) -> KernelTable:
+    """The kernel's numbers from the Linux section of `text` (VALIDATION.md), as `markdown`
+    wrote them (rounded as printed). Raises ValueError naming what is missing."""
+    begin, end = text.find(BEGIN), text.find(END)
+    if begin < 0 or end < begin:
+        raise ValueError(f"no {BEGIN} ... {END} markers around a Linux table")
+    section = text[begin:end]
+    release = _HEADER_RELEASE.search(section)
+    if release is None:
+        raise ValueError("the Linux table's first line names no kernel release")
+    rows: dict[str, Measured] = {}
+    for line in section.splitlines():
+        m = _MEASURED_ROW.match(line)
+        if m is None:
+            continue
+        label = m["label"]
+        lossy = not label.endswith(" 0 %")
+        rows[label] = Measured(
+            float(m["g"]),
+            float(m["r"]),
+            float(m["q"]),
+            seeds=lossy_seeds if lossy else 1,
+            rtt_p95_ms=float(m["p"]),
+        )
+    if not rows:
+        raise ValueError("the Linux section has no table rows")
+    return KernelTable(release.group(1), rows)
+
+
 def compare(
     rows: Sequence[Row],
     *,
     duration: str = "20s",
     lossy_seeds: int = 3,
     cache: Path | None = None,
+    kernel_table: KernelTable | None = None,
     progress: Callable[[int, int, Row], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> list[Compared]:
-    """Runs every row on the kernel (or takes it from `cache`) and in the simulator."""
+    """Runs every row on the kernel (or takes it from `cache`, or from `kernel_table`) and in
+    the simulator."""
     store = KernelCache(cache)
     out = []
     for i, row in enumerate(rows):
@@ -275,6 +325,13 @@ def compare(
             progress(i, len(rows), row)
         scenario = row.scenario(duration)
         seeds = list(range(1, 1 + (lossy_seeds if row.loss > 0 else 1)))
+        if kernel_table is not None:
+            measured = kernel_table.rows.get(row.label())
+            if measured is None:
+                raise ValueError(f"the kernel table has no row {row.label()!r}")
+            sim_side = _average(_sim_numbers(scenario, seed) for seed in seeds)
+            out.append(Compared(row, measured, sim_side))
+            continue
         kernel, sim = [], []
         for seed in seeds:
             got = store.get(scenario, seed)
@@ -289,15 +346,18 @@ def compare(
     return out
 
 
-def markdown(results: Sequence[Compared], *, duration: str, lossy_seeds: int) -> str:
-    """The table of VALIDATION.md's Linux section."""
+def markdown(
+    results: Sequence[Compared], *, duration: str, lossy_seeds: int, kernel_release: str | None = None
+) -> str:
+    """The table of VALIDATION.md's Linux section; the kernel's release is this machine's unless
+    the kernel side came from elsewhere."""
     agree = sum(r.agrees for r in results)
     lines = [
         f"{agree} of {len(results)} rows agree (goodput within {GOODPUT_TOLERANCE:.0%}, mean and p95 RTT "
         f"within {RTT_TOLERANCE:.0%}); {duration} per run, 1 seed without random loss and {lossy_seeds} with "
-        f"it (means over seeds). Kernel {os.uname().release}. RTT over time on both sides: the "
-        f"kernel's srtt read every 10 ms, the simulator's RTT samples smoothed alike (srtt's 1/8 per "
-        f"ACK) from {SIM_SRTT_BIN} bins and read every 10 ms.",
+        f"it (means over seeds). Kernel {kernel_release or os.uname().release}. RTT over time on both "
+        f"sides: the kernel's srtt read every 10 ms, the simulator's RTT samples smoothed alike (srtt's "
+        f"1/8 per ACK) from {SIM_SRTT_BIN} bins and read every 10 ms.",
         "",
         "| row | goodput kernel / sim (Mbit/s) | ratio | mean RTT kernel / sim (ms) | ratio | "
         "p95 RTT kernel / sim (ms) | ratio | p95 queue delay kernel / sim (ms) | agrees |",

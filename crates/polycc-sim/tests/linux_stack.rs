@@ -479,3 +479,21 @@ fn hystart_ends_slow_start_at_thirty_packets_as_the_kernels_did() {
         }
     }
 }
+
+#[test]
+fn compressed_sacks_release_bursts_that_a_two_packet_buffer_drops() {
+    // After three duplicate ACKs the kernel's receiver SACKs a train of segments above a hole
+    // with one ACK per millisecond (traced at 100 Mbit/s, 30 ms: one SACK per 6-8 segments),
+    // and PRR sends for all of them at once: a burst that a 2-packet buffer drops, so that
+    // one recovery leads to the next. Without compression the model's CUBIC kept 66 % of
+    // this link and lost 0.01 % (kernel: 1.7 % of the link); with it, 36 % and 0.45 %.
+    let q = r#"queue = { size = "2pkt" }"#;
+    let out = run(&one_flow("linux", "cubic", "100Mbps", "30ms", 30, q, ""));
+    let f = &out.summary.flows[0];
+    let loss = f.retransmits as f64 / f.packets_sent as f64;
+    assert!(f.goodput_mbps < 45.0, "goodput {}", f.goodput_mbps);
+    assert!(loss > 0.002, "loss {loss}");
+    // The default stack's receiver acknowledges every packet at once: no such bursts.
+    let quic = run(&one_flow("quic", "cubic", "100Mbps", "30ms", 30, q, ""));
+    assert!(quic.summary.flows[0].goodput_mbps > 60.0);
+}

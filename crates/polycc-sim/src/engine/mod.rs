@@ -1106,8 +1106,10 @@ impl Simulator {
         }
         if r.ack_now {
             self.send_ack(f);
-        } else if fl.receiver.ack_timer.deadline().is_none() {
-            let d = fl.receiver.ack_deadline(now);
+        } else if let Some(d) = fl
+            .receiver
+            .ack_deadline(now, fl.receiver.ack_timer.deadline())
+        {
             fl.receiver.ack_timer.arm(d, &mut self.q, Ev::AckTimer(f));
         }
     }

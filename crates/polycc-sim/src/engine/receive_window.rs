@@ -107,6 +107,11 @@ impl ReceiveWindow {
         true
     }
 
+    /// The receiver's RTT estimate (`rcv_rtt_est`), once it has a sample.
+    pub fn rtt(&self) -> Option<Duration> {
+        self.rcv_rtt
+    }
+
     /// `tcp_rcv_rtt_update` since 6.16: a smaller sample is taken at once, a larger one by 1/8.
     fn rtt_sample(&mut self, sample: Duration) {
         if sample.0 == 0 {

@@ -113,6 +113,7 @@ impl Receiver {
                     seg: kind,
                     sent,
                     bytes: self.mss,
+                    rcv_nxt: self.segs.cumulative(),
                 };
                 let ack_now = d.on_segment(now, arriving, self.unacked);
                 // The application reads what is in order as it arrives.
@@ -126,11 +127,16 @@ impl Receiver {
         }
     }
 
-    /// When the delayed-ACK timer should fire after a packet that was not acknowledged at once.
-    pub fn ack_deadline(&self, now: Time) -> Time {
+    /// Where to move the ACK timer, armed for `armed`, after a packet that was not
+    /// acknowledged at once; `None` keeps it. A held ACK's timer is not pushed back by later
+    /// packets; a SACK compressed by the Linux receiver brings it forward.
+    pub fn ack_deadline(&self, now: Time, armed: Option<Time>) -> Option<Time> {
         match &self.linux {
-            None => now + self.max_ack_delay,
-            Some(d) => d.deadline(now),
+            None => armed.is_none().then(|| now + self.max_ack_delay),
+            Some(d) => match d.compressed_deadline() {
+                Some(c) => armed.is_none_or(|a| c < a).then_some(c),
+                None => armed.is_none().then(|| d.deadline(now)),
+            },
         }
     }
 

@@ -35,7 +35,8 @@
 //! - initial window of [`TCP_INIT_CWND`] packets (RFC 9002's is 14 720 bytes);
 //! - the receiver's delayed ACKs (`engine::delayed_ack`), with one ACK per segment while a
 //!   segment opens its receive window further, which the window's autotuning decides
-//!   (`engine::receive_window`: `tcp_grow_window`, DRS);
+//!   (`engine::receive_window`: `tcp_grow_window`, DRS), and SACK compression after three
+//!   duplicate ACKs (`tcp_sack_compress`);
 //! - no pacing unless the controller sets a rate (no `fq` qdisc: the kernel paces BBR itself,
 //!   CUBIC and Reno send what the window allows at once);
 //! - paced packets in TSO bursts of `tcp_tso_autosize` (`Pacer::LinuxTso`);
@@ -48,8 +49,8 @@
 //!   through the path's queues after its start, and that round trip is the first RTT sample
 //!   (BBR's initial pacing rate and min RTT come from it, `engine::handshake`).
 //!
-//! Not modelled: F-RTO and undo on spurious retransmissions, TSQ and the host's queues, SACK
-//! compression, the receive window as a limit on the sender (DRS keeps it above what the
+//! Not modelled: F-RTO and undo on spurious retransmissions, TSQ and the host's queues, the
+//! receive window as a limit on the sender (DRS keeps it above what the
 //! congestion window fills) and the window updates a slow reader's reads send.
 
 use super::host::{HostModel, ReceiverAcks};
