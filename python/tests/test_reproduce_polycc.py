@@ -29,6 +29,7 @@ from polycc.reproduce.polycc import (
     deterministic,
     judge,
     rtt_variance_point,
+    smoothed,
     times_2,
 )
 
@@ -194,3 +195,15 @@ def test_pool_members_reads_the_scenario(tmp_path: Path) -> None:
         ]
     }
     assert pool_members(doc) == {"a": ["bbr", "cubic", "copa"], "b": ["bbr", "cubic"]}
+
+
+def test_smoothed_is_the_trailing_mean() -> None:
+    t = np.arange(0.0, 2.0, 0.01)
+    x = np.where(t < 1.0, 0.0, 100.0)
+    s = smoothed(t, x, smooth_s=0.5)
+    # Half a second after the step the 0.5 s window holds only the new level; halfway, half of it.
+    assert s[t < 1.0].max() == 0.0
+    assert s[np.searchsorted(t, 1.24)] == pytest.approx(50.0)
+    assert s[-1] == pytest.approx(100.0)
+    # A missing sample counts as 0.
+    assert smoothed([0.0, 0.01], [np.nan, 10.0], smooth_s=0.5)[1] == pytest.approx(5.0)

@@ -696,6 +696,22 @@ HOLD_S = 2.0
 FINAL_S = 5.0
 
 
+def smoothed(
+    t: np.ndarray | Sequence[float], x: np.ndarray | Sequence[float], smooth_s: float = SMOOTH_S
+) -> np.ndarray:
+    """The trailing mean of the samples `x` (one per bin at its start time `t`) over `smooth_s`;
+    missing samples count as 0."""
+    import numpy as np
+
+    ts = np.asarray(t, dtype=float)
+    v = np.asarray(x, dtype=float)
+    v = np.where(np.isfinite(v), v, 0.0)
+    csum = np.concatenate([[0.0], np.cumsum(v)])
+    start = np.searchsorted(ts, ts - smooth_s + 1e-12, side="left")
+    idx = np.arange(ts.size)
+    return np.asarray((csum[idx + 1] - csum[start]) / (idx + 1 - start))
+
+
 def convergence_time(
     t: np.ndarray | Sequence[float],
     inflight: np.ndarray | Sequence[float],
@@ -715,14 +731,9 @@ def convergence_time(
     import numpy as np
 
     ts = np.asarray(t, dtype=float)
-    x = np.asarray(inflight, dtype=float)
     if ts.size == 0:
         return math.nan
-    x = np.where(np.isfinite(x), x, 0.0)
-    csum = np.concatenate([[0.0], np.cumsum(x)])
-    start = np.searchsorted(ts, ts - smooth_s + 1e-12, side="left")
-    idx = np.arange(ts.size)
-    smooth = (csum[idx + 1] - csum[start]) / (idx + 1 - start)
+    smooth = smoothed(ts, inflight, smooth_s)
     inside = np.abs(smooth - target) <= band * target
     end = ts[-1]
     for k in np.flatnonzero(ts >= change_s):
@@ -763,6 +774,10 @@ class _Halving:
     throughout: in flight over the new BDP, the mean and min RTT, and the largest BtlBw."""
 
     conv: dict[str, list[float]]
+    #: Diagnostic: the first time the smoothed series is inside the band (no hold), and its
+    #: lowest value after the halving over the new BDP.
+    first_entry: dict[str, list[float]]
+    lowest: dict[str, list[float]]
     final: dict[str, list[float]]
     own: dict[str, list[float]]
     goodput_after: dict[str, list[float]]
@@ -795,15 +810,17 @@ def _halving_runs(ctx: Context, ccas: Mapping[str, Any], duration: str) -> _Halv
     seeds = seeds_for(ctx)
     points = {label: {"flows.0.cca": cca, "duration": duration} for label, cca in ccas.items()}
     res = ctx.sweep_labeled("bandwidth-halving", "bandwidth-halving.toml", points, seeds=seeds)
-    h = _Halving({}, {}, {}, {}, {}, {}, {}, {})
+    h = _Halving({}, {}, {}, {}, {}, {}, {}, {}, {}, {})
     for label, rows in res.items():
-        for key in ("conv", "final", "own", "goodput_after"):
+        for key in ("conv", "first_entry", "lowest", "final", "own", "goodput_after"):
             getattr(h, key)[label] = []
         for row in rows:
             ts = ctx.timeseries("bandwidth-halving", row)
             f = ts[ts["flow"] == "sender"]
             t, x = f["t_s"].to_numpy(), f["inflight_bytes"].to_numpy()
             h.conv[label].append(convergence_time(t, x))
+            h.first_entry[label].append(convergence_time(t, x, hold_s=0.0))
+            h.lowest[label].append(float(smoothed(t, x)[t >= HALVING_AT_S].min()) / NEW_BDP_BYTES)
             # Diagnostic, not a claim: the level the flow settles at (mean of the last 5 s) and
             # the time to come within 10 % of that level by the same rule.
             level = float(f[f["t_s"] >= t[-1] - FINAL_S]["inflight_bytes"].mean())
@@ -895,17 +912,16 @@ def _exp_bandwidth_halving(ctx: Context) -> Section:
         q1_verdict = "where both settle, PolyCC is faster than the paper says"
     else:
         q1_verdict = (
-            f"where both settle, PolyCC is not faster by the paper's margin (at most {times_2(CRIT_2A.hi)})"
+            f"where both settle, PolyCC is not faster by the paper's margin, {times_2(CRIT_2A.hi)} at most"
         )
-    papers = (
-        f"the paper's −{pct(PAPER_FASTER_THAN_V1)} and −{pct(PAPER_FASTER_THAN_V2)} within"
-        f" ×{num(RATIO_FACTOR)}"
-    )
-    own_verdict = (
-        f"which would meet {papers}"
-        if CRIT_2A.holds(own_ratio["bbr"]) and CRIT_2B.holds(own_ratio["bbr3"])
-        else f"which would not meet both of {papers}"
-    )
+    own_meets = [
+        f"{'meets' if crit.holds(own_ratio[b]) else 'misses'} the paper's −{pct(faster)}"
+        for b, crit, faster in (
+            ("bbr", CRIT_2A, PAPER_FASTER_THAN_V1),
+            ("bbr3", CRIT_2B, PAPER_FASTER_THAN_V2),
+        )
+    ]
+    own_verdict = f"which {own_meets[0]} and {own_meets[1]} within ×{num(RATIO_FACTOR)}"
     conv_why = prose(
         f"""
         By the definition fixed beforehand BBR v1 settles {_settled(h.conv["bbr"])} and PolyCC
@@ -940,6 +956,13 @@ def _exp_bandwidth_halving(ctx: Context) -> Section:
         v1's and {times_2(own_ratio["bbr3"])} BBR v3's time (medians of the per-seed ratios),
         {own_verdict}, but that is not the criterion we fixed, and the claims are judged on it.
         """
+    )
+    copa_lowest = median(h.lowest["copa"])
+    copa_swing = (
+        f"and then fall to {fmt(copa_lowest, 2)}× the new BDP, out of the band below, before they"
+        " settle (the cause of the swing is not investigated)"
+        if copa_lowest < 1 - BAND
+        else "and stay at or above the band's lower edge"
     )
     reps = [
         judge(
@@ -1001,8 +1024,10 @@ def _exp_bandwidth_halving(ctx: Context) -> Section:
                 f"""
                 New with issue 19. Copa settles {_settled(h.conv["copa"])}, at
                 {fmt(final["copa"], 2)}× the new BDP (median), and to within ±10 % of its own
-                final level in {fmt(own["copa"], 2)} s. The paper's "less than 1 second" is cited
-                for Copa's per-ACK rate control, without a definition of convergence.
+                final level in {fmt(own["copa"], 2)} s. Its smoothed bytes in flight first enter
+                the band {fmt(median(h.first_entry["copa"]), 2)} s after the halving (median)
+                {copa_swing}. The paper's "less than 1 second" is cited for Copa's per-ACK rate
+                control, without a definition of convergence.
                 """
             ),
         ),
