@@ -183,6 +183,11 @@ def test_convergence_time_definition() -> None:
     # Probing ±25 % around the BDP in a 0.8 s cycle averages out and counts as settled.
     probing = bdp * (1 + 0.25 * np.sign(np.sin(2 * math.pi * t / 0.8)))
     assert convergence_time(t, probing, change_s=5.0, target=bdp) == pytest.approx(0.0, abs=0.02)
+    # An ideal step from the old BDP (2x the new) to the new one reads as settled once the trailing
+    # mean holds at most 10 % old samples: 0.9 x 0.8 s = 0.72 s, less one 10-ms bin (the window
+    # holds 80 samples, t - 0.79 .. t). The lag REPRODUCTION.md 2c/2d quotes.
+    step = np.where(t < 5.0, 2 * bdp, bdp)
+    assert convergence_time(t, step, change_s=5.0, target=bdp) == pytest.approx(0.71, abs=0.005)
     # Never inside the band: NaN.
     assert math.isnan(convergence_time(t, 2 * bdp + 0 * t, change_s=5.0, target=bdp))
 
