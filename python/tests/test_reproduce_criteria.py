@@ -12,6 +12,7 @@ from polycc.reproduce.common import (
     AtLeast,
     AtMost,
     Band,
+    RangeWithinFactor,
     Reproduction,
     SameSide,
     SeedSummary,
@@ -132,3 +133,16 @@ def test_infinite_values_have_an_interval_and_are_a_mode_of_their_own() -> None:
     # Finite values keep the linear percentiles of the resamples' medians (the PIBES section's).
     lo, hi = median_interval([0.1, 0.5, 0.2, 0.9, 0.4, 0.3])
     assert 0.1 <= lo < 0.35 < hi <= 0.9
+
+
+def test_a_printed_range_is_widened_at_each_end() -> None:
+    crit = RangeWithinFactor(1.82, 10.35, 1.5)
+    assert (crit.lo, crit.hi) == pytest.approx((1.82 / 1.5, 10.35 * 1.5))
+    assert crit.holds(1.214) and crit.holds(15.5) and crit.holds(5.0)
+    assert not crit.holds(1.2) and not crit.holds(15.6) and not crit.holds(math.nan)
+    assert crit.text(lambda v: f"{v:.2f}×") == "1.82× .. 10.35× widened ×1.5: 1.21× .. 15.52×"
+    assert RangeWithinFactor(2, 4, 1.5, paper_number=False).text(str).endswith("no number in the paper")
+    with pytest.raises(ValueError):
+        RangeWithinFactor(4, 2, 1.5)
+    with pytest.raises(ValueError):
+        RangeWithinFactor(2, 4, 0.9)

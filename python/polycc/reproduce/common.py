@@ -217,6 +217,38 @@ class WithinFactor(Band):
 
 
 @dataclass(frozen=True)
+class RangeWithinFactor(Criterion):
+    """A value the paper prints as a range ("1.82 to 10.35 times"): the range widened by `factor`
+    at each end, `paper_lo` / factor .. `paper_hi` · factor."""
+
+    paper_lo: float
+    paper_hi: float
+    factor: float
+    paper_number: bool = True
+
+    def __post_init__(self) -> None:
+        if self.factor < 1 or not self.paper_lo <= self.paper_hi:
+            raise ValueError(f"RangeWithinFactor: {self.paper_lo} .. {self.paper_hi} within ×{self.factor}")
+
+    @property
+    def lo(self) -> float:
+        return self.paper_lo / self.factor
+
+    @property
+    def hi(self) -> float:
+        return self.paper_hi * self.factor
+
+    def holds(self, value: float) -> bool:
+        return not math.isnan(value) and self.lo <= value <= self.hi
+
+    def bounds_text(self, show: Callable[[float], str]) -> str:
+        return (
+            f"{show(self.paper_lo)} .. {show(self.paper_hi)} widened ×{num(self.factor)}:"
+            f" {show(self.lo)} .. {show(self.hi)}"
+        )
+
+
+@dataclass(frozen=True)
 class SameSide(Criterion):
     """ "Better than" / "lower than": strictly on the paper's side of `pivot` (1 for a ratio, 0 for
     a difference)."""
