@@ -1,4 +1,5 @@
-"""`polycc reproduce janus --quick`: Janus' key claims in shortened runs (about 30 s without plots)."""
+"""`polycc reproduce janus --quick`: Janus' key claims in shortened runs over two seeds (a few
+seconds without plots), judged by the section's criteria at the paper's numbers (issue 19)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 from polycc.reproduce import ReportResult, reproduce
 from polycc.reproduce.janus import GAMMA, mmf_shares
+from polycc.reproduce.janus_criteria import OLD_CRITERIA
 
 
 @pytest.fixture(scope="module")
@@ -22,48 +24,81 @@ def test_max_min_shares_by_progressive_filling() -> None:
     assert shares["d"] == 4 and all(abs(shares[k] - 16 / 3) < 1e-9 for k in "abc")
 
 
+def test_every_claim_is_measured_over_the_seeds(quick: ReportResult) -> None:
+    # Quick mode runs two seeds of every claim; the Poisson cross traffic of Fig. 6 (from 6 s)
+    # differs between them, so the claims on the burst vary and show an interval, while the flow's
+    # start before it, and every run without a random element, is one sample said to be so.
+    for r in quick.reproductions:
+        assert len(r.seeds) == 2, r
+    burst = quick.get("1b")
+    assert burst.seeds[0] != burst.seeds[1] and "[" in burst.ours
+    assert quick.get("1a").ours.endswith("(all 2 seeds alike)")
+    for rid in ("2a", "3a", "4c", "5a", "6a", "7a"):
+        assert quick.get(rid).ours.endswith("(all 2 seeds alike)"), quick.get(rid)
+
+
 def test_switching_follows_the_target(quick: ReportResult) -> None:
-    # Fig. 6: conservative soon, aggressive during the burst, back after it, no queue after.
-    assert not quick.failing("1a", "1b", "1c", "1d")
+    # Fig. 6: aggressive within the 2-s burst, no standing queue after the switch back.
+    assert not quick.failing("1b", "1d")
+    assert quick.get("1b").value <= 2.0
+    # The paper's times (0.7 s to the first switch, 2 s after the burst to the switch back) are
+    # not reproduced: ours are faster, and the section says why.
+    for rid, paper in (("1a", 0.7), ("1c", 2.0)):
+        r = quick.get(rid)
+        assert not r.holds and r.value < paper / 1.5 and r.why
 
 
 def test_web_flows_see_far_less_queueing_than_beside_cubic(quick: ReportResult) -> None:
-    # Fig. 13: the web flows queue far less beside Janus than beside CUBIC; the background keeps
-    # the link.
+    # Fig. 13: the web flows queue far less beside Janus-12 than beside CUBIC (an order of
+    # magnitude, within x1.5); the background keeps the link and its target.
     assert not quick.failing("3a", "3c", "3d")
+    assert quick.get("3a").value >= 10 / 1.5
 
 
 def test_janus_survives_a_longer_path_where_vegas_starves(quick: ReportResult) -> None:
-    # Figs. 17-18: Janus keeps its target, Vegas starves, D_p close to the truth.
-    assert not quick.failing("5a", "5b", "5c")
+    # Figs. 17-18: Vegas starves, D_p within 10 % of the truth; Janus keeps most of its target
+    # (>= 90 %) but not the bound's 96 %, which the section lists.
+    assert not quick.failing("5b", "5c")
+    assert 9.0 <= quick.get("5a").value < 9.6
 
 
 def test_max_min_shares_and_a_bulk_flow_giving_way(quick: ReportResult) -> None:
-    # Figs. 11-12: every flow close to its max-min fair share on 25 Mbit/s. Fig. 15: each
-    # 5 Mbit/s flow gets its share beside a bulk flow, which takes the link back after.
-    assert not quick.failing("2a", "4a", "4b")
+    # Figs. 11-12: every flow within epsilon of its max-min fair share on 25 Mbit/s. Fig. 15: the
+    # bulk flow takes the link back after the others leave.
+    assert not quick.failing("2a", "4b")
+
+
+def test_knob_rows_are_labelled_and_vary_with_the_seed(quick: ReportResult) -> None:
+    knobbed = [r for r in quick.reproductions if r.knob]
+    assert [r.id for r in knobbed] == ["4a-jitter", "4c-jitter", "7a-jitter", "7c-jitter"]
+    for r in knobbed:
+        assert r.seeds[0] != r.seeds[1] and "alike" not in r.ours, r
+    text = (quick.out / "REPRODUCTION-janus.md").read_text(encoding="utf-8")
+    assert "second rows run with a knob we added (labelled, not counted)" in text
 
 
 def test_r_min_against_cubic_and_variants(quick: ReportResult) -> None:
-    # Fig. 20: against CUBIC the slower Janus flow keeps >= 70 % of R_min = 5 Mbit/s (the claim's
-    # 80 % does not hold: REPRODUCTION.md says why) and returns to its target afterwards.
-    assert quick.get("6a").value >= 0.7 * 5.0, quick.get("6a")
-    assert not quick.failing("6b")
-    # §7.3: both variants keep the two flows within the paper's (1 ± gamma) range of the fair
-    # share (7a's tighter criterion is missed with Janus-reno), and the remaining flow takes its
-    # target back.
-    assert quick.get("7a").value <= GAMMA, quick.get("7a")
-    assert not quick.failing("7b", "7c", "7d")
+    # Fig. 20: against CUBIC the Janus flows stay below R_min's (1 - gamma) range (the claim does
+    # not hold: REPRODUCTION.md says why) and come back close to their target afterwards.
+    assert 0.7 * 5.0 <= quick.get("6a").value < (1 - GAMMA) * 5.0 and quick.get("6a").why
+    assert quick.get("6b").value >= 0.95 * 10.0
+    # §7.3: both variants keep the two flows within the paper's (1 +- gamma) range of the fair
+    # share, the remaining flow takes its target back, Janus-htcp within 2 s, and Janus-reno
+    # converges more slowly than Janus-htcp.
+    assert not quick.failing("7a", "7b", "7c", "7d", "7e", "7f")
 
 
 def test_the_report_records_what_does_not_hold(quick: ReportResult) -> None:
     # Fig. 16's deviation ratio is not reproduced (REPRODUCTION.md says why); the report must
-    # carry the measured number and an explanation rather than drop it.
+    # carry the measured number and an explanation rather than drop it, and the closing list
+    # names the verdicts the criteria at the paper's numbers changed.
     dev = quick.get("4c")
-    assert dev.why and dev.ours
-    assert (quick.out / "REPRODUCTION-janus.md").is_file()
+    assert dev.why and dev.ours and not dev.holds
     text = (quick.out / "REPRODUCTION-janus.md").read_text(encoding="utf-8")
     assert "| 4c |" in text and "QUICK" in text
+    assert "**Verdicts changed by issue 19** (before: 22 of 26 held" in text
+    assert "- **1a** held before issue 19 (<= 1.5 s) and does not hold now" in text
+    assert set(OLD_CRITERIA) >= {r.id for r in quick.reproductions if not r.knob} - {"2e", "3g", "7e", "7f"}
 
 
 def test_a_janus_run_plots_its_policy_state(tmp_path: Path) -> None:
