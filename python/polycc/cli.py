@@ -629,6 +629,17 @@ def validate() -> None:
     """Check the simulator against a reference."""
 
 
+@contextmanager
+def _kernel_table_errors(document: Path) -> Iterator[None]:
+    """`--kernel-from-doc`: a table that cannot serve is the user's error, named by its file."""
+    from polycc.validate_linux import KernelTableError
+
+    try:
+        yield
+    except KernelTableError as e:
+        raise UserError(f"{document}: {e}") from None
+
+
 @validate.command("linux")
 @click.option("--quick", is_flag=True, help="Four rows, 5 s each, instead of the full grid.")
 @click.option("--duration", help="Run length [default: 20s; 5s with --quick].")
@@ -697,7 +708,7 @@ def validate_linux(
 
     document = repo_root() / "VALIDATION.md"
     kernel_table = None
-    with user_errors():
+    with user_errors(), _kernel_table_errors(document):
         if kernel_from_doc:
             kernel_table = vl.kernel_from_table(document.read_text(encoding="utf-8"), lossy_seeds=lossy_seeds)
         results = _cancellable(

@@ -262,6 +262,10 @@ class KernelCache:
                 f.write(json.dumps({"key": k, "summary": summary}) + "\n")
 
 
+class KernelTableError(ValueError):
+    """A Linux table to read the kernel's numbers from is missing, or lacks a row."""
+
+
 @dataclass
 class KernelTable:
     """The kernel side of a table already written: its release and each row's numbers."""
@@ -279,14 +283,14 @@ _MEASURED_ROW = re.compile(
 
 def kernel_from_table(text: str, *, lossy_seeds: int) -> KernelTable:
     """The kernel's numbers from the Linux section of `text` (VALIDATION.md), as `markdown`
-    wrote them (rounded as printed). Raises ValueError naming what is missing."""
+    wrote them (rounded as printed). Raises KernelTableError naming what is missing."""
     begin, end = text.find(BEGIN), text.find(END)
     if begin < 0 or end < begin:
-        raise ValueError(f"no {BEGIN} ... {END} markers around a Linux table")
+        raise KernelTableError(f"no {BEGIN} ... {END} markers around a Linux table")
     section = text[begin:end]
     release = _HEADER_RELEASE.search(section)
     if release is None:
-        raise ValueError("the Linux table's first line names no kernel release")
+        raise KernelTableError("the Linux table's first line names no kernel release")
     rows: dict[str, Measured] = {}
     for line in section.splitlines():
         m = _MEASURED_ROW.match(line)
@@ -302,7 +306,7 @@ def kernel_from_table(text: str, *, lossy_seeds: int) -> KernelTable:
             rtt_p95_ms=float(m["p"]),
         )
     if not rows:
-        raise ValueError("the Linux section has no table rows")
+        raise KernelTableError("the Linux section has no table rows")
     return KernelTable(release.group(1), rows)
 
 
@@ -328,7 +332,7 @@ def compare(
         if kernel_table is not None:
             measured = kernel_table.rows.get(row.label())
             if measured is None:
-                raise ValueError(f"the kernel table has no row {row.label()!r}")
+                raise KernelTableError(f"the kernel table has no row {row.label()!r}")
             sim_side = _average(_sim_numbers(scenario, seed) for seed in seeds)
             out.append(Compared(row, measured, sim_side))
             continue

@@ -117,3 +117,12 @@ def test_a_table_without_rows_or_markers_is_refused_by_name() -> None:
     )
     with pytest.raises(ValueError, match="no row 'bbr"):
         vl.compare([vl.Row("bbr", 1, "20Mbps", "40ms", "1bdp", 0.0)], duration="1s", kernel_table=table)
+
+
+def test_the_cli_reads_the_kernel_side_from_the_document_and_names_a_row_it_lacks() -> None:
+    from conftest import polycc
+
+    # `--quick`'s rows run at 20 Mbit/s, which the full grid in VALIDATION.md does not have.
+    res = polycc("validate", "linux", "--quick", "--kernel-from-doc", "--no-doc")
+    assert res.returncode == 2, res
+    assert "no row 'cubic 1× 20Mbps 40ms 1bdp 0 %'" in res.stderr
