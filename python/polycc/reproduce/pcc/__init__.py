@@ -177,10 +177,12 @@ NEW_WHY: dict[str, str] = {
     "and the ratio tolerance.",
     "2e": "Added after the first run under issue 19: Fig. 9's baseline at the 6-packet buffer, the "
     "paper's 2 %, which issue 19 names. Today's kernel CUBIC collapses here as the paper's did "
-    "(12.9 % of the link in a 30-s run, the next section; 92 % only at 80 packets), while in the "
-    "same 30-s runs our CUBIC keeps 77 % on the default stack and 70 % on the Linux model: the "
-    "simulator lacks what makes the kernel's unpaced CUBIC lose at small buffers (a defect found, "
-    "not yet isolated; not GSO bursts: with `gso_max_segs 1` the kernel got 19–25 %).",
+    "(about 13 % of the link in a 30-s run, the next section; over 90 % only at 80 packets), while "
+    "our CUBIC keeps 77 % on the default stack, whose receiver acknowledges every packet, and "
+    "about half on the Linux model, whose receiver compresses its SACKs as the kernel's does. The "
+    "rest of the kernel's bursts come from its host's timing (stretch ACKs on the receiving "
+    "application's late reads, the emulator's rare stalls), which neither stack models "
+    "(\"Why today's kernel CUBIC collapses\", after the next section).",
     "2f": "Added after the first run under issue 19: Fig. 9's paced TCP at 6 packets, the paper's 30 %.",
     "2g": "Added after the first run under issue 19: Fig. 9's one-packet ratio, the paper's 35×.",
 }
