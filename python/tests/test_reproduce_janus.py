@@ -32,9 +32,9 @@ def test_every_claim_is_measured_over_the_seeds(quick: ReportResult) -> None:
         assert len(r.seeds) == 2, r
     burst = quick.get("1b")
     assert burst.seeds[0] != burst.seeds[1] and "[" in burst.ours
-    assert quick.get("1a").ours.endswith("(all 2 seeds alike)")
+    assert quick.get("1a").ours.endswith("(deterministic: all 2 seeds alike)")
     for rid in ("2a", "3a", "4c", "5a", "6a", "7a"):
-        assert quick.get(rid).ours.endswith("(all 2 seeds alike)"), quick.get(rid)
+        assert quick.get(rid).ours.endswith("(deterministic: all 2 seeds alike)"), quick.get(rid)
 
 
 def test_switching_follows_the_target(quick: ReportResult) -> None:

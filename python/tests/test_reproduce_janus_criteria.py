@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 
 from polycc.reproduce.common import Reproduction, Section, Table, pct, ratio, render_markdown, seconds
-from polycc.reproduce.janus import PREAMBLE, judge
+from polycc.reproduce.common import judge_over_seeds as judge
+from polycc.reproduce.janus import PREAMBLE
 from polycc.reproduce.janus_criteria import (
     CRIT_1A,
     CRIT_1C,
@@ -89,7 +90,7 @@ def test_ranges_the_paper_states_and_strict_comparisons() -> None:
 
 def test_a_run_that_draws_nothing_from_the_seed_is_one_sample() -> None:
     alike = judge("1a", "f", "c", "p", [0.3] * 5, CRIT_1A, seconds)
-    assert alike.ours == "0.3 s (all 5 seeds alike)" and not alike.holds
+    assert alike.ours == "0.3 s (deterministic: all 5 seeds alike)" and not alike.holds
     assert alike.seeds == (0.3,) * 5
     varied = judge("1c", "f", "c", "p", [1.9, 2.0, 2.1, 2.0, 2.2], CRIT_1C, seconds)
     assert varied.ours.startswith("2.0 s [") and varied.holds

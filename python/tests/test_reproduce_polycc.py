@@ -12,6 +12,8 @@ import pytest
 from polycc.plots import pool_members
 from polycc.reproduce import ReportResult, reproduce
 from polycc.reproduce.common import AtMost, markers, pct
+from polycc.reproduce.common import all_alike as deterministic
+from polycc.reproduce.common import judge_over_seeds as judge
 from polycc.reproduce.pcc.shared import SEND_JITTER_KNOB as PCC_SEND_JITTER_KNOB
 from polycc.reproduce.polycc import (
     CRIT_2A,
@@ -26,8 +28,6 @@ from polycc.reproduce.polycc import (
     SEND_JITTER_KNOB,
     closing,
     convergence_time,
-    deterministic,
-    judge,
     rtt_variance_point,
     smoothed,
     times_2,

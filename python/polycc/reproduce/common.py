@@ -16,7 +16,7 @@ import statistics
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -305,6 +305,30 @@ MODE_GAP_MIN_SHARE = 0.1
 MODE_COVERAGE = 0.8
 #: Fewer runs than this are never split into modes (two or three values say nothing of clusters).
 MODE_MIN_RUNS = 4
+
+
+def all_alike(values: Sequence[float]) -> bool:
+    """Whether several seeds gave one and the same value (the runs draw nothing from the seed)."""
+    return len(values) > 1 and not any(math.isnan(v) for v in values) and len(set(values)) == 1
+
+
+def judge_over_seeds(
+    id: str,
+    figure: str,
+    claim: str,
+    paper: str,
+    values: Sequence[float],
+    criterion: Criterion,
+    show: Callable[[float], str],
+    why: str = "",
+    knob: str = "",
+) -> Reproduction:
+    """`Reproduction.judge` over the per-seed `values`; where every seed gave the same value,
+    "ours" says the outcome is deterministic instead of showing an interval of identical runs."""
+    r = Reproduction.judge(id, figure, claim, paper, values, criterion, show, why, knob)
+    if all_alike(values):
+        r = replace(r, ours=f"{show(values[0])} (deterministic: all {len(values)} seeds alike)")
+    return r
 
 
 def median_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:

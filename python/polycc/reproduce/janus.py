@@ -13,18 +13,18 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from polycc.reproduce.common import (
     Context,
-    Criterion,
     Reproduction,
     Section,
     Table,
     fmt,
+    judge_over_seeds,
     mbps,
     ms,
     num,
@@ -106,26 +106,6 @@ def experiments(ctx: Context) -> list[Section]:
 
 def _seeds(ctx: Context) -> int:
     return 2 if ctx.quick else SEEDS
-
-
-def judge(
-    id: str,
-    figure: str,
-    claim: str,
-    paper: str,
-    values: Sequence[float],
-    criterion: Criterion,
-    show: Callable[[float], str],
-    why: str = "",
-    knob: str = "",
-) -> Reproduction:
-    """`Reproduction.judge` over the per-seed values; when every seed gave the same value (a run
-    that draws nothing from the seed), "ours" says so instead of showing an interval of copies."""
-    r = Reproduction.judge(id, figure, claim, paper, values, criterion, show, why, knob)
-    v = [float(x) for x in values]
-    if len(v) > 1 and all(x == v[0] for x in v):
-        r = replace(r, ours=f"{show(v[0])} (all {len(v)} seeds alike)")
-    return r
 
 
 def _med(xs: Sequence[float]) -> float:
@@ -326,7 +306,7 @@ def _exp_switching(ctx: Context) -> Section:
     fig = "Fig. 6"
     secs2 = lambda v: seconds(v, 2)  # noqa: E731
     reps = [
-        judge(
+        judge_over_seeds(
             "1a",
             fig,
             "a new flow turns conservative once its sample throughput reaches R "
@@ -344,7 +324,7 @@ def _exp_switching(ctx: Context) -> Section:
                 """
             ),
         ),
-        judge(
+        judge_over_seeds(
             "1b",
             fig,
             f"bursty cross traffic ({num(burst[0])}–{num(burst[1])} s) drops P_avg below (1 − gamma)·R: "
@@ -354,7 +334,7 @@ def _exp_switching(ctx: Context) -> Section:
             CRIT_1B,
             secs2,
         ),
-        judge(
+        judge_over_seeds(
             "1c",
             fig,
             "after the burst, back to conservative once P_avg > R, and stays "
@@ -388,7 +368,7 @@ def _exp_switching(ctx: Context) -> Section:
             )
             + " The values fall on the scenario's 50-ms bins: two modes one bin apart.",
         ),
-        judge(
+        judge_over_seeds(
             "1d",
             f"{fig}, §4.4",
             "buffer clearing: no standing queue in the conservative stage after the switch "
@@ -541,7 +521,7 @@ def _exp_mmf(ctx: Context) -> Section:
         """
     )
     reps = [
-        judge(
+        judge_over_seeds(
             "2a",
             fig,
             f"on {num(big)} Mbit/s every Janus flow gets its max-min fair share (largest deviation, "
@@ -555,7 +535,7 @@ def _exp_mmf(ctx: Context) -> Section:
     ]
     if ("janus", small) in dev:
         reps.append(
-            judge(
+            judge_over_seeds(
                 "2b",
                 fig,
                 f"on {num(small)} Mbit/s every Janus flow gets its max-min fair share (largest deviation)",
@@ -576,7 +556,7 @@ def _exp_mmf(ctx: Context) -> Section:
             for x, y, z in zip(j, c, p, strict=True)
         ]
         reps.append(
-            judge(
+            judge_over_seeds(
                 "2c",
                 "Fig. 11",
                 "Janus settles fastest after the last flow joins: its settling time minus the faster "
@@ -597,7 +577,7 @@ def _exp_mmf(ctx: Context) -> Section:
             )
         )
         reps.append(
-            judge(
+            judge_over_seeds(
                 "2d",
                 "Fig. 11(c)",
                 f"PCC-tp: the first flow takes over 70 % of the link ({first}'s throughput over "
@@ -609,7 +589,7 @@ def _exp_mmf(ctx: Context) -> Section:
             )
         )
         reps.append(
-            judge(
+            judge_over_seeds(
                 "2e",
                 "Fig. 11(b)",
                 "CUBIC settles slowly after the last flow joins (s, as 2c)",
@@ -714,7 +694,7 @@ def _exp_web_delay(ctx: Context) -> Section:
 
     fig = "Fig. 13"
     reps = [
-        judge(
+        judge_over_seeds(
             "3a",
             fig,
             "web flows' p95 queueing delay: CUBIC / Janus-12",
@@ -723,7 +703,7 @@ def _exp_web_delay(ctx: Context) -> Section:
             CRIT_3A,
             ratio,
         ),
-        judge(
+        judge_over_seeds(
             "3b",
             fig,
             "web flows' p95 queueing delay: CUBIC / Janus-0",
@@ -751,7 +731,7 @@ def _exp_web_delay(ctx: Context) -> Section:
                 else ""
             ),
         ),
-        judge(
+        judge_over_seeds(
             "3c",
             fig,
             "the bulk background flow (Janus-0) keeps over 90 % of the link",
@@ -760,7 +740,7 @@ def _exp_web_delay(ctx: Context) -> Section:
             CRIT_3C,
             pct,
         ),
-        judge(
+        judge_over_seeds(
             "3d",
             fig,
             f"the {num(target)} Mbit/s background flow (Janus-12) is satisfied (goodput over its target)",
@@ -772,7 +752,7 @@ def _exp_web_delay(ctx: Context) -> Section:
     ]
     if "PCC-rtt" in p95:
         reps.append(
-            judge(
+            judge_over_seeds(
                 "3e",
                 fig,
                 "PCC-tp's web delay over Janus-12's",
@@ -785,7 +765,7 @@ def _exp_web_delay(ctx: Context) -> Section:
             )
         )
         reps.append(
-            judge(
+            judge_over_seeds(
                 "3f",
                 fig,
                 "PCC-rtt gives up background throughput (long flow's share of the link)",
@@ -823,7 +803,7 @@ def _exp_web_delay(ctx: Context) -> Section:
             )
         )
         reps.append(
-            judge(
+            judge_over_seeds(
                 "3g",
                 fig,
                 "PCC-rtt's web delay is almost the same as Janus-12's (PCC-rtt / Janus-12)",
@@ -936,7 +916,7 @@ def _exp_bulk(ctx: Context) -> Section:
     )
     claim_4c = "four bulk flows: Janus' throughput deviation over CUBIC's"
     reps = [
-        judge(
+        judge_over_seeds(
             "4a",
             "Fig. 15",
             claim_4a,
@@ -967,7 +947,7 @@ def _exp_bulk(ctx: Context) -> Section:
                 """
             ),
         ),
-        judge(
+        judge_over_seeds(
             "4a" + JITTER_SUFFIX,
             "Fig. 15",
             claim_4a,
@@ -977,7 +957,7 @@ def _exp_bulk(ctx: Context) -> Section:
             pct,
             knob=SEND_JITTER_KNOB,
         ),
-        judge(
+        judge_over_seeds(
             "4b",
             "Fig. 15",
             f"after the bandwidth-guarantee flows leave, the bulk flow fully saturates the link again "
@@ -987,7 +967,7 @@ def _exp_bulk(ctx: Context) -> Section:
             CRIT_4B,
             pct,
         ),
-        judge(
+        judge_over_seeds(
             "4c",
             "Fig. 16",
             claim_4c,
@@ -1025,7 +1005,7 @@ def _exp_bulk(ctx: Context) -> Section:
                 """
             ),
         ),
-        judge(
+        judge_over_seeds(
             "4c" + JITTER_SUFFIX,
             "Fig. 16",
             claim_4c,
@@ -1129,7 +1109,7 @@ def _exp_delay_increase(ctx: Context) -> Section:
     fig = "Figs. 17–18"
     increases = ", ".join(f"{truth:g}" for _, truth in steps[1:])
     reps = [
-        judge(
+        judge_over_seeds(
             "5a",
             fig,
             "Janus recovers its 10 Mbit/s after each increase "
@@ -1149,7 +1129,7 @@ def _exp_delay_increase(ctx: Context) -> Section:
                 """
             ),
         ),
-        judge(
+        judge_over_seeds(
             "5b",
             fig,
             "Vegas alone starves as soon as the delay grows (faster flow, same intervals, the highest)",
@@ -1158,7 +1138,7 @@ def _exp_delay_increase(ctx: Context) -> Section:
             CRIT_5B,
             mbps,
         ),
-        judge(
+        judge_over_seeds(
             "5c",
             "Fig. 18",
             "D_p tracks the propagation delay (largest error at the end of each step)",
@@ -1284,7 +1264,7 @@ def _exp_rmin(ctx: Context) -> Section:
     table.add("35–50 s: time in the aggressive stage", *[pct(a) for a in aggressive], "–", "–")
     fig = "Fig. 20"
     reps = [
-        judge(
+        judge_over_seeds(
             "6a",
             fig,
             "Janus holds about R_min = 5 Mbit/s while CUBIC flows compete (the Janus flow farthest "
@@ -1318,7 +1298,7 @@ def _exp_rmin(ctx: Context) -> Section:
             )
             + (" " + long_note if long_note else ""),
         ),
-        judge(
+        judge_over_seeds(
             "6b",
             fig,
             "Janus returns to its 10 Mbit/s target after the CUBIC flows leave (slower Janus flow, 60–70 s)",
@@ -1423,7 +1403,7 @@ def _exp_variants(ctx: Context) -> Section:
         )
         paper = "within [(1 − gamma)·R, (1 + gamma)·R]"
         reps.append(
-            judge(
+            judge_over_seeds(
                 f"7{'ac'[k]}",
                 "Figs. 8–9",
                 claim,
@@ -1446,7 +1426,7 @@ def _exp_variants(ctx: Context) -> Section:
             )
         )
         reps.append(
-            judge(
+            judge_over_seeds(
                 f"7{'ac'[k]}{JITTER_SUFFIX}",
                 "Figs. 8–9",
                 claim,
@@ -1458,7 +1438,7 @@ def _exp_variants(ctx: Context) -> Section:
             )
         )
         reps.append(
-            judge(
+            judge_over_seeds(
                 f"7{'bd'[k]}",
                 "Fig. 9",
                 f"{label}: the remaining flow takes its {num(target)} Mbit/s back after the other leaves "
@@ -1470,7 +1450,7 @@ def _exp_variants(ctx: Context) -> Section:
             )
         )
     reps.append(
-        judge(
+        judge_over_seeds(
             "7e",
             "Fig. 9",
             f"Janus-htcp: the remaining flow is back at its {num(target)} Mbit/s soon after the other "
@@ -1483,7 +1463,7 @@ def _exp_variants(ctx: Context) -> Section:
         )
     )
     reps.append(
-        judge(
+        judge_over_seeds(
             "7f",
             "Figs. 8–9",
             "Janus-reno converges more slowly than Janus-htcp after the second flow joins (Janus-reno's "

@@ -248,7 +248,7 @@ PREAMBLE = [
         CUBIC, NewReno and H-TCP draw nothing, and the scenarios of this section have no random
         loss or jitter, so only the Poisson cross traffic of section 1 (from its start at 6 s)
         and the PCC rows of sections 2 and 3 change with the seed. Every other run is the same
-        for all {SEEDS} seeds: its "ours" reads "(all {SEEDS} seeds alike)", one sample rather than
+        for all {SEEDS} seeds: its "ours" reads "(deterministic: all {SEEDS} seeds alike)", one sample rather than
         {SEEDS}, and no interval is shown (the code checks the values are identical rather than
         assuming it). Rows marked *with {SEND_JITTER_KNOB} (ours, not the paper's setup)*, ids
         ending in "{JITTER_SUFFIX}", repeat 4a, 4c, 7a and 7c with that noise on every flow, a

@@ -28,13 +28,14 @@ from polycc.reproduce.common import (
     AtLeast,
     AtMost,
     Context,
-    Criterion,
     RangeWithinFactor,
     Reproduction,
     Section,
     Table,
     WithinFactor,
+    all_alike,
     fmt,
+    judge_over_seeds,
     num,
     pct,
     prose,
@@ -203,30 +204,6 @@ def median(xs: Sequence[float]) -> float:
 def seed_ratios(a: Sequence[float], b: Sequence[float]) -> list[float]:
     """a[i] / b[i] per seed (NaN where either is missing)."""
     return [safe_div(x, y) for x, y in zip(a, b, strict=True)]
-
-
-def deterministic(values: Sequence[float]) -> bool:
-    """Whether several seeds gave one and the same value (the seed drives nothing the runs use)."""
-    return len(values) > 1 and not any(math.isnan(v) for v in values) and len(set(values)) == 1
-
-
-def judge(
-    id: str,
-    figure: str,
-    claim: str,
-    paper: str,
-    values: Sequence[float],
-    criterion: Criterion,
-    show: Callable[[float], str],
-    why: str = "",
-    knob: str = "",
-) -> Reproduction:
-    """`Reproduction.judge` over the per-seed `values`; where every seed gave the same value, "ours"
-    says the outcome is deterministic instead of showing an interval of identical runs."""
-    r = Reproduction.judge(id, figure, claim, paper, values, criterion, show, why, knob)
-    if deterministic(values):
-        r = dataclasses.replace(r, ours=f"{show(values[0])} (deterministic: all {len(values)} seeds alike)")
-    return r
 
 
 def times_2(v: float) -> str:
@@ -598,7 +575,7 @@ def _exp_rtt_variance_aggregation(ctx: Context) -> tuple[Section, dict[str, floa
     fig = "Fig. 3(a)"
     v3_why = _v3_why(g, deviations)
     reps = [
-        judge(
+        judge_over_seeds(
             f"1{'ab'[j]}",
             fig,
             f"Similar goodput at ±{SLIGHT_MS} ms: PolyCC / {label}",
@@ -614,7 +591,7 @@ def _exp_rtt_variance_aggregation(ctx: Context) -> tuple[Section, dict[str, floa
         for j, (bbr, label) in enumerate([("bbr", "BBR v1"), ("bbr3", "BBR v3")]):
             ratios = seed_ratios(gs[("poly", d)], gs[(bbr, d)])
             reps.append(
-                judge(
+                judge_over_seeds(
                     f"1{'cdef'[2 * i + j]}",
                     fig,
                     f"Higher goodput at ±{d} ms: PolyCC / {label}",
@@ -990,7 +967,7 @@ def _exp_bandwidth_halving(ctx: Context) -> Section:
         f" halving (the trailing {SMOOTH_S:g} s mean's lag)."
     )
     reps = [
-        judge(
+        judge_over_seeds(
             "2a",
             fig,
             "Convergence time of PolyCC / BBR v1",
@@ -1000,7 +977,7 @@ def _exp_bandwidth_halving(ctx: Context) -> Section:
             times_2,
             conv_why,
         ),
-        judge(
+        judge_over_seeds(
             "2b",
             fig,
             "Convergence time of PolyCC / BBR v3 (paper: BBR v2)",
@@ -1021,7 +998,7 @@ def _exp_bandwidth_halving(ctx: Context) -> Section:
                 """
             ),
         ),
-        judge(
+        judge_over_seeds(
             "2c",
             fig,
             "BBR v1's convergence time after the halving (§3.2, cited from earlier work)",
@@ -1037,7 +1014,7 @@ def _exp_bandwidth_halving(ctx: Context) -> Section:
                 """
             ),
         ),
-        judge(
+        judge_over_seeds(
             "2d",
             fig,
             "Copa's convergence time after the halving (§3.2)",
@@ -1133,7 +1110,7 @@ def _mean_knob_claims(m: _MeanKnob, lo: str, hi: str, knob: str = "") -> list[Re
     """3a-3c (ours) on the runs `m`: w = 0 is `lo`, w = 1 is `hi`."""
     suffix = "-jitter" if knob else ""
     return [
-        judge(
+        judge_over_seeds(
             "3a" + suffix,
             "ours",
             "Ours: w = 0 (Vegas' window) keeps the queue short alone: median RTT / base RTT",
@@ -1143,7 +1120,7 @@ def _mean_knob_claims(m: _MeanKnob, lo: str, hi: str, knob: str = "") -> list[Re
             times_2,
             knob=knob,
         ),
-        judge(
+        judge_over_seeds(
             "3b" + suffix,
             "ours",
             "Ours: w = 1 (CUBIC's window) competes with CUBIC: share of the link",
@@ -1153,7 +1130,7 @@ def _mean_knob_claims(m: _MeanKnob, lo: str, hi: str, knob: str = "") -> list[Re
             pct,
             knob=knob,
         ),
-        judge(
+        judge_over_seeds(
             "3c" + suffix,
             "ours",
             "Ours: the knob trades delay for share: share at w = 1 minus share at w = 0",
@@ -1183,7 +1160,7 @@ def _exp_mean_knob(ctx: Context) -> Section:
     )
     rtt = {k: median(v) for k, v in m.rtt.items()}
     share = {k: median(v) for k, v in m.share.items()}
-    all_deterministic = all(deterministic(v) for d in (m.rtt, m.alone, m.share) for v in d.values())
+    all_deterministic = all(all_alike(v) for d in (m.rtt, m.alone, m.share) for v in d.values())
 
     table = Table(["flow", "alone: goodput (Mbit/s)", "alone: median RTT (ms)", "share against one CUBIC"])
     for label in ccas:

@@ -182,7 +182,7 @@ NEW_WHY: dict[str, str] = {
     "about half on the Linux model, whose receiver compresses its SACKs as the kernel's does. The "
     "rest of the kernel's bursts come from its host's timing (stretch ACKs on the receiving "
     "application's late reads, the emulator's rare stalls), which neither stack models "
-    "(\"Why today's kernel CUBIC collapses\", after the next section).",
+    '("Why today\'s kernel CUBIC collapses", after the next section).',
     "2f": "Added after the first run under issue 19: Fig. 9's paced TCP at 6 packets, the paper's 30 %.",
     "2g": "Added after the first run under issue 19: Fig. 9's one-packet ratio, the paper's 35×.",
 }
