@@ -290,6 +290,20 @@ class AtMost(Bound):
 # ---------------------------------------------------------------------------------------------
 # A claim over seeds: the median with a bootstrap interval, and the modes of a bimodal outcome.
 
+# Issue 19's rules, fixed before the runs and shared by every section.
+#: Scenario seeds per claim (issue 19: at least 5; the quick versions run QUICK_SEEDS).
+SEEDS, QUICK_SEEDS = 5, 2
+#: A ratio the paper prints ("10×") holds within this factor of it either way, and a range it
+#: prints is widened by this factor at each end: the papers read their numbers off single
+#: testbed runs.
+RATIO_FACTOR = 1.5
+#: A share the paper prints as a measured value ("74 %") holds within ± this many points.
+SHARE_POINTS = 10.0
+#: A share the paper prints as a bound ("> 95 %", a target "satisfied") holds at most this many
+#: points below it: our goodput counts application payload only (1448 of 1500 bytes, at most
+#: 96.5 % of the link rate), where the papers' throughput was what their senders counted.
+BOUND_POINTS = 4.0
+
 #: The interval's confidence, and the bootstrap's resamples (percentile method, fixed RNG seed so
 #: the document regenerates identically from the same runs).
 CONFIDENCE = 0.95

@@ -28,6 +28,10 @@ from polycc.reproduce.common import (
     pct,
     prose,
 )
+from polycc.reproduce.common import BOUND_POINTS as BOUND_POINTS
+from polycc.reproduce.common import RATIO_FACTOR as RATIO_FACTOR
+from polycc.reproduce.common import SEEDS as SEEDS
+from polycc.reproduce.common import SHARE_POINTS as SHARE_POINTS
 
 #: §4.3, §7.2: the switching margin gamma (also Algorithm 1's step and §7.3's convergence range
 #: [(1 − gamma)·R, (1 + gamma)·R]).
@@ -35,21 +39,9 @@ GAMMA = 0.2
 #: §4.4, §7.2: rate control lets a satisfied flow run up to (1 + EPSILON)·R.
 EPSILON = 0.1
 
-#: Scenario seeds per claim (issue 19: at least 5).
-SEEDS = 5
-#: A ratio the paper prints ("10×", "45 % less") holds within this factor of it either way; the
-#: paper reads its ratios off single testbed runs.
-RATIO_FACTOR = 1.5
-#: A share the paper prints as a measured value ("73 %") holds within ± this many points.
-SHARE_POINTS = 10.0
 #: The payload share of a full packet on the wire (the simulator's defaults: `mss` 1448 and
 #: `header_bytes` 52, README's scenario reference): the most of the link rate goodput can reach.
 PAYLOAD_SHARE = 1448 / (1448 + 52)
-#: A share the paper prints as a bound ("over 90 %", a target "satisfied", a link "fully
-#: saturated") holds at most this many points below it: our goodput counts application payload
-#: only (PAYLOAD_SHARE, 96.5 % of the link rate at best), where the paper's throughput was what
-#: its senders counted.
-BOUND_POINTS = 4.0
 #: A switching time the paper prints ("around 0.7 s") is a measured duration: within this factor
 #: of it either way, as a ratio.
 TIME_FACTOR = RATIO_FACTOR
@@ -248,11 +240,12 @@ PREAMBLE = [
         CUBIC, NewReno and H-TCP draw nothing, and the scenarios of this section have no random
         loss or jitter, so only the Poisson cross traffic of section 1 (from its start at 6 s)
         and the PCC rows of sections 2 and 3 change with the seed. Every other run is the same
-        for all {SEEDS} seeds: its "ours" reads "(deterministic: all {SEEDS} seeds alike)", one sample rather than
-        {SEEDS}, and no interval is shown (the code checks the values are identical rather than
-        assuming it). Rows marked *with {SEND_JITTER_KNOB} (ours, not the paper's setup)*, ids
-        ending in "{JITTER_SUFFIX}", repeat 4a, 4c, 7a and 7c with that noise on every flow, a
-        knob we added so that the seeds vary those runs; they are not counted in the summary.
+        for all {SEEDS} seeds: its "ours" reads "(deterministic: all {SEEDS} seeds alike)", one
+        sample rather than {SEEDS}, and no interval is shown (the code checks the values are
+        identical rather than assuming it). Rows marked *with {SEND_JITTER_KNOB} (ours, not the
+        paper's setup)*, ids ending in "{JITTER_SUFFIX}", repeat 4a, 4c, 7a and 7c with that noise
+        on every flow, a knob we added so that the seeds vary those runs; they are not counted in
+        the summary.
         """
     ),
 ]

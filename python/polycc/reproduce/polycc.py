@@ -41,6 +41,9 @@ from polycc.reproduce.common import (
     prose,
     safe_div,
 )
+from polycc.reproduce.common import QUICK_SEEDS as QUICK_SEEDS
+from polycc.reproduce.common import RATIO_FACTOR as RATIO_FACTOR
+from polycc.reproduce.common import SEEDS as SEEDS
 from polycc.reproduce.scenario_file import PACKET_BYTES
 
 if TYPE_CHECKING:
@@ -134,12 +137,6 @@ def experiments(ctx: Context) -> list[Section]:
 # Issue 19: the paper's numbers with stated tolerances, fixed here before the runs, and every claim
 # over seeds (common.SeedSummary: the median with its bootstrap interval, or the modes).
 
-#: Scenario seeds per claim (issue 19: at least 5); the quick versions run 2.
-SEEDS, QUICK_SEEDS = 5, 2
-#: A ratio the paper prints holds within this factor of it either way, and a range it prints
-#: widened by this factor at each end (issue 19's tolerance, the PCC section's): the paper reads
-#: its numbers off single testbed runs.
-RATIO_FACTOR = 1.5
 #: §3.1: "when the RTT variance becomes fierce (e.g., ±70 ms, ±100 ms), PolyCC achieves 1.82 to
 #: 10.35 times of goodput than BBR variants".
 PAPER_HIGHER = (1.82, 10.35)

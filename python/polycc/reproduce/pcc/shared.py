@@ -8,6 +8,10 @@ import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from polycc.reproduce.common import BOUND_POINTS as BOUND_POINTS
+from polycc.reproduce.common import RATIO_FACTOR as RATIO_FACTOR
+from polycc.reproduce.common import SEEDS as SEEDS
+from polycc.reproduce.common import SHARE_POINTS as SHARE_POINTS
 from polycc.reproduce.common import num, safe_div
 from polycc.reproduce.scenario_file import PACKET_BYTES
 
@@ -64,18 +68,6 @@ def megabytes(packets: int) -> str:
 # Issue 19: every claim over seeds, judged at the papers' numbers with tolerances fixed here,
 # before the runs (python/polycc/reproduce/common.py's criteria and SeedSummary).
 
-#: Scenario seeds per claim (issue 19: at least 5).
-SEEDS = 5
-#: A ratio the paper prints ("10×") holds within this factor of it either way (issue 19's
-#: example tolerance): the papers read their ratios off single testbed runs.
-RATIO_FACTOR = 1.5
-#: A share the paper prints as a measured value ("74 %") holds within ± this many points.
-SHARE_POINTS = 10.0
-#: A share the paper prints as a bound ("> 95 %", "within 97 %") holds at most this many points
-#: below it: our goodput counts application payload only, at most 96.2 % of the link rate here
-#: (loss-free CUBIC gets 96.3 Mbit/s of 100), where the papers' throughput was what their
-#: senders counted; the rest is the reading of a figure.
-BOUND_POINTS = 4.0
 #: The knob added to the Allegro scenarios after claims failed without it (labelled second rows,
 #: not counted): U[0, 1 ms] of host send-time noise on every sender (the scenario files carry it;
 #: the rows judged first override it to 0).

@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from polycc.reproduce.common import (
+    RATIO_FACTOR,
+    SHARE_POINTS,
     AtMost,
     Context,
     Reproduction,
@@ -43,13 +45,8 @@ if TYPE_CHECKING:
 SCENARIO = "competing-tcp.toml"
 #: Fig. 13: the one TCP flow stops here (s).
 FIG13_STOP_S = 27.0
-#: Table 1's numbers are held within this many percentage points (5a-5c, and 5d/5e/5h around
-#: the ≈ 50 % / ≈ 95 % the paper's figures show).
-POINTS = 10.0
 #: 5f: "irrespective of one or two TCP flows" (no number): the two utilisations within this.
 CONSISTENT_POINTS = 10.0
-#: 5g: PIBES over GCC beside two CUBIC flows, the paper's ≈ 50 % / 8 %, within this factor.
-RATIO_FACTOR = 1.5
 #: 5i: "recovered very slowly" (no number): after the TCP flow left, at most this share of its
 #: utilisation alone.
 SLOW_RECOVERY = 0.8
@@ -100,7 +97,7 @@ def _claims_gcc(util: Util, file: ScenarioFile) -> list[Reproduction]:
             "WebRTC alone reaches a reasonably high utilisation",
             WEBRTC[0],
             util[("GCC", 0)],
-            WithinPoints(_paper_share(WEBRTC[0]), POINTS),
+            WithinPoints(_paper_share(WEBRTC[0]), SHARE_POINTS),
             pct,
             prose(
                 f"""
@@ -117,7 +114,7 @@ def _claims_gcc(util: Util, file: ScenarioFile) -> list[Reproduction]:
             "WebRTC collapses with one TCP flow",
             WEBRTC[1],
             util[("GCC", 1)],
-            WithinPoints(_paper_share(WEBRTC[1]), POINTS),
+            WithinPoints(_paper_share(WEBRTC[1]), SHARE_POINTS),
             pct,
             prose(
                 f"""
@@ -134,7 +131,7 @@ def _claims_gcc(util: Util, file: ScenarioFile) -> list[Reproduction]:
             "... and further with two",
             WEBRTC[2],
             util[("GCC", 2)],
-            WithinPoints(_paper_share(WEBRTC[2]), POINTS),
+            WithinPoints(_paper_share(WEBRTC[2]), SHARE_POINTS),
             pct,
         ),
     ]
@@ -142,7 +139,7 @@ def _claims_gcc(util: Util, file: ScenarioFile) -> list[Reproduction]:
 
 def _claims_pibes(util: Util, recover: dict[str, list[float]], span: str) -> list[Reproduction]:
     """5d-5i: PIBES holds s_min against one or two TCP flows and takes the link back after."""
-    about_s_min = WithinPoints(S_MIN, POINTS)
+    about_s_min = WithinPoints(S_MIN, SHARE_POINTS)
     p1, p2, g2 = util[("PIBES", 1)], util[("PIBES", 2)], util[("GCC", 2)]
     paper_ratio = S_MIN / _paper_share(WEBRTC[2])
     return [
@@ -180,7 +177,7 @@ def _claims_pibes(util: Util, recover: dict[str, list[float]], span: str) -> lis
             f"PIBES takes the link back when the TCP flow leaves: utilisation {span}",
             "back to ≈ 95 % (s_max)",
             recover["PIBES"],
-            WithinPoints(S_MAX, POINTS, paper_number=False),
+            WithinPoints(S_MAX, SHARE_POINTS, paper_number=False),
             pct,
         ),
         Reproduction.judge(
@@ -262,10 +259,10 @@ def run(ctx: Context) -> Section:
             "Salsify, the paper's third protocol, is out of scope (see the README): it couples the "
             "transport to its own codec, which the simulator does not model; its rows are the paper's.",
             "Table: medians over the seeds.",
-            f"Criteria: Table 1's numbers ± {num(POINTS)} points (5a-5c); 5d, 5e ± {num(POINTS)} "
+            f"Criteria: Table 1's numbers ± {num(SHARE_POINTS)} points (5a-5c); 5d, 5e ± {num(SHARE_POINTS)} "
             f'points around s_min = {pct(S_MIN, 0)} ("towards s_min", "around 2 Mbit/s" of '
             f"{num(capacity)}); 5h — the figure shows PIBES back at the link, no number: ± "
-            f'{num(POINTS)} points around s_max; 5f, 5i — no number: "irrespective" read as '
+            f'{num(SHARE_POINTS)} points around s_max; 5f, 5i — no number: "irrespective" read as '
             f'within {num(CONSISTENT_POINTS)} points, "recovered very slowly" as below '
             f"{pct(SLOW_RECOVERY, 0)} of its level alone.",
         ],

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from polycc.reproduce.common import QUICK_SEEDS as QUICK_SEEDS
+from polycc.reproduce.common import SEEDS as SEEDS
 from polycc.reproduce.common import Context, num
 from polycc.reproduce.scenario_file import ScenarioFile, rate_mbps, size_text
 from polycc.video import frame_delay_lower_bounds
@@ -31,8 +33,6 @@ CCAS: dict[str, dict[str, Any]] = {
 TRACES = {"3g": "cellular-3g.toml", "4g": "cellular-4g.toml"}
 #: Table 1: the video flow's utilisation with 0, 1 and 2 competing TCP flows, as the paper gives it.
 PAPER_TABLE_1 = {"WebRTC": ("73 %", "24 %", "8 %"), "Salsify": ("92 %", "37 %", "35 %")}
-#: Issue 19: every claim is measured over this many scenario seeds (quick mode: QUICK_SEEDS).
-SEEDS, QUICK_SEEDS = 5, 2
 #: The knob of experiment 1 that is ours, not the paper's: receive-timestamp noise (estimation.toml).
 NOISE_KNOB = "U[0, 1 ms] receive-timestamp noise"
 #: A flow moved past the end of a run is absent.
