@@ -317,6 +317,7 @@ fn flow_summary(
     let ran = lock(&f.started).is_some();
     let transfers = lock(&f.transfers).clone();
     let fct = transfers.completion_times_s();
+    let fct_dist = polycc_sim::output::Percentiles::of_samples(&fct);
     // A sized flow ends when its transfer is in, as in the simulator.
     let ended = match fm.traffic {
         Traffic::Sized { .. } => transfers.completed.first().copied(),
@@ -364,7 +365,8 @@ fn flow_summary(
         bytes_delivered: received,
         rtt_ms: percentiles(&rtt.hist, rtt.sum_ns, rtt.count),
         queue_delay_ms: mean_p95(&net.queue_delay, net.queue_ns_sum, net.queue_count),
-        fct_s: (!fct.is_empty()).then(|| fct.iter().sum::<f64>() / fct.len() as f64),
+        fct_s: fct_dist.as_ref().map(|p| p.mean),
+        fct_dist_s: fct_dist,
         transfers_completed: fct.len() as u64,
         active_s: active.as_secs_f64(),
         target_rate_mbps: None,

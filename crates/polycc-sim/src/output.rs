@@ -12,6 +12,28 @@ pub struct Percentiles {
     pub p99: f64,
 }
 
+impl Percentiles {
+    /// The nearest-rank percentiles of `samples` (`p` of n samples: the ⌈p·n⌉-th smallest);
+    /// `None` without samples. For exact values such as transfer times, where a histogram's
+    /// buckets would round them.
+    pub fn of_samples(samples: &[f64]) -> Option<Percentiles> {
+        if samples.is_empty() {
+            return None;
+        }
+        let mut v = samples.to_vec();
+        v.sort_by(f64::total_cmp);
+        let rank = |p: f64| v[((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+        Some(Percentiles {
+            min: v[0],
+            // Summed in the order given, as the mean was before percentiles came with it.
+            mean: samples.iter().sum::<f64>() / samples.len() as f64,
+            p50: rank(0.50),
+            p95: rank(0.95),
+            p99: rank(0.99),
+        })
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct MeanP95 {
     pub mean: f64,
@@ -47,6 +69,10 @@ pub struct FlowSummary {
     pub queue_delay_ms: MeanP95,
     /// Flow completion time (sized flows; web flows: mean over completed transfers).
     pub fct_s: Option<f64>,
+    /// Sized and web flows: the completed transfers' completion times, request to last byte,
+    /// as percentiles (web flows' median and tail, Allegro Fig. 15's measure).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fct_dist_s: Option<Percentiles>,
     /// Transfers completed (sized and web flows).
     pub transfers_completed: u64,
     /// Seconds the flow was active (start to stop, completion or the end of the run).
@@ -337,5 +363,17 @@ mod tests {
     fn jain() {
         assert_eq!(super::jain_index(&[5.0, 5.0]), 1.0);
         assert!((super::jain_index(&[10.0, 0.0]) - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn percentiles_of_samples_are_nearest_rank() {
+        assert_eq!(super::Percentiles::of_samples(&[]), None);
+        // 20 samples 1..=20, unsorted: p50 is the 10th, p95 the 19th, p99 the 20th.
+        let v: Vec<f64> = (1..=20).rev().map(f64::from).collect();
+        let p = super::Percentiles::of_samples(&v).expect("samples");
+        assert_eq!((p.min, p.p50, p.p95, p.p99), (1.0, 10.0, 19.0, 20.0));
+        assert!((p.mean - 10.5).abs() < 1e-12);
+        let one = super::Percentiles::of_samples(&[0.25]).expect("one");
+        assert_eq!((one.p50, one.p95, one.p99), (0.25, 0.25, 0.25));
     }
 }

@@ -706,12 +706,11 @@ impl Recorder {
                 .iter()
                 .filter_map(|t| t.completed.map(|c| (c - t.requested).as_secs_f64()))
                 .collect();
-            let fct_s = match fl.app.traffic {
-                Traffic::Sized { .. } | Traffic::Web { .. } if !done.is_empty() => {
-                    Some(done.iter().sum::<f64>() / done.len() as f64)
-                }
+            let fct_dist_s = match fl.app.traffic {
+                Traffic::Sized { .. } | Traffic::Web { .. } => Percentiles::of_samples(&done),
                 _ => None,
             };
+            let fct_s = fct_dist_s.as_ref().map(|p| p.mean);
             let video = fl.video.as_ref().map(|v| video_summary(v, end));
             let target_rate_mbps = mean_target_mbps(&fl.target_log, start, start + active);
             let goodput_mbps = mbps(fl.stats.rx_unique_payload, active);
@@ -739,6 +738,7 @@ impl Recorder {
                     fl.stats.arrivals,
                 ),
                 fct_s,
+                fct_dist_s,
                 transfers_completed: done.len() as u64,
                 active_s: active.as_secs_f64(),
                 target_rate_mbps,
