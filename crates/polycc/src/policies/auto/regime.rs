@@ -106,6 +106,15 @@ pub const ALONE_WINDOWS: u32 = 8;
 /// Windows a regime is kept at least, so that one window's evidence does not switch the flow
 /// back and forth (a BBR gain cycle).
 pub const MIN_DWELL_WINDOWS: u32 = 8;
+/// Least time in a loss regime ([`Regime::RandomLoss`], [`Regime::AggressiveCompetitor`]) the
+/// first time the flow comes back to one within [`REENTRY_MEMORY`] of leaving it for a regime
+/// without loss; each further quick return doubles it, up to [`MAX_COMPETING_HOLD`]. A loss
+/// regime is left when its loss-insensitive member (BBR v1) stops losing; if the loss comes back
+/// as soon as the clean path's member runs, it was that member's own (Copa overflowing a buffer
+/// of a few packets that its delay target does not see, as with ACKs decimated every 25 ms at
+/// 4 Mbit/s: 19 switches in 30 s, `tests/auto.rs`), and the member that does not make it should
+/// keep the flow. As [`COMPETING_HOLD`], the same look-again-less-often rule.
+pub const LOSS_REENTRY_HOLD: Duration = COMPETING_HOLD;
 
 /// The base RTT from which a path without competitor, aggregation or random loss counts as
 /// long. Tuned on the suite's tuning half (SUITE.md): its paths are at most 50 ms or at least
@@ -144,6 +153,11 @@ impl Regime {
         }
     }
 
+    /// Whether the regime is entered on loss (its member, BBR v1 by default, ignores loss).
+    pub fn is_loss(self) -> bool {
+        matches!(self, Regime::RandomLoss | Regime::AggressiveCompetitor)
+    }
+
     /// The regime's code in telemetry (`cc_reason`).
     pub fn code(self) -> f64 {
         match self {
@@ -173,6 +187,11 @@ pub struct Classifier {
     heavy_windows: u32,
     /// Whether the latest window's base RTT is at least [`LONG_PATH_RTT`].
     long_path: bool,
+    /// How long the current stay in a loss regime is held ([`LOSS_REENTRY_HOLD`]; zero after
+    /// an entry that was not a quick return).
+    loss_hold: Duration,
+    /// When the flow last left a loss regime for one without loss.
+    left_loss: Option<Time>,
 }
 
 impl Default for Classifier {
@@ -189,6 +208,8 @@ impl Default for Classifier {
             left_competing: None,
             heavy_windows: 0,
             long_path: false,
+            loss_hold: Duration::ZERO,
+            left_loss: None,
         }
     }
 }
@@ -254,6 +275,19 @@ impl Classifier {
     }
 
     fn candidate(&self, now: Time) -> Regime {
+        let next = self.evidence(now);
+        // A quick return to a loss regime holds it: the flow does not go back to a member that
+        // made the loss itself until the hold is over (moves between the loss regimes, and to
+        // Competing, stay open).
+        let held = self.regime.is_loss() && now.saturating_since(self.entered) < self.loss_hold;
+        if held && !next.is_loss() && next != Regime::Competing {
+            return self.regime;
+        }
+        next
+    }
+
+    /// The regime the latest windows show, before the loss regimes' re-entry hold.
+    fn evidence(&self, now: Time) -> Regime {
         let (loss, low_queue) = self.loss();
         let full = self.recent.len() == LOSS_WINDOWS;
         let congestive = low_queue < RANDOM_LOSS_SHARE;
@@ -381,6 +415,20 @@ impl Classifier {
     }
 
     fn enter(&mut self, next: Regime, now: Time) {
+        if next.is_loss() && !self.regime.is_loss() {
+            let quick = self
+                .left_loss
+                .is_some_and(|t| now.saturating_since(t) < REENTRY_MEMORY);
+            self.loss_hold = if !quick {
+                Duration::ZERO
+            } else if self.loss_hold == Duration::ZERO {
+                LOSS_REENTRY_HOLD
+            } else {
+                (self.loss_hold * 2).min(MAX_COMPETING_HOLD)
+            };
+        } else if self.regime.is_loss() && !next.is_loss() {
+            self.left_loss = Some(now);
+        }
         if next == Regime::Competing {
             if self
                 .left_competing
@@ -556,6 +604,56 @@ mod tests {
             feed(&mut c, 0, 5, |t| window(t, 1, 5, 0.003, false, 10)),
             vec![]
         );
+    }
+
+    #[test]
+    fn a_quick_return_to_a_loss_regime_is_held_and_each_further_one_twice_as_long() {
+        let mut c = Classifier::default();
+        // The clean member loses 3 % at a full queue; the loss-insensitive member, once it
+        // runs, nothing.
+        let lossy = |t| window(t, 12, 5, 0.03, false, 4);
+        let quiet = |t| window(t, 1, 5, 0.0, false, 4);
+        let mut changes = vec![];
+        let mut t = 0;
+        while t < 60_000 {
+            let lose = !c.regime().is_loss();
+            let w = if lose { lossy(t) } else { quiet(t) };
+            if let Some(r) = c.on_window(&w) {
+                changes.push((t, r));
+            }
+            t += 40;
+        }
+        let entries: Vec<u64> = changes
+            .iter()
+            .filter(|c| c.1 == Regime::AggressiveCompetitor)
+            .map(|c| c.0)
+            .collect();
+        let exits: Vec<u64> = changes
+            .iter()
+            .filter(|c| c.1 == Regime::Clean)
+            .map(|c| c.0)
+            .collect();
+        // The first stay ends with the loss (the history of 16 windows); the first return is
+        // held 10 s, the second 20 s. Before the hold: a return every 1.8 s.
+        assert!(exits[0] - entries[0] < 1_000, "{changes:?}");
+        assert!(exits[1] - entries[1] >= 10_000, "{changes:?}");
+        assert!(exits[1] - entries[1] < 11_000, "{changes:?}");
+        assert!(exits[2] - entries[2] >= 20_000, "{changes:?}");
+        // The third return (at 36 s) is held 40 s, past the end.
+        assert_eq!(changes.len(), 7, "{changes:?}");
+        // A return after the memory (30 s) is not held.
+        let mut c = Classifier::default();
+        let mut back = vec![];
+        for (t0, secs, lose) in [(0, 3, true), (3_000, 35, false), (38_000, 3, true)] {
+            back.extend(feed(&mut c, t0, secs, |t| {
+                if lose {
+                    lossy(t)
+                } else {
+                    quiet(t)
+                }
+            }));
+        }
+        assert_eq!(c.loss_hold, Duration::ZERO, "{back:?} {:?}", c.loss_hold);
     }
 
     #[test]
