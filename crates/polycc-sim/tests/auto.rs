@@ -263,13 +263,23 @@ fn against_two_cubic_flows_in_a_deep_buffer_auto_takes_at_least_half_its_share_a
     };
     let compete = |cca: &str| run(&scenario(30, "50Mbps", "4bdp", "", &flows(cca)));
     let out = compete("auto");
-    let (when, _) = first_as(&out, "a", 2.0);
+    let (when, switches) = first_as(&out, "a", 2.0);
     let when = when.expect("turned to the competing member");
     let fair = 50.0 / 3.0;
     let share = mean_goodput_mbps(&out, "a", 5.0, 30.0) / fair;
     let copa = mean_goodput_mbps(&compete("copa"), "a", 5.0, 30.0) / fair;
-    eprintln!("vs 2 cubic, 4 BDP: auto on cubic from {when:.1} s, {share:.2} of its fair share (copa {copa:.2})");
-    assert!(when < 4.0, "{when}");
+    eprintln!("vs 2 cubic, 4 BDP: auto on cubic from {when:.1} s ({switches} switches), {share:.2} of its fair share (copa {copa:.2})");
+    // The CUBIC flows keep raising the standing floor from the shared start-up on: Competing
+    // after regime.rs's RISING_STANDING_HOLD (1.5 s), not its STANDING_HOLD (3 s; 3.3 s before).
+    assert!(when < 2.5, "{when}");
+    // CUBIC's share above the rate of the shared start-up is not the link alone: it stays until
+    // it looks again after twice the 10-s hold (before ALONE_RISE it went back to Copa once the
+    // hold was over, and starved again).
+    let left = series(&out, "a", "cc_member")
+        .into_iter()
+        .find(|(t, m)| *t > when && *m != 2.0)
+        .map(|(t, _)| t);
+    assert!(left.is_none_or(|t| t >= when + 19.9), "{left:?}");
     assert!(
         (0.5..=1.2).contains(&share) && share > 1.5 * copa,
         "{share} vs {copa}"
