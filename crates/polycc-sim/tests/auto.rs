@@ -263,13 +263,23 @@ fn against_two_cubic_flows_in_a_deep_buffer_auto_takes_at_least_half_its_share_a
     };
     let compete = |cca: &str| run(&scenario(30, "50Mbps", "4bdp", "", &flows(cca)));
     let out = compete("auto");
-    let (when, _) = first_as(&out, "a", 2.0);
+    let (when, switches) = first_as(&out, "a", 2.0);
     let when = when.expect("turned to the competing member");
     let fair = 50.0 / 3.0;
     let share = mean_goodput_mbps(&out, "a", 5.0, 30.0) / fair;
     let copa = mean_goodput_mbps(&compete("copa"), "a", 5.0, 30.0) / fair;
-    eprintln!("vs 2 cubic, 4 BDP: auto on cubic from {when:.1} s, {share:.2} of its fair share (copa {copa:.2})");
-    assert!(when < 4.0, "{when}");
+    eprintln!("vs 2 cubic, 4 BDP: auto on cubic from {when:.1} s ({switches} switches), {share:.2} of its fair share (copa {copa:.2})");
+    // The CUBIC flows keep raising the standing floor from the shared start-up on: Competing
+    // after regime.rs's RISING_STANDING_HOLD (1.5 s), not its STANDING_HOLD (3 s; 3.3 s before).
+    assert!(when < 2.5, "{when}");
+    // CUBIC's share above the rate of the shared start-up is not the link alone: it stays until
+    // it looks again after twice the 10-s hold (before ALONE_RISE it went back to Copa once the
+    // hold was over, and starved again).
+    let left = series(&out, "a", "cc_member")
+        .into_iter()
+        .find(|(t, m)| *t > when && *m != 2.0)
+        .map(|(t, _)| t);
+    assert!(left.is_none_or(|t| t >= when + 19.9), "{left:?}");
     assert!(
         (0.5..=1.2).contains(&share) && share > 1.5 * copa,
         "{share} vs {copa}"
@@ -316,4 +326,42 @@ fn an_ack_per_ten_packets_on_a_clean_path_is_no_aggregation() {
     assert_eq!(aggregated, None, "decimated ACKs taken for aggregation");
     assert_eq!(switches, 0.0);
     assert!(g > 16.0, "{g}");
+}
+
+/// A 4-Mbit/s, 40-ms path with a drop-tail buffer of 5 packets (a fifth of the BDP), its
+/// receiver acknowledging every 10th packet or after 25 ms as s2n-quic's does, run for 30 s.
+fn tiny_buffer(cca: &str) -> RunOutput {
+    run(&format!(
+        "{}ack = {{ every = 10, max_delay = \"25ms\" }}\n",
+        scenario(30, "4Mbps", "5pkt", "", &flow("a", cca, "0s"))
+    ))
+}
+
+/// How often flow `id`'s `cc_member` changes.
+fn member_changes(out: &RunOutput, id: &str) -> usize {
+    let m = series(out, id, "cc_member");
+    m.windows(2).filter(|p| p[0].1 != p[1].1).count()
+}
+
+#[test]
+fn on_a_tiny_buffer_auto_does_not_flap_between_copa_and_bbr_v1() {
+    // Copa overflows the 5-packet buffer (its delay target reads the ACKs' 25-ms hold as a
+    // queue), losing 30-50 % of the bytes at a full queue: the aggressive-competitor test
+    // hands the flow to BBR v1, which loses nothing there, so the flow went back to Copa, which
+    // lost as much again: 19 switches in 30 s before the re-entry hold (seed 1).
+    let out = tiny_buffer("auto");
+    let changes = member_changes(&out, "a");
+    let switches = series(&out, "a", "cc_switches").last().map_or(0.0, |s| s.1);
+    let g = mean_goodput_mbps(&out, "a", 5.0, 30.0);
+    let best = ["copa", "bbr"]
+        .map(|c| mean_goodput_mbps(&tiny_buffer(c), "a", 5.0, 30.0))
+        .into_iter()
+        .fold(0.0, f64::max);
+    eprintln!("4 Mbit/s, 5 packets: {changes} member changes ({switches} switches), goodput {g:.2} Mbit/s against the better of copa and bbr v1 {best:.2}");
+    // The first stay in a loss regime ends when the loss does (nothing says yet that the clean
+    // member made it); the first quick return is held 10 s, the second 20 s: enter, leave,
+    // enter, leave, enter is all 30 s allow (regime.rs, LOSS_REENTRY_HOLD).
+    assert!(changes <= 5, "{changes}");
+    // Issue 21's aim: within 10 % of the best single member.
+    assert!(g >= 0.9 * best, "{g} vs {best}");
 }

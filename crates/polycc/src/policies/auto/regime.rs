@@ -18,8 +18,10 @@
 //!   in its gain cycles) cannot keep a floor that long by itself: another sender keeps the
 //!   buffer full, as loss-based controllers do (Copa's competitive-mode test, NSDI'18 §2.2,
 //!   reasons the same way over 5 RTTs; here longer, to outlast the drain after a capacity
-//!   drop). Not while a loss-based member runs a long path or ACK aggregation: it keeps a queue
-//!   of its own, and holds its share against buffer-fillers anyway.
+//!   drop). Sooner, after [`RISING_STANDING_HOLD`], when the standing floor keeps rising and
+//!   never falls back below where it began: a queue the flow does not drain. Not while a
+//!   loss-based member runs a long path or ACK aggregation: it keeps a queue of its own, and
+//!   holds its share against buffer-fillers anyway.
 //! - **Random loss**: over the last [`LOSS_WINDOWS`] windows the loss rate is at least
 //!   [`RANDOM_LOSS_RATE`] and most lost bytes were declared at a low queue. It ends an
 //!   aggregation hold and bars the aggregation test: BBR v1 keeps its rate under random loss
@@ -43,9 +45,14 @@
 //! Leaving Competing: the competitor may have left, but the loss-based controller that now runs
 //! keeps a standing queue of its own, so the floor no longer tells. After [`COMPETING_HOLD`] the
 //! flow leaves when its delivery rate has been at least [`ALONE_SHARE`] of the largest it ever
-//! measured for [`ALONE_WINDOWS`] windows (it has the link to itself), and after twice the hold
-//! it leaves anyway to look again. Coming back within [`REENTRY_MEMORY`] doubles the hold (up to
+//! measured for [`ALONE_WINDOWS`] windows, once it has risen by [`ALONE_RISE`] over its share in
+//! Competing (it has the link to itself), and after twice the hold it leaves anyway to look
+//! again. Coming back within [`REENTRY_MEMORY`] doubles the hold (up to
 //! [`MAX_COMPETING_HOLD`]), so a competitor that stays costs a look less and less often.
+//!
+//! Leaving a loss regime: when the loss stops under the loss-insensitive member. A return within
+//! [`REENTRY_MEMORY`] says the clean member made the loss itself, and holds the loss regime for
+//! [`LOSS_REENTRY_HOLD`], doubling on each further quick return.
 
 use super::path_window::PathWindow;
 use crate::units::{Duration, Rate, Time};
@@ -59,6 +66,14 @@ use std::collections::VecDeque;
 /// CUBIC, which Competing runs, loses nothing there.) The first version held 6 s, BBR v3's
 /// PROBE_RTT interval plus a gain cycle, while the flow starved behind the competitor's queue.
 pub const STANDING_HOLD: Duration = Duration::from_millis(3_000);
+/// How long a standing floor that keeps rising must stand to tell a competitor sooner than
+/// [`STANDING_HOLD`]. A floor that rises by more than the low-queue limit while it stands, and
+/// never comes back below where it began, is a queue somebody keeps filling: Copa's own queue
+/// stays near its target (a few packets) and it drains what a capacity drop leaves, so its floor
+/// falls within a second or two. On the suite's tuning half (SUITE.md) a standing floor without
+/// a competitor lasted at most 1.3 s (after the capacity drop; the LTE trace 0.7 s), while two
+/// CUBIC flows in a 4-BDP buffer raised it from 84 to 117 ms between 1 and 3 s.
+pub const RISING_STANDING_HOLD: Duration = Duration::from_millis(1_500);
 /// Windows of history for the aggregation test.
 pub const AGGREGATION_WINDOWS: usize = 8;
 /// The RTT spread within a window, over the base RTT, taken as aggregation.
@@ -101,11 +116,32 @@ pub const MAX_COMPETING_HOLD: Duration = Duration::from_millis(80_000);
 pub const REENTRY_MEMORY: Duration = Duration::from_millis(30_000);
 /// Delivery rate, over the largest the flow ever measured, that says it has the link alone.
 pub const ALONE_SHARE: f64 = 0.8;
+/// Delivery rate, over the largest the flow measured in Competing before its last
+/// [`ALONE_WINDOWS`] windows, that says the competitor has left: it frees its share at once (one
+/// of two equal flows leaving doubles the other's rate, one of five raises each of the others' by
+/// a quarter), where CUBIC gains on its competitors over many seconds. Without it, a flow whose
+/// largest rate came from a start-up shared with its competitors (two CUBIC flows in a 4-BDP
+/// buffer: 10 Mbit/s of 50) met [`ALONE_SHARE`] as soon as CUBIC held its share (13.7 Mbit/s)
+/// and went back to Copa, starving again, after the hold (SUITE.md).
+pub const ALONE_RISE: f64 = 1.25;
+/// How long after entering Competing a rise of the rate says nothing of the competitor: the
+/// competing member takes over from the starved clean member and ramps up (CUBIC from 6 to
+/// 13 Mbit/s within half a second against two CUBIC flows in a 4-BDP buffer).
+pub const TAKEOVER_SPAN: Duration = STANDING_HOLD;
 /// Consecutive windows at [`ALONE_SHARE`] needed to leave Competing early.
 pub const ALONE_WINDOWS: u32 = 8;
 /// Windows a regime is kept at least, so that one window's evidence does not switch the flow
 /// back and forth (a BBR gain cycle).
 pub const MIN_DWELL_WINDOWS: u32 = 8;
+/// Least time in a loss regime ([`Regime::RandomLoss`], [`Regime::AggressiveCompetitor`]) the
+/// first time the flow comes back to one within [`REENTRY_MEMORY`] of leaving it for a regime
+/// without loss; each further quick return doubles it, up to [`MAX_COMPETING_HOLD`]. A loss
+/// regime is left when its loss-insensitive member (BBR v1) stops losing; if the loss comes back
+/// as soon as the clean path's member runs, it was that member's own (Copa overflowing a buffer
+/// of a few packets that its delay target does not see, as with ACKs decimated every 25 ms at
+/// 4 Mbit/s: 19 switches in 30 s, `tests/auto.rs`), and the member that does not make it should
+/// keep the flow. As [`COMPETING_HOLD`], the same look-again-less-often rule.
+pub const LOSS_REENTRY_HOLD: Duration = COMPETING_HOLD;
 
 /// The base RTT from which a path without competitor, aggregation or random loss counts as
 /// long. Tuned on the suite's tuning half (SUITE.md): its paths are at most 50 ms or at least
@@ -144,6 +180,11 @@ impl Regime {
         }
     }
 
+    /// Whether the regime is entered on loss (its member, BBR v1 by default, ignores loss).
+    pub fn is_loss(self) -> bool {
+        matches!(self, Regime::RandomLoss | Regime::AggressiveCompetitor)
+    }
+
     /// The regime's code in telemetry (`cc_reason`).
     pub fn code(self) -> f64 {
         match self {
@@ -165,14 +206,33 @@ pub struct Classifier {
     entered: Time,
     recent: VecDeque<PathWindow>,
     standing_since: Option<Time>,
+    /// The queue floor when it began to stand, and the lowest since.
+    standing_floor: Option<(Duration, Duration)>,
+    /// Whether the standing floor has risen by more than the low-queue limit above where it
+    /// began without ever falling below it.
+    standing_rose: bool,
     largest_bandwidth: Option<Rate>,
     alone_windows: u32,
+    /// The largest delivery rate measured in Competing before the last [`ALONE_WINDOWS`]
+    /// windows, and those windows' rates.
+    sharing_rate: Option<Rate>,
+    sharing_recent: VecDeque<Option<Rate>>,
+    /// Consecutive windows at [`ALONE_RISE`] over the share.
+    rise_windows: u32,
+    /// Whether the rate rose so since the flow entered Competing, and has not fallen below
+    /// [`ALONE_SHARE`] since.
+    competitor_left: bool,
     hold: Duration,
     left_competing: Option<Time>,
     /// Consecutive windows at which the loss history showed [`AGGRESSOR_LOSS_RATE`].
     heavy_windows: u32,
     /// Whether the latest window's base RTT is at least [`LONG_PATH_RTT`].
     long_path: bool,
+    /// How long the current stay in a loss regime is held ([`LOSS_REENTRY_HOLD`]; zero after
+    /// an entry that was not a quick return).
+    loss_hold: Duration,
+    /// When the flow last left a loss regime for one without loss.
+    left_loss: Option<Time>,
 }
 
 impl Default for Classifier {
@@ -183,12 +243,20 @@ impl Default for Classifier {
             entered: Time::ZERO,
             recent: VecDeque::with_capacity(LOSS_WINDOWS),
             standing_since: None,
+            standing_floor: None,
+            standing_rose: false,
             largest_bandwidth: None,
             alone_windows: 0,
+            sharing_rate: None,
+            sharing_recent: VecDeque::with_capacity(ALONE_WINDOWS as usize + 1),
+            rise_windows: 0,
+            competitor_left: false,
             hold: COMPETING_HOLD,
             left_competing: None,
             heavy_windows: 0,
             long_path: false,
+            loss_hold: Duration::ZERO,
+            left_loss: None,
         }
     }
 }
@@ -220,14 +288,44 @@ impl Classifier {
         if let Some(q) = w.queue_floor {
             if w.is_queue(q) {
                 self.standing_since.get_or_insert(w.at);
+                let (first, low) = *self.standing_floor.get_or_insert((q, q));
+                let low = low.min(q);
+                self.standing_floor = Some((first, low));
+                self.standing_rose = low >= first && w.is_queue(q - first);
             } else {
                 self.standing_since = None;
+                self.standing_floor = None;
+                self.standing_rose = false;
             }
         }
-        let alone = match (w.bandwidth, self.largest_bandwidth) {
-            (Some(b), Some(top)) => b.as_bps() as f64 >= ALONE_SHARE * top.as_bps() as f64,
-            _ => false,
+        // Alone: at least ALONE_SHARE of the largest rate measured, once the rate has risen by
+        // ALONE_RISE over the share for ALONE_WINDOWS windows running (the competitor left).
+        let (share_ok, rose) = match (w.bandwidth, self.largest_bandwidth) {
+            (Some(b), Some(top)) => (
+                b.as_bps() as f64 >= ALONE_SHARE * top.as_bps() as f64,
+                w.at.saturating_since(self.entered) >= TAKEOVER_SPAN
+                    && self
+                        .sharing_rate
+                        .is_some_and(|s| b.as_bps() as f64 >= ALONE_RISE * s.as_bps() as f64),
+            ),
+            _ => (false, false),
         };
+        self.rise_windows = if rose { self.rise_windows + 1 } else { 0 };
+        if self.rise_windows >= ALONE_WINDOWS {
+            self.competitor_left = true;
+        }
+        if !share_ok {
+            self.competitor_left = false;
+        }
+        let alone = share_ok && self.competitor_left;
+        if self.regime == Regime::Competing {
+            self.sharing_recent.push_back(w.bandwidth);
+            if self.sharing_recent.len() > ALONE_WINDOWS as usize {
+                if let Some(b) = self.sharing_recent.pop_front().flatten() {
+                    self.sharing_rate = Some(self.sharing_rate.map_or(b, |s| s.max(b)));
+                }
+            }
+        }
         self.alone_windows = if alone { self.alone_windows + 1 } else { 0 };
         if let Some(b) = w.bandwidth {
             self.largest_bandwidth = Some(self.largest_bandwidth.map_or(b, |top| top.max(b)));
@@ -254,6 +352,19 @@ impl Classifier {
     }
 
     fn candidate(&self, now: Time) -> Regime {
+        let next = self.evidence(now);
+        // A quick return to a loss regime holds it: the flow does not go back to a member that
+        // made the loss itself until the hold is over (moves between the loss regimes, and to
+        // Competing, stay open).
+        let held = self.regime.is_loss() && now.saturating_since(self.entered) < self.loss_hold;
+        if held && !next.is_loss() && next != Regime::Competing {
+            return self.regime;
+        }
+        next
+    }
+
+    /// The regime the latest windows show, before the loss regimes' re-entry hold.
+    fn evidence(&self, now: Time) -> Regime {
         let (loss, low_queue) = self.loss();
         let full = self.recent.len() == LOSS_WINDOWS;
         let congestive = low_queue < RANDOM_LOSS_SHARE;
@@ -285,7 +396,9 @@ impl Classifier {
         // A loss-based member keeps a standing queue of its own, so the floor tells nothing
         // while one runs a long path or ACK aggregation; and it holds its share against
         // buffer-fillers anyway.
-        if !self.own_queue() && self.standing_for(now).is_some_and(|d| d >= STANDING_HOLD) {
+        let standing = self.standing_for(now).unwrap_or(Duration::ZERO);
+        let rising = self.standing_rose && standing >= RISING_STANDING_HOLD;
+        if !self.own_queue() && (standing >= STANDING_HOLD || rising) {
             return Regime::Competing;
         }
         self.without_competition(now)
@@ -381,6 +494,20 @@ impl Classifier {
     }
 
     fn enter(&mut self, next: Regime, now: Time) {
+        if next.is_loss() && !self.regime.is_loss() {
+            let quick = self
+                .left_loss
+                .is_some_and(|t| now.saturating_since(t) < REENTRY_MEMORY);
+            self.loss_hold = if !quick {
+                Duration::ZERO
+            } else if self.loss_hold == Duration::ZERO {
+                LOSS_REENTRY_HOLD
+            } else {
+                (self.loss_hold * 2).min(MAX_COMPETING_HOLD)
+            };
+        } else if self.regime.is_loss() && !next.is_loss() {
+            self.left_loss = Some(now);
+        }
         if next == Regime::Competing {
             if self
                 .left_competing
@@ -394,11 +521,17 @@ impl Classifier {
         if self.own_queue() {
             // The loss-based controller's own queue is not evidence of a competitor.
             self.standing_since = None;
+            self.standing_floor = None;
+            self.standing_rose = false;
         }
         self.regime = next;
         self.entered = now;
         self.windows_in_regime = 0;
         self.alone_windows = 0;
+        self.sharing_rate = None;
+        self.sharing_recent.clear();
+        self.rise_windows = 0;
+        self.competitor_left = false;
     }
 }
 
@@ -481,6 +614,63 @@ mod tests {
     }
 
     #[test]
+    fn a_standing_floor_that_keeps_rising_is_a_competitor_sooner() {
+        // From 1 s two CUBIC flows fill a deep buffer: the floor rises 2 ms a window (40 ms)
+        // from 20 ms, never coming back down.
+        let mut c = Classifier::default();
+        feed(&mut c, 0, 1, |t| window(t, 1, 5, 0.0, false, 10));
+        let changes = feed(&mut c, 1_000, 3, |t| {
+            window(t, 20 + (t - 1_000) / 20, 5, 0.0, false, 1)
+        });
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(changes[0].1, Regime::Competing);
+        assert!((2_500..2_700).contains(&changes[0].0), "{changes:?}");
+        // A floor that rises as fast after a capacity drop but falls back below where it began
+        // within the second (the flow drains it) is not, nor one that stands without rising.
+        let mut c = Classifier::default();
+        feed(&mut c, 0, 1, |t| window(t, 1, 5, 0.0, false, 10));
+        let drop = feed(&mut c, 1_000, 3, |t| {
+            let since = t - 1_000;
+            let floor = if since < 600 { 20 + since / 10 } else { 18 };
+            window(t, floor, 5, 0.0, false, 2)
+        });
+        assert_eq!(drop, vec![]);
+        let mut c = Classifier::default();
+        assert_eq!(
+            feed(&mut c, 0, 2, |t| window(
+                t,
+                20 + (t / 40) % 3,
+                5,
+                0.0,
+                false,
+                10
+            )),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn a_share_above_the_rate_measured_in_a_shared_start_up_is_not_the_link_alone() {
+        let mut c = Classifier::default();
+        // A start-up shared with the competitors measures 10 Mbit/s; CUBIC then holds 14.
+        feed(&mut c, 0, 1, |t| window(t, 1, 5, 0.0, false, 10));
+        let changes = feed(&mut c, 1_000, 19, |t| {
+            window(t, 30, 5, 0.0, false, if t < 5_000 { 1 } else { 14 })
+        });
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(changes[0].1, Regime::Competing);
+        // The competitor leaves: 28 Mbit/s, twice the share, ends the regime after the hold.
+        let entered = changes[0].0;
+        let left = feed(&mut c, 20_000, 1, |t| window(t, 30, 5, 0.0, false, 28));
+        assert_eq!(left.len(), 1, "{left:?}");
+        assert_eq!(left[0].1, Regime::Clean);
+        assert!(
+            left[0].0 < entered + 2 * COMPETING_HOLD.as_millis_f64() as u64,
+            "{left:?}"
+        );
+    }
+
+    #[test]
     fn competing_ends_once_the_flow_has_the_link_alone_and_a_quick_return_doubles_the_hold() {
         let mut c = Classifier::default();
         feed(&mut c, 0, 2, |t| window(t, 1, 5, 0.0, false, 20));
@@ -556,6 +746,56 @@ mod tests {
             feed(&mut c, 0, 5, |t| window(t, 1, 5, 0.003, false, 10)),
             vec![]
         );
+    }
+
+    #[test]
+    fn a_quick_return_to_a_loss_regime_is_held_and_each_further_one_twice_as_long() {
+        let mut c = Classifier::default();
+        // The clean member loses 3 % at a full queue; the loss-insensitive member, once it
+        // runs, nothing.
+        let lossy = |t| window(t, 12, 5, 0.03, false, 4);
+        let quiet = |t| window(t, 1, 5, 0.0, false, 4);
+        let mut changes = vec![];
+        let mut t = 0;
+        while t < 60_000 {
+            let lose = !c.regime().is_loss();
+            let w = if lose { lossy(t) } else { quiet(t) };
+            if let Some(r) = c.on_window(&w) {
+                changes.push((t, r));
+            }
+            t += 40;
+        }
+        let entries: Vec<u64> = changes
+            .iter()
+            .filter(|c| c.1 == Regime::AggressiveCompetitor)
+            .map(|c| c.0)
+            .collect();
+        let exits: Vec<u64> = changes
+            .iter()
+            .filter(|c| c.1 == Regime::Clean)
+            .map(|c| c.0)
+            .collect();
+        // The first stay ends with the loss (the history of 16 windows); the first return is
+        // held 10 s, the second 20 s. Before the hold: a return every 1.8 s.
+        assert!(exits[0] - entries[0] < 1_000, "{changes:?}");
+        assert!(exits[1] - entries[1] >= 10_000, "{changes:?}");
+        assert!(exits[1] - entries[1] < 11_000, "{changes:?}");
+        assert!(exits[2] - entries[2] >= 20_000, "{changes:?}");
+        // The third return (at 36 s) is held 40 s, past the end.
+        assert_eq!(changes.len(), 7, "{changes:?}");
+        // A return after the memory (30 s) is not held.
+        let mut c = Classifier::default();
+        let mut back = vec![];
+        for (t0, secs, lose) in [(0, 3, true), (3_000, 35, false), (38_000, 3, true)] {
+            back.extend(feed(&mut c, t0, secs, |t| {
+                if lose {
+                    lossy(t)
+                } else {
+                    quiet(t)
+                }
+            }));
+        }
+        assert_eq!(c.loss_hold, Duration::ZERO, "{back:?} {:?}", c.loss_hold);
     }
 
     #[test]
