@@ -122,10 +122,19 @@ fn web_flows_complete_transfers_and_report_fct() {
     assert!(fct > 0.1 && fct < 2.0, "fct {fct}");
     // The transfers' distribution: its mean is `fct_s`, ordered percentiles, every transfer at
     // least two RTTs (handshake-free slow start of 100 KB from 10 packets).
-    let d = w.fct_dist_s.as_ref().expect("web flows report the distribution");
+    let d = w
+        .fct_dist_s
+        .as_ref()
+        .expect("web flows report the distribution");
     assert_eq!(d.mean, fct);
-    assert!(0.1 < d.min && d.min <= d.p50 && d.p50 <= d.p95 && d.p95 <= d.p99, "{d:?}");
-    assert!(out.summary.flows[0].fct_dist_s.is_none(), "a bulk flow has none");
+    assert!(
+        0.1 < d.min && d.min <= d.p50 && d.p50 <= d.p95 && d.p95 <= d.p99,
+        "{d:?}"
+    );
+    assert!(
+        out.summary.flows[0].fct_dist_s.is_none(),
+        "a bulk flow has none"
+    );
 }
 
 #[test]
