@@ -78,10 +78,11 @@ def test_knob_rows_are_labelled_and_vary_with_the_seed(quick: ReportResult) -> N
 
 
 def test_r_min_against_cubic_and_variants(quick: ReportResult) -> None:
-    # Fig. 20: against CUBIC the Janus flows stay below R_min's (1 - gamma) range (the claim does
-    # not hold: REPRODUCTION.md says why) and come back close to their target afterwards.
-    assert 0.7 * 5.0 <= quick.get("6a").value < (1 - GAMMA) * 5.0 and quick.get("6a").why
-    assert quick.get("6b").value >= 0.95 * 10.0
+    # Fig. 20: against the Linux model's CUBIC (the paper's kernel CUBIC, issue 19) the slower
+    # Janus flow holds R_min only at the (1 - gamma) range's lower edge (beside the default stack's
+    # paced CUBIC it stayed below it, 3.87 Mbit/s), and comes back close to its target afterwards.
+    assert (1 - GAMMA) * 5.0 <= quick.get("6a").value < 0.9 * 5.0 and quick.get("6a").why
+    assert quick.get("6b").value >= 0.93 * 10.0
     # §7.3: both variants keep the two flows within the paper's (1 +- gamma) range of the fair
     # share, the remaining flow takes its target back, Janus-htcp within 2 s, and Janus-reno
     # converges more slowly than Janus-htcp.
@@ -89,11 +90,16 @@ def test_r_min_against_cubic_and_variants(quick: ReportResult) -> None:
 
 
 def test_the_report_records_what_does_not_hold(quick: ReportResult) -> None:
-    # Fig. 16's deviation ratio is not reproduced (REPRODUCTION.md says why); the report must
+    # Fig. 20's return to the target is not reproduced (REPRODUCTION.md says why); the report must
     # carry the measured number and an explanation rather than drop it, and the closing list
     # names the verdicts the criteria at the paper's numbers changed.
+    back = quick.get("6b")
+    assert back.why and back.ours and not back.holds
+    # Fig. 16's deviation ratio holds since CUBIC runs on the Linux model (issue 19), whose
+    # unpaced flows spread far more than the default stack's paced ones (ratio 3.28 there), and
+    # the note says the ratio lands through CUBIC, not Janus.
     dev = quick.get("4c")
-    assert dev.why and dev.ours and not dev.holds
+    assert dev.holds and "through CUBIC's spread" in dev.why
     text = (quick.out / "REPRODUCTION-janus.md").read_text(encoding="utf-8")
     assert "| 4c |" in text and "QUICK" in text
     assert "**Verdicts changed by issue 19** (before: 22 of 26 held" in text

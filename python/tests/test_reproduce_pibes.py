@@ -35,11 +35,16 @@ def test_estimation_accuracy_and_detection(quick: ReportResult) -> None:
     # With our timestamp noise (the labelled rows): accurate from 3, stable from 6, worse with alpha.
     assert not quick.failing(*(f"1{c}-noise" for c in "abcde"))
     assert all(quick.get(f"1{c}-noise").knob for c in "abcdefg")
-    # The flag holds while a competitor is present and rises soon after it arrives, either way.
-    # Quick mode has two forward CUBIC flows; three and four are the full run's (1f) and
-    # crates/polycc-sim/tests/pibes_detection.rs.
-    assert not quick.failing("1f", "1g", "1f-noise", "1g-noise")
+    # The flag rises soon after a competitor arrives, either way. Quick mode has two forward CUBIC
+    # flows; three and four are the full run's (1f) and crates/polycc-sim/tests/pibes_detection.rs.
+    assert not quick.failing("1g", "1g-noise")
     assert all(t <= 1.0 for t in quick.get("1g").seeds) and len(quick.get("1g").seeds) == 3
+    # Beside the Linux model's CUBIC (the paper's kernel CUBIC, issue 19) the flag then holds in
+    # most frames but not the 90 % of 1f (it did beside the default stack's paced CUBIC, 99 %);
+    # the report says what the run shows.
+    for rid in ("1f", "1f-noise"):
+        r = quick.get(rid)
+        assert not r.holds and 0.5 < r.value < 0.9 and r.why
 
 
 def test_fixed_link_utilisation_and_frame_delay(quick: ReportResult) -> None:
@@ -55,8 +60,11 @@ def test_ramp(quick: ReportResult) -> None:
 
 def test_table_1_gcc_starves_pibes_keeps_its_share(quick: ReportResult) -> None:
     # Table 1 with GCC floored only at WebRTC's encoder minimum: GCC starves beside one and two
-    # CUBIC flows; PIBES holds about s_min either way, far above GCC, and takes the link back.
-    assert not quick.failing("5b", "5c", "5d", "5e", "5g", "5h")
+    # CUBIC flows; PIBES keeps more than s_min either way, far above GCC, and takes the link back.
+    assert not quick.failing("5b", "5c", "5g", "5h")
+    # Beside the Linux model's CUBIC (issue 19) PIBES keeps about 60 %, at the upper edge of
+    # s_min's ± 10 points (50 % beside the default stack's paced CUBIC).
+    assert all(0.5 < quick.get(r).value < 0.65 for r in ("5d", "5e"))
     # Every claim over the seeds, each seed's value kept.
     assert all(len(quick.get(r).seeds) == 2 for r in ("5b", "5c", "5d", "5e", "5g", "5h"))
 

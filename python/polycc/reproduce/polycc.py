@@ -241,7 +241,15 @@ PREAMBLE = [
         "-jitter", repeat its claims with {SEND_JITTER_KNOB} on every sender (the PCC section's
         knob) and are not counted in the summary.
         """
-    )
+    ),
+    prose(
+        """
+        **Which stack carries which flow.** The paper implemented PolyCC in Chromium's QUIC
+        (gQUIC, §3) and compared it with BBR from the same QUIC stack's CCA pool, not with kernel
+        TCP: every flow here runs on polycc's QUIC transport, the default stack
+        (`stack = "quic"`), and none on the simulator's Linux TCP model (issue 19).
+        """
+    ),
 ]
 
 

@@ -20,6 +20,7 @@ from polycc.reproduce.common import (
     ratio,
     safe_div,
 )
+from polycc.reproduce.kernel_tcp import LINUX_MODEL, kernel_tcp_or_default
 from polycc.reproduce.pcc.shared import (
     ALLEGRO,
     RATIO_FACTOR,
@@ -154,7 +155,7 @@ def _claims(g: dict[str, list[float]], optimal: float) -> list[Reproduction]:
 def run(ctx: Context) -> Section:
     duration = 50 if ctx.quick else CHANGING_DURATION_S
     ccas = [PCC, "cubic"] if ctx.quick else [PCC, "cubic", "illinois"]
-    points = {c: {"flows.0.cca": c, "duration": f"{duration}s"} for c in ccas}
+    points = {c: {**kernel_tcp_or_default(c, "0"), "duration": f"{duration}s"} for c in ccas}
     seeds = 2 if ctx.quick else SEEDS
     res = ctx.sweep_labeled("changing-network", SCENARIO, points, seeds=seeds)
     optimal = _optimal_mbps(ctx, duration)
@@ -170,7 +171,8 @@ def run(ctx: Context) -> Section:
         f"Every {CHANGING_PERIOD_S} s {_rate_and_rtt()} and {_loss()} are redrawn (one fixed draw, "
         f"seed {CHANGING_SEED}, written into the scenario file; the scenario seeds vary the random "
         f"losses and the CCAs' own randomness); {duration} s (paper: 500 s). Optimal "
-        f"is the mean capacity, {optimal:.1f} Mbit/s.",
+        f"is the mean capacity, {optimal:.1f} Mbit/s. CUBIC runs on {LINUX_MODEL}, as the paper's "
+        "kernel CUBIC; Illinois, which that model lacks, on the default stack.",
         [ctx.rel(ctx.scenario(SCENARIO))],
         "changing-network",
         table,

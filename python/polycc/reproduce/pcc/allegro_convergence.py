@@ -27,6 +27,7 @@ from polycc.reproduce.common import (
     ratio,
     safe_div,
 )
+from polycc.reproduce.kernel_tcp import LINUX_CCA, LINUX_MODEL, kernel_tcp_flows
 from polycc.reproduce.pcc.allegro_two_flow import (
     CONVERGED_FOR_S,
     FAIR_SHARE_BAND,
@@ -137,9 +138,16 @@ def _four_flows(
         "flows.3.start": f"{t[2]}s",
         "flows.3.stop": f"{t[6]}s",
     }
-    if not knob:
-        over |= EXACT
-    res = ctx.sweep_labeled(name, SCENARIO, {c: {"flows.*.cca": c, **over} for c in CCAS}, seeds=seeds)
+    flows = ctx.scenario_file(SCENARIO).doc["flows"]
+
+    def point(c: str) -> dict[str, Any]:
+        # CUBIC as the paper's, the Linux kernel's (issue 19), whose model takes no send-time
+        # noise: its knob rows are its exact rows.
+        if c in LINUX_CCA:
+            return {**kernel_tcp_flows(flows, c), **over}
+        return {"flows.*.cca": c, **over, **({} if knob else EXACT)}
+
+    res = ctx.sweep_labeled(name, SCENARIO, {c: point(c) for c in CCAS}, seeds=seeds)
     scales = [s for s in TIME_SCALES_S if s <= (t[3] - t[2]) / 2]
     jains: dict[tuple[str, int], list[float]] = {(c, s): [] for c in CCAS for s in scales}
     for c in CCAS:
@@ -173,9 +181,11 @@ def _fig16(ctx: Context, join_s: float) -> _Fig16:
     configs: dict[str, dict[str, Any]] = {
         "pcc-fig16": {"flows.*.cca": ALLEGRO_FIG16},
         "pcc-allegro": {"flows.*.cca": "pcc-allegro"},
-        "cubic": {"flows.*.cca": "cubic"},
+        # The paper's kernel CUBIC (issue 19); the Linux model takes no send-time noise, so its
+        # knob rows are its exact rows.
+        "cubic": kernel_tcp_flows(ctx.scenario_file(TWO_FLOW_SCENARIO).doc["flows"], "cubic"),
     }
-    exact = {c: {**o, **EXACT} for c, o in configs.items()}
+    exact = {c: o if c in LINUX_CCA else {**o, **EXACT} for c, o in configs.items()}
     two = two_flow(ctx, "two-flow-convergence", exact, dur, seeds)
     # The knob rows: the scenario file's host send-time noise kept.
     jitter = (
@@ -465,7 +475,10 @@ def _setup(file: ScenarioFile, two: ScenarioFile, t: list[int], seeds: int) -> s
         f"Convergence: flow B joins A after {num(two.start_s('b'))} s on the same link; §4.2.2's definition "
         f"(±{pct_exact(FAIR_SHARE_BAND)} of {num(fair)} Mbit/s for {CONVERGED_FOR_S} s) over "
         f"{num(two.bin_s())} s bins, {seeds} seeds (paper: 15 trials). Senders pace exactly; the rows "
-        f"*with send jitter* keep the scenario files' {SEND_JITTER_KNOB} (a knob we added, not counted)."
+        f"*with send jitter* keep the scenario files' {SEND_JITTER_KNOB} (a knob we added, not counted). "
+        f"CUBIC runs on {LINUX_MODEL}, as the paper's kernel CUBIC; that model takes no send-time "
+        "noise (its sender is ACK-clocked, with the kernel's delayed ACKs), so CUBIC's rows with send "
+        "jitter repeat its exact runs."
     )
 
 

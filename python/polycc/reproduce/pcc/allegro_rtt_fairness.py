@@ -18,6 +18,7 @@ from polycc.reproduce.common import (
     pct,
     safe_div,
 )
+from polycc.reproduce.kernel_tcp import LINUX_MODEL, kernel_tcp_or_default
 from polycc.reproduce.pcc.shared import ALLEGRO, RATIO_FACTOR, SEEDS, median, series
 
 SCENARIO = "rtt-fairness.toml"
@@ -89,7 +90,9 @@ def run(ctx: Context) -> Section:
     ccas = [PCC, "cubic"] if ctx.quick else [PCC, "cubic", "newreno"]
     end = 35 if ctx.quick else 105
     points = {
-        (c, r): {"flows.*.cca": c, "flows.0.rtt": f"{r}ms", "duration": f"{end}s"} for c in ccas for r in rtts
+        (c, r): {**kernel_tcp_or_default(c), "flows.0.rtt": f"{r}ms", "duration": f"{end}s"}
+        for c in ccas
+        for r in rtts
     }
     seeds = 2 if ctx.quick else SEEDS
     res = ctx.sweep_labeled("rtt-fairness", SCENARIO, points, seeds=seeds)
@@ -112,7 +115,9 @@ def run(ctx: Context) -> Section:
         f"({num(file.buffer_bytes() / 1e3)} KB); "
         f"the long flow ({rtts[0]}–{rtts[-1]} ms) starts first, the {num(file.rtt_ms('short'))} ms flow "
         f"joins at {num(file.start_s('short'))} s; throughput ratio over {num(MEASURE_FROM_S)}–{end} s "
-        "(paper: 500 s of competition).",
+        f"(paper: 500 s of competition). "
+        + ("CUBIC and NewReno (the kernel's `reno`) run" if "newreno" in ccas else "CUBIC runs")
+        + f" on {LINUX_MODEL}, as the paper's kernel TCP.",
         [ctx.rel(ctx.scenario(SCENARIO))],
         "rtt-fairness",
         table,

@@ -25,6 +25,7 @@ from polycc.reproduce.common import (
     safe_div,
     span,
 )
+from polycc.reproduce.kernel_tcp import LINUX_CCA, LINUX_MODEL, kernel_tcp_or_default
 from polycc.reproduce.pcc.shared import FAIR_JAIN, PROTEUS, SEEDS, median, series
 from polycc.reproduce.scenario_file import ScenarioFile, seconds
 
@@ -94,34 +95,44 @@ def _alt(label: str) -> str:
     return f"{label} ({ALT_THRESHOLD_MS} ms)"
 
 
-def _noise_overrides(noise: Mapping[str, Any]) -> dict[str, Any]:
+def _noise_overrides(noise: Mapping[str, Any], other: str) -> dict[str, Any]:
     """Scenario overrides for one `_BBR_S_NOISE` entry: link keys as given, the rest (and the
-    Linux receiver's delayed ACKs) on both flows."""
+    Linux receiver's delayed ACKs) on BBR-S's flow, and on the other flow unless it is the
+    kernel's TCP (`other`, issue 19), whose model has the kernel's delayed ACKs and takes no
+    host send-time noise."""
     out: dict[str, Any] = {}
+    flows = ["0"] if other in LINUX_CCA else ["0", "1"]
     for key, value in {**_LINUX_DELACK, **noise}.items():
         if key.startswith("links."):
             out[key] = value
         else:
-            out[f"flows.0.{key}"] = value
-            out[f"flows.1.{key}"] = value
+            for i in flows:
+                out[f"flows.{i}.{key}"] = value
     return out
 
 
+def _other(o: str) -> dict[str, str]:
+    """The second flow: BBR and CUBIC as the paper's, the Linux kernel's TCP (issue 19); BBR-S,
+    the paper's modified kernel BBR, as polycc's `bbr-s` on the default stack (the Linux model
+    has no BBR-S)."""
+    return kernel_tcp_or_default(o, "1")
+
+
 def _points(noises: list[str], end: float) -> dict[str, dict[str, Any]]:
-    points: dict[str, dict[str, Any]] = {o: {"flows.1.cca": o, "duration": f"{end:g}s"} for o in OTHERS}
+    points: dict[str, dict[str, Any]] = {o: {**_other(o), "duration": f"{end:g}s"} for o in OTHERS}
     alt = {"name": "bbr-s", "rtt_dev_threshold_ms": ALT_THRESHOLD_MS}
     for o in OTHERS:
         points[_alt(o)] = {
             "flows.0.cca": alt,
-            "flows.1.cca": alt if o == "bbr-s" else o,
+            **({"flows.1.cca": alt} if o == "bbr-s" else _other(o)),
             "duration": f"{end:g}s",
         }
     for n in noises:
         for o in OTHERS:
             points[f"{o}, {n}"] = {
-                "flows.1.cca": o,
+                **_other(o),
                 "duration": f"{end:g}s",
-                **_noise_overrides(_BBR_S_NOISE[n]),
+                **_noise_overrides(_BBR_S_NOISE[n], o),
             }
     return points
 
@@ -279,9 +290,11 @@ def _noise_text(r: _Runs) -> str:
     delack = f"{num(1e3 * seconds(DELACK_MIN))} ms"
     pair_jain = span([jain(r.g[x]) for x in r.noisy("bbr-s")], lambda x: fmt(x, 3))
     return f"""
-        Is it because the simulator's receiver ACKs every packet at once and its hosts and links
-        add no timing noise, so that its RTT samples lack the ms-scale noise of real hosts? The
-        table's host-noise rows test this: both flows get what a Linux host pair on Emulab
+        Is it because BBR-S's receiver (the default stack's) ACKs every packet at once and the
+        hosts and links add no timing noise, so that its RTT samples lack the ms-scale noise of
+        real hosts? The table's host-noise rows test this: BBR-S's flow (and a BBR-S competitor;
+        a BBR or CUBIC competitor has the Linux model's own delayed ACKs and no send noise) gets
+        what a Linux host pair on Emulab
         plausibly has, Linux's delayed ACKs (every second segment, else after its {delack} timer,
         TCP_DELACK_MIN), {_TICK} of ACK batching and of data jitter (Emulab's delay nodes run
         dummynet, which releases packets on kernel ticks, {_TICK} at HZ = 1000) and {_TICK} of host send
@@ -394,11 +407,14 @@ def _setup(file: ScenarioFile, r: _Runs) -> str:
         f"over {r.window()} (the paper's figure runs 200 s; its start times are not given). BBR-S is "
         f"our BBR v1 forced into PROBE_RTT for at least {PROBE_RTT_MS} ms whenever the smoothed RTT "
         "deviation "
-        f"(Linux's `mdev_us`) exceeds {BBR_S_THRESHOLD_MS:g} ms. Rows naming host noise give both flows "
+        f"(Linux's `mdev_us`) exceeds {BBR_S_THRESHOLD_MS:g} ms. Rows naming host noise give BBR-S's flows "
         f"Linux's delayed ACKs (every second segment, else a {num(1e3 * seconds(DELACK_MIN))} ms timer) "
         f"and the noise named (8a). The rows bbr, cubic, bbr-s (the claims): medians of "
         f"{len(r.g_seeds['bbr'])} seeds (rule statistics: the first seed); the other rows one seed "
-        "(diagnostics)."
+        f"(diagnostics). The BBR and CUBIC flows run on {LINUX_MODEL}, as the paper's kernel TCPs; "
+        "BBR-S, the paper's modified kernel BBR, runs on polycc's transport (the default stack), as "
+        "the Linux model has no BBR-S; its receiver delays its ACKs as the kernel's, and its sender "
+        "takes no send noise."
     )
 
 

@@ -26,6 +26,7 @@ from polycc.reproduce.common import (
     safe_div,
     span,
 )
+from polycc.reproduce.kernel_tcp import LINUX_CCA, LINUX_MODEL, LINUX_STACK, kernel_tcp_or_default
 from polycc.reproduce.pcc.shared import FAIR_JAIN, PROTEUS, SEEDS, SHARE_POINTS, median, series
 from polycc.reproduce.scenario_file import ScenarioFile
 
@@ -64,6 +65,12 @@ EXAMPLE_RATE_MBPS = 15.0
 SIGNED = {"name": "pcc-vivace", "utility": "vivace-signed"}
 
 
+def _primary(p: str) -> dict[str, str]:
+    """A primary flow's keys: CUBIC and BBR as the paper's, the Linux kernel's TCP (issue 19);
+    the PCC family and Copa on polycc's transport (the default stack)."""
+    return {"cca": LINUX_CCA[p], "stack": LINUX_STACK} if p in LINUX_CCA else {"cca": p}
+
+
 def _points(
     primaries: Sequence[str], jitters: Sequence[str], duration: str, alone: Mapping[str, Any]
 ) -> dict[Any, dict[str, Any]]:
@@ -72,9 +79,9 @@ def _points(
     for p in primaries:
         for j in jitters:
             base = {"links.0.jitter.max": j, "duration": duration}
-            points[(p, j, "alone")] = {**base, "flows": [dict(alone, cca=p)]}
+            points[(p, j, "alone")] = {**base, "flows": [dict(alone, **_primary(p))]}
             for s in SCAVENGERS:
-                points[(p, j, s)] = {**base, "flows.0.cca": p, "flows.1.cca": s}
+                points[(p, j, s)] = {**base, **kernel_tcp_or_default(p, "0"), "flows.1.cca": s}
     # LEDBAT alone, paced by the transport (as in every run here) and unpaced (ACK-clocked, as
     # RFC 6817's pseudo-code sends): jitter must not cost a paced LEDBAT its window (7b).
     for j in jitters:
@@ -362,7 +369,8 @@ def run(ctx: Context) -> Section:
         "(the paper uses real WiFi paths); primary alone vs with a scavenger starting at the same time; "
         f"ratio of the primary's mean goodput over {PROTEUS_MEASURE_FROM_S:g} s – {duration}; "
         f"{seeds} seeds (ratios: medians; the alone rate, penalty shares and the notes' rates: the "
-        "first seed).",
+        f"first seed). The CUBIC and BBR (v1) primaries run on {LINUX_MODEL}, as the paper's kernel "
+        "TCPs; the PCC family, Copa and the scavengers on polycc's transport (the default stack).",
         [ctx.rel(ctx.scenario(SCENARIO))],
         "scavenger",
         _table(r, ratios, pen),
