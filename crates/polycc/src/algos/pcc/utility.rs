@@ -308,7 +308,7 @@ impl UtilityRegistry {
         );
         r.register(
             "allegro-latency",
-            "Allegro §4.4.1 (T·Sigmoid_α(L−0.05)·Sigmoid_10(1 − RTT_{n−1}/RTT_n) − x·L)/RTT_n",
+            "Allegro §4.4.1 (T·Sigmoid_α(L−0.05)·Sigmoid_10(1 − RTT_start/RTT_end) − x·L)/RTT_mean over the MI",
             |p| Ok(Box::new(AllegroLatency { alpha: p.alpha })),
         );
         r.register("loss-resilient", "Allegro §4.4.2 T·(1 − L)", |_| {
