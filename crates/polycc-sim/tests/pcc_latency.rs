@@ -5,6 +5,14 @@
 mod common;
 use common::run;
 
+/// Allegro §4.4.1: with the latency utility "PCC's self-inflicted latency never exceed[ed] the
+/// latency threshold of CoDel", whose target standing queue is 5 ms (CoDel's default).
+const CODEL_TARGET_MS: f64 = 5.0;
+/// The start-up (doubling past the link rate, then draining what that queued) is over by then:
+/// the doubling overshoots to twice the link rate for one MI and the decided rate drains the
+/// queue within a few seconds (both rates in this test's run: queue empty from 6 s).
+const STEADY_FROM_S: f64 = 15.0;
+
 #[test]
 fn latency_utility_keeps_a_deep_fifo_mostly_empty() {
     // Janus Fig. 13's link without the web flows: 15 Mbit/s, RTT 60 ms, 200 packets (160 ms).
@@ -21,17 +29,26 @@ fn latency_utility_keeps_a_deep_fifo_mostly_empty() {
         rtt = "60ms"
     "#);
     let f = &out.summary.flows[0];
+    let t = out.links.f64s("t_s").unwrap();
+    let q = out.links.f64s("queue_delay_ms").unwrap();
+    let steady: Vec<f64> = (0..t.len())
+        .filter(|&i| t[i] >= STEADY_FROM_S && q[i].is_finite())
+        .map(|i| q[i])
+        .collect();
+    let steady_mean = steady.iter().sum::<f64>() / steady.len() as f64;
+    let steady_max = steady.iter().cloned().fold(0.0, f64::max);
     eprintln!(
-        "pcc-rtt alone: goodput {:.2} Mbit/s, queueing delay mean {:.1} ms, loss {:.4}",
+        "pcc-rtt alone: goodput {:.2} Mbit/s, queueing delay mean {:.1} ms (from {STEADY_FROM_S} s: \
+         mean {steady_mean:.1} ms, max {steady_max:.1} ms), loss {:.4}",
         f.goodput_mbps, f.queue_delay_ms.mean, f.loss_rate
     );
-    // With the authors' Sigmoid_10 RTT factor: 35.2 ms mean at 14.14 Mbit/s, 1.2 % loss. The
-    // paper's bare ratio RTT_(n−1)/RTT_n kept 86.5 ms (over half the buffer) at 14.03 Mbit/s
-    // and 1.8 % loss.
+    // Each MI's RTT factor from the RTT change over that MI (utility.rs, AllegroLatency): from
+    // 15 s a mean queue of 1.0 ms (max 9.3 ms), 9.7 ms over the whole run, 14.13 Mbit/s. With
+    // the change between consecutive MIs' mean RTTs, half of the trials were inconclusive while
+    // the queue grew: from 15 s 14.2 ms (max 114.2 ms), 26.3 ms over the run, 14.10 Mbit/s.
     assert!(
-        f.queue_delay_ms.mean < 50.0,
-        "mean queue {} ms",
-        f.queue_delay_ms.mean
+        steady_mean < CODEL_TARGET_MS,
+        "mean queue from {STEADY_FROM_S} s: {steady_mean} ms"
     );
     assert!(f.goodput_mbps > 13.5, "goodput {}", f.goodput_mbps);
 }

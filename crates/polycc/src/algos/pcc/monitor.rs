@@ -95,6 +95,14 @@ pub struct MiStats {
     pub rtt_gradient_error: f64,
     /// Standard deviation of the reliable RTT samples, µs.
     pub rtt_dev_us: f64,
+    /// The RTT regression line (as `rtt_gradient`) at the send time of the first reliable
+    /// sample, µs (NaN without reliable samples): the RTT as the MI began, with per-packet noise
+    /// averaged out.
+    pub rtt_start_us: f64,
+    /// The same line at the last reliable sample's send time, µs (NaN without reliable
+    /// samples). `rtt_end_us − rtt_start_us` is the RTT change over the MI, caused by the MI's
+    /// own rate against the bottleneck's (a mean RTT also carries the earlier MIs' queue).
+    pub rtt_end_us: f64,
     /// RTT samples of the MI's packets.
     pub samples: u64,
     /// Of those, samples that passed the ACK-burst filter ([`ACK_BURST_RATIO`]).
@@ -301,6 +309,8 @@ impl Interval {
                 self.bytes_lost as f64 / self.bytes_sent as f64
             },
             mean_rtt_us: f64::NAN,
+            rtt_start_us: f64::NAN,
+            rtt_end_us: f64::NAN,
             samples: self.samples.len() as u64,
             extended: self.extended,
             realigned: self.realigned,
@@ -317,6 +327,8 @@ impl Interval {
         s.reliable = samples_reliable(fit.n, s.samples);
         s.rtt_gradient = fit.slope;
         s.rtt_dev_us = fit.dev_us;
+        s.rtt_start_us = fit.start_us;
+        s.rtt_end_us = fit.end_us;
         s.rtt_gradient_error = if fit.mean_us > 0.0 {
             fit.rms_residual_us / fit.mean_us
         } else {
@@ -335,6 +347,9 @@ struct Fit {
     mean_us: f64,
     dev_us: f64,
     rms_residual_us: f64,
+    /// The fitted line at the earliest and the latest send time (NaN without samples).
+    start_us: f64,
+    end_us: f64,
 }
 
 fn regress<'a>(samples: impl Iterator<Item = &'a Sample> + Clone) -> Fit {
@@ -345,7 +360,11 @@ fn regress<'a>(samples: impl Iterator<Item = &'a Sample> + Clone) -> Fit {
         sy += s.rtt_us;
     }
     if n == 0 {
-        return Fit::default();
+        return Fit {
+            start_us: f64::NAN,
+            end_us: f64::NAN,
+            ..Fit::default()
+        };
     }
     let (mx, my) = (sx / n as f64, sy / n as f64);
     let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
@@ -358,7 +377,10 @@ fn regress<'a>(samples: impl Iterator<Item = &'a Sample> + Clone) -> Fit {
     // slope in µs per s; ÷1e6 makes it dimensionless.
     let slope_us_per_s = if n >= 2 && sxx > 0.0 { sxy / sxx } else { 0.0 };
     let mut sse = 0.0;
+    let (mut first_s, mut last_s) = (f64::INFINITY, f64::NEG_INFINITY);
     for s in samples {
+        first_s = first_s.min(s.sent_s);
+        last_s = last_s.max(s.sent_s);
         let r = s.rtt_us - (my + slope_us_per_s * (s.sent_s - mx));
         sse += r * r;
     }
@@ -368,6 +390,8 @@ fn regress<'a>(samples: impl Iterator<Item = &'a Sample> + Clone) -> Fit {
         mean_us: my,
         dev_us: (syy / n as f64).sqrt(),
         rms_residual_us: (sse / n as f64).sqrt(),
+        start_us: my + slope_us_per_s * (first_s - mx),
+        end_us: my + slope_us_per_s * (last_s - mx),
     }
 }
 
@@ -687,6 +711,13 @@ mod tests {
         // Exactly linear: slope 0.5 (µs per µs), no residual.
         assert!((s.rtt_gradient - 0.5).abs() < 1e-9, "{}", s.rtt_gradient);
         assert!(s.rtt_gradient_error < 1e-9);
+        // The line at the first and the last sample's send time: 30 ms (pn 0), 34.5 ms (pn 9).
+        assert!(
+            (s.rtt_start_us - 30_000.0).abs() < 1e-6,
+            "{}",
+            s.rtt_start_us
+        );
+        assert!((s.rtt_end_us - 34_500.0).abs() < 1e-6, "{}", s.rtt_end_us);
         // Std dev of 500·{0,1,2,3,5,6,7,8,9}: 500·sqrt(E[x²] − E[x]²) = 500·2.96273 = 1481.4 µs.
         let xs = [0.0, 1.0, 2.0, 3.0, 5.0, 6.0, 7.0, 8.0, 9.0];
         let m = xs.iter().sum::<f64>() / 9.0;

@@ -18,9 +18,9 @@ use std::fmt;
 pub const ALLEGRO_ALPHA: f64 = 100.0;
 /// Allegro §2.2: the loss rate the sigmoid cuts off at.
 pub const ALLEGRO_LOSS_MARGIN: f64 = 0.05;
-/// Allegro §4.4.1 as the authors' prototype computes it (the NSDI'15 UDT code's latency
-/// utility, which takes the MI's mean RTT): the RTT factor is Sigmoid_10(1 − RTT_{n−1}/RTT_n);
-/// PCC-Uspace master also uses a sigmoid there (coefficient 200, dossier §7.1). The paper prints
+/// Allegro §4.4.1 as the authors' prototype computes it (the NSDI'15 UDT code's `cc.h`; its
+/// `cc_latency.h` had 100): the RTT factor is Sigmoid_10(1 − RTT_{n−1}/RTT_n); PCC-Uspace
+/// master also uses a sigmoid there (coefficient 200, dossier §7.1). The paper prints
 /// the bare ratio RTT_{n−1}/RTT_n, which is too shallow: with MIs of about two RTTs, the trial
 /// 1 % above the rate gains 2 % of throughput over the trial 1 % below and loses only about
 /// 0.7 % to the extra RTT, so the randomized trials keep choosing the higher rate while a queue
@@ -49,10 +49,16 @@ pub struct UtilityInput {
     pub rtt_gradient: f64,
     /// RTT standard deviation σ, µs, after any noise filtering.
     pub rtt_dev_us: f64,
-    /// Mean RTT of this MI and of the previous one, µs (NaN when unknown).
+    /// Mean RTT of this MI, µs (NaN when unknown).
     pub mean_rtt_us: f64,
-    /// Mean RTT of the previous MI, µs (NaN when unknown): RTT_{n−1} of Allegro §4.4.1.
+    /// Mean RTT of the previous MI, µs (NaN when unknown).
     pub prev_mean_rtt_us: f64,
+    /// The RTT as this MI began and as it ended, µs (the MI's RTT regression line at its first
+    /// and last reliable sample; NaN when unknown): RTT_{n−1} and RTT_n of Allegro §4.4.1's
+    /// RTT factor ([`AllegroLatency`]).
+    pub rtt_start_us: f64,
+    /// See `rtt_start_us`.
+    pub rtt_end_us: f64,
 }
 
 impl UtilityInput {
@@ -67,6 +73,8 @@ impl UtilityInput {
             rtt_dev_us: s.rtt_dev_us,
             mean_rtt_us: s.mean_rtt_us,
             prev_mean_rtt_us,
+            rtt_start_us: s.rtt_start_us,
+            rtt_end_us: s.rtt_end_us,
         }
     }
 }
@@ -128,10 +136,25 @@ impl Utility for AllegroSafe {
 }
 
 /// Allegro §4.4.1, for latency-sensitive flows behind fair queueing:
-/// (T·Sigmoid_α(L − 0.05)·Sigmoid_10(1 − RTT_{n−1}/RTT_n) − x·L) / RTT_n, with the mean RTTs of
-/// this and the previous MI; the RTT factor is the authors' code's, not the paper's bare ratio
-/// ([`ALLEGRO_RTT_STEEPNESS`]). RTT_n is taken in ms (a scale factor only); without a previous
-/// RTT the factor is Sigmoid(0) = ½.
+/// (T·Sigmoid_α(L − 0.05)·Sigmoid_10(1 − RTT_{n−1}/RTT_n) − x·L) / RTT, with the RTT factor
+/// the authors' code's, not the paper's bare ratio ([`ALLEGRO_RTT_STEEPNESS`]), and RTT_{n−1},
+/// RTT_n the RTT as this MI began and as it ended (section below); the divisor is the MI's
+/// mean RTT, in ms (a scale factor only). Without both RTTs the factor is Sigmoid(0) = ½.
+///
+/// # RTT factor
+///
+/// The paper names RTT_{n−1} and RTT_n the average RTTs of the last MI and of this one. The
+/// mean RTT of an MI is the queue averaged over its packets, so the change from one MI's mean
+/// to the next is half the previous MI's queue growth plus half this one's: the factor judges
+/// the previous MI's rate as much as this MI's. In a randomized trial whose second pair repeats
+/// the first's order (+ − + −), the second pair's two trials each follow the opposite trial and
+/// see the same RTT change, so the throughput term alone decides it for the higher rate while a
+/// queue grows; half of all decisions are then inconclusive and the rate sits above the link
+/// rate while the queue fills (test `rtt_factor_judges_each_trial_by_its_own_rate`). The
+/// authors' prototypes measured the RTT as each MI's result came in, UDT's smoothed RTT at the
+/// MI's last acknowledgements (NSDI'15 code, `cc_latency.h`), or at the MI's start and end
+/// (PCC-Uspace, dossier §7.1): an RTT change caused by the MI itself. Ours is that change, from
+/// the MI's RTT regression line at its first and last reliable sample.
 #[derive(Clone, Copy, Debug)]
 pub struct AllegroLatency {
     /// The loss sigmoid's steepness α ([`ALLEGRO_ALPHA`]).
@@ -147,8 +170,8 @@ impl Utility for AllegroLatency {
         if rtt_ms.is_nan() || rtt_ms <= 0.0 {
             return AllegroSafe { alpha: self.alpha }.utility(m);
         }
-        let growth = if m.prev_mean_rtt_us > 0.0 {
-            1.0 - m.prev_mean_rtt_us / m.mean_rtt_us
+        let growth = if m.rtt_start_us > 0.0 && m.rtt_end_us > 0.0 {
+            1.0 - m.rtt_start_us / m.rtt_end_us
         } else {
             0.0
         };
@@ -285,7 +308,7 @@ impl UtilityRegistry {
         );
         r.register(
             "allegro-latency",
-            "Allegro §4.4.1 (T·Sigmoid_α(L−0.05)·Sigmoid_10(1 − RTT_{n−1}/RTT_n) − x·L)/RTT_n",
+            "Allegro §4.4.1 (T·Sigmoid_α(L−0.05)·Sigmoid_10(1 − RTT_start/RTT_end) − x·L)/RTT_mean over the MI",
             |p| Ok(Box::new(AllegroLatency { alpha: p.alpha })),
         );
         r.register("loss-resilient", "Allegro §4.4.2 T·(1 − L)", |_| {
@@ -387,45 +410,64 @@ mod tests {
         let lat = AllegroLatency { alpha: 100.0 };
         let mut m = input(40.0, 0.0);
         m.mean_rtt_us = 25_000.0;
-        m.prev_mean_rtt_us = 20_000.0;
+        m.rtt_start_us = 20_000.0;
+        m.rtt_end_us = 25_000.0;
         // 1 − 20/25 = 0.2: Sigmoid_10(0.2) = 1/(1 + e^2) = 0.119203;
         // (40·Sigmoid(−0.05)·0.119203 − 0) / 25 ms = 40·0.993307·0.119203/25 = 0.189448.
         close(lat.utility(&m), 0.189_448, 1e-5);
         // An unchanged RTT halves the throughput term: 40·0.993307·0.5/25 = 0.794646.
-        m.prev_mean_rtt_us = 25_000.0;
+        m.rtt_start_us = 25_000.0;
+        close(lat.utility(&m), 0.794_646, 1e-5);
+        // The previous MI's mean RTT plays no part.
+        m.prev_mean_rtt_us = 20_000.0;
         close(lat.utility(&m), 0.794_646, 1e-5);
         // §4.4.2: T·(1 − L) at 50 % loss: 50·0.5 = 25.
         close(LossResilient.utility(&input(100.0, 0.5)), 25.0, 1e-9);
     }
 
-    /// One pair of trials at C(1 ± 1 %) after an MI at the capacity C, in a fluid model of a
-    /// FIFO queue: RTT 100 ms with 50 ms queued, MIs of two RTTs (Allegro's 1.7–2.2), and an
-    /// MI at rate x adds (x − C)/C of its length to the queue, so its mean RTT is the queue
-    /// at its start plus half of that. Returns the two trials' utilities in sending order.
-    fn trial_pair(u: &dyn Fn(&UtilityInput) -> f64, first_up: bool) -> (f64, f64) {
+    /// Consecutive MIs at `rates` (Mbit/s) in a fluid model of a FIFO queue at capacity C =
+    /// 10 Mbit/s: RTT 100 ms with 50 ms queued at first, MIs of two RTTs (Allegro's 1.7–2.2);
+    /// an MI at rate x adds (x − C)/C of its length to the queue, so its RTT rises linearly from
+    /// its start to its end and its mean RTT is the midpoint.
+    fn fluid(rates: &[f64]) -> Vec<UtilityInput> {
         const C: f64 = 10.0;
         let (rtt_us, mi_us) = (100_000.0, 200_000.0);
-        let sign = if first_up { 1.0 } else { -1.0 };
         let mut queue_us = 50_000.0;
         let mut prev = f64::NAN;
         let mut out = vec![];
-        for x in [C, C * (1.0 + 0.01 * sign), C * (1.0 - 0.01 * sign)] {
+        for &x in rates {
             let added = (x - C) / C * mi_us;
-            let mean = rtt_us + queue_us + added / 2.0;
-            queue_us += added;
+            assert!(queue_us + added >= 0.0, "the model's queue must not empty");
             let mut m = input(x, 0.0);
-            m.mean_rtt_us = mean;
+            m.rtt_start_us = rtt_us + queue_us;
+            m.rtt_end_us = m.rtt_start_us + added;
+            m.mean_rtt_us = m.rtt_start_us + added / 2.0;
             m.prev_mean_rtt_us = prev;
-            out.push(u(&m));
-            prev = mean;
+            queue_us += added;
+            prev = m.mean_rtt_us;
+            out.push(m);
         }
-        (out[1], out[2])
+        out
+    }
+
+    /// The RTT factor taken between consecutive MIs' mean RTTs, Sigmoid_10(1 − mean_{n−1}/mean_n)
+    /// (this utility before issue 19).
+    fn mean_to_mean(m: &UtilityInput) -> f64 {
+        let growth = if m.prev_mean_rtt_us > 0.0 {
+            1.0 - m.prev_mean_rtt_us / m.mean_rtt_us
+        } else {
+            0.0
+        };
+        m.throughput_mbps
+            * sigmoid(100.0, m.loss_rate - ALLEGRO_LOSS_MARGIN)
+            * sigmoid(ALLEGRO_RTT_STEEPNESS, growth)
+            / (m.mean_rtt_us / 1e3)
     }
 
     #[test]
     fn latency_utility_prefers_the_lower_rate_while_a_queue_grows() {
         let lat = AllegroLatency { alpha: 100.0 };
-        // The paper's printed form: (T·Sigmoid(L − 0.05)·RTT_{n−1}/RTT_n − x·L)/RTT_n.
+        // The paper's printed form with mean RTTs: (T·Sigmoid(L − 0.05)·RTT_{n−1}/RTT_n − x·L)/RTT_n.
         let printed = |m: &UtilityInput| {
             m.throughput_mbps
                 * sigmoid(100.0, m.loss_rate - ALLEGRO_LOSS_MARGIN)
@@ -433,16 +475,54 @@ mod tests {
                 / (m.mean_rtt_us / 1e3)
         };
         for first_up in [true, false] {
-            let (a, b) = trial_pair(&|m| lat.utility(m), first_up);
-            let (up, down) = if first_up { (a, b) } else { (b, a) };
-            // Up first: 0.032337 vs 0.032781; down first: 0.033893 vs 0.034336.
-            assert!(down > up * 1.01, "{first_up}: up {up} down {down}");
-            // The bare ratio picks the higher rate in both orders (0.066444 vs 0.065563 and
-            // 0.067785 vs 0.066889): at capacity, with a queue standing, it would push on.
-            let (a, b) = trial_pair(&printed, first_up);
-            let (up, down) = if first_up { (a, b) } else { (b, a) };
+            // One pair of trials at C(1 ± 1 %) after an MI at C.
+            let sign = if first_up { 1.0 } else { -1.0 };
+            let ms = fluid(&[10.0, 10.0 * (1.0 + 0.01 * sign), 10.0 * (1.0 - 0.01 * sign)]);
+            let pair = |u: &dyn Fn(&UtilityInput) -> f64| {
+                let (a, b) = (u(&ms[1]), u(&ms[2]));
+                if first_up {
+                    (a, b)
+                } else {
+                    (b, a)
+                }
+            };
+            // Up first: 0.031038 vs 0.034730; down first: 0.031425 vs 0.035225.
+            let (up, down) = pair(&|m| lat.utility(m));
+            assert!(down > up * 1.1, "{first_up}: up {up} down {down}");
+            // The bare ratio picks the higher rate in both orders (0.066000 vs 0.065124 and
+            // 0.067332 vs 0.066441): at capacity, with a queue standing, it would push on.
+            let (up, down) = pair(&printed);
             assert!(up > down * 1.01, "{first_up}: printed up {up} down {down}");
         }
+    }
+
+    /// A full randomized trial (Allegro §3.2, ε = 1 %) at 0.8 % above the capacity with a queue
+    /// standing, the situation the simulator showed for seconds (15.12 Mbit/s on a 15 Mbit/s
+    /// link, issue 19): in the order + − + − the second pair's trials each follow the opposite
+    /// trial, so their mean RTTs rise alike and the mean-to-mean factor lets the throughput term
+    /// pick the higher rate: inconclusive, the rate stays and the queue grows. The RTT change
+    /// within each MI judges each trial by its own rate: the lower rate wins both pairs.
+    #[test]
+    fn rtt_factor_judges_each_trial_by_its_own_rate() {
+        use crate::algos::pcc::allegro::AllegroControl;
+        let lat = AllegroLatency { alpha: 100.0 };
+        let r = 10.0 * 1.008;
+        for signs in [[1.0, -1.0, 1.0, -1.0], [-1.0, 1.0, -1.0, 1.0]] {
+            let mut rates = vec![r];
+            rates.extend(signs.iter().map(|s| r * (1.0 + 0.01 * s)));
+            let ms = fluid(&rates);
+            let verdict = |u: &dyn Fn(&UtilityInput) -> f64| {
+                let us = [u(&ms[1]), u(&ms[2]), u(&ms[3]), u(&ms[4])];
+                AllegroControl::rct_verdict(&signs, &us)
+            };
+            // + − + −: 0.029138, 0.032403, 0.028618, 0.031740 (mean to mean: 0.030165,
+            // 0.030325, 0.030639, 0.029744).
+            assert_eq!(verdict(&|m| lat.utility(m)), -1.0, "{signs:?}");
+            assert_eq!(verdict(&mean_to_mean), 0.0, "{signs:?} mean to mean");
+        }
+        let ms = fluid(&[r, r * 1.01, r * 0.99, r * 1.01, r * 0.99]);
+        close(lat.utility(&ms[3]), 0.028_618, 1e-6);
+        close(mean_to_mean(&ms[3]), 0.030_639, 1e-6);
     }
 
     #[test]
