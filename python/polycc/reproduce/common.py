@@ -345,6 +345,42 @@ def judge_over_seeds(
     return r
 
 
+def changed_verdicts(
+    sections: Sequence[Section],
+    old_criteria: Mapping[str, tuple[str, bool]],
+    *,
+    before: str,
+    change_why: Mapping[str, str] | None = None,
+    new_why: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Markdown closing a section (issue 19): the claims whose verdict changed from before, each
+    with its old criterion (`old_criteria`: id -> (criterion, held)), the result now and, given
+    `change_why`, why; then the claims new with issue 19. `before` says how they were run then."""
+    reps = [r for s in sections for r in s.reproductions if not r.knob]
+    items = []
+    for r in reps:
+        if r.id not in old_criteria or old_criteria[r.id][1] == r.holds:
+            continue
+        old, held = old_criteria[r.id]
+        now = "holds" if r.holds else "does not hold"
+        why = "" if change_why is None else f" {change_why.get(r.id, 'Cause not investigated.')}"
+        items.append(
+            f"- **{r.id}** {'held' if held else 'failed'} before issue 19 ({old}) and {now} now: "
+            f"{r.ours} against {r.criterion}.{why}"
+        )
+    for r in reps:
+        if r.id not in old_criteria:
+            now = "holds" if r.holds else "does not hold"
+            why = f" {new_why[r.id]}" if new_why and r.id in new_why else ""
+            items.append(f"- **{r.id}** is new with issue 19 and {now}: {r.ours} against {r.criterion}.{why}")
+    held_before = sum(h for _, h in old_criteria.values())
+    head = (
+        f"**Verdicts changed by issue 19** (before: {held_before} of {len(old_criteria)} held, "
+        f"{before})" + (":" if items else ": none.")
+    )
+    return [head, "", *items] if items else [head]
+
+
 def median_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
     """The bootstrap percentile interval of the median of `values` (NaN, NaN when empty; the value
     itself for one)."""

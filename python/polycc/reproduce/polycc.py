@@ -34,6 +34,7 @@ from polycc.reproduce.common import (
     Table,
     WithinFactor,
     all_alike,
+    changed_verdicts,
     fmt,
     judge_over_seeds,
     num,
@@ -98,30 +99,9 @@ OLD_CRITERIA: dict[str, tuple[str, bool]] = {
 
 
 def closing(sections: Sequence[Section]) -> list[str]:
-    """Markdown closing the section: the claims whose verdict changed from before issue 19 (old
-    and new criterion, the result now; the causes are in each claim's note above), and the claims
-    new with it."""
-    reps = [r for s in sections for r in s.reproductions if not r.knob]
-    items = []
-    for r in reps:
-        if r.id in OLD_CRITERIA and OLD_CRITERIA[r.id][1] != r.holds:
-            old, held = OLD_CRITERIA[r.id]
-            items.append(
-                f"- **{r.id}** {'held' if held else 'failed'} before issue 19 ({old}) and "
-                f"{'holds' if r.holds else 'does not hold'} now: {r.ours} against {r.criterion}."
-            )
-    for r in reps:
-        if r.id not in OLD_CRITERIA:
-            items.append(
-                f"- **{r.id}** is new with issue 19 and {'holds' if r.holds else 'does not hold'}: "
-                f"{r.ours} against {r.criterion}."
-            )
-    held_before = sum(h for _, h in OLD_CRITERIA.values())
-    head = (
-        f"**Verdicts changed by issue 19** (before: {held_before} of {len(OLD_CRITERIA)} held, one "
-        "seed, the old criteria in brackets)" + (":" if items else ": none.")
-    )
-    return [head, "", *items] if items else [head]
+    """The section's closing list of changed verdicts (`common.changed_verdicts`); the causes are
+    in each claim's note above."""
+    return changed_verdicts(sections, OLD_CRITERIA, before="one seed, the old criteria in brackets")
 
 
 def experiments(ctx: Context) -> list[Section]:

@@ -23,6 +23,7 @@ from polycc.reproduce.common import (
     MODE_MIN_RUNS,
     Context,
     Section,
+    changed_verdicts,
     jain,
     num,
     pct,
@@ -212,33 +213,15 @@ NEW_WHY: dict[str, str] = {
 
 
 def closing(sections: list[Section]) -> list[str]:
-    """Markdown closing the section: the claims whose verdict changed from before issue 19, each
-    with its old and new criterion and why."""
-    items = []
-    for r in (r for s in sections for r in s.reproductions):
-        if r.knob or r.id not in OLD_CRITERIA or OLD_CRITERIA[r.id][1] == r.holds:
-            continue
-        old, held = OLD_CRITERIA[r.id]
-        why = CHANGE_WHY.get(r.id, "Cause not investigated.")
-        now = "holds" if r.holds else "does not hold"
-        items.append(
-            f"- **{r.id}** {'held' if held else 'failed'} before issue 19 ({old}) and {now} now: "
-            f"{r.ours} against {r.criterion}. {why}"
-        )
-    for r in (r for s in sections for r in s.reproductions):
-        if not r.knob and r.id not in OLD_CRITERIA:
-            now = "holds" if r.holds else "does not hold"
-            items.append(
-                f"- **{r.id}** is new with issue 19 and {now}: {r.ours} against {r.criterion}."
-                + (f" {NEW_WHY[r.id]}" if r.id in NEW_WHY else "")
-            )
-    held_before = sum(h for _, h in OLD_CRITERIA.values())
-    head = (
-        f"**Verdicts changed by issue 19** (before: {held_before} of {len(OLD_CRITERIA)} held, one "
-        "seed except section 1, the old criteria in brackets, the Allegro rows with the send-time "
-        "noise)" + (":" if items else ": none.")
+    """The section's closing list of changed verdicts (`common.changed_verdicts`), with causes."""
+    return changed_verdicts(
+        sections,
+        OLD_CRITERIA,
+        before="one seed except section 1, the old criteria in brackets, the Allegro rows with the "
+        "send-time noise",
+        change_why=CHANGE_WHY,
+        new_why=NEW_WHY,
     )
-    return [head, "", *items] if items else [head]
 
 
 def experiments(ctx: Context) -> list[Section]:
