@@ -43,6 +43,7 @@ class NativeOutput(TypedDict):
     links: NativeTable
     #: One row per video frame (empty columns without video flows).
     frames: NotRequired[NativeTable]
+    transfers: NotRequired[NativeTable]
 
 class Simulation:
     """A scenario run in steps: `advance` until it returns True, `drain` the rows recorded so far

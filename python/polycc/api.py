@@ -32,6 +32,8 @@ class RunResult:
     `frames` has one row per video frame of each video flow (flow, frame, generated_s, first_sent_s,
     decodable_s, complete_s, delay_ms, packets, data_packets, bytes, target_mbps, competing,
     decoded, settled); empty without video flows.
+    `transfers` has one row per transfer of each sized or web flow (flow, transfer, bytes,
+    requested_s, started_s, completed_s, fct_s; NaN for a time not reached); empty without them.
     """
 
     name: str
@@ -47,6 +49,7 @@ class RunResult:
     #: Directory that relative trace paths in the scenario refer to.
     base_dir: Path = field(default_factory=Path.cwd)
     frames: pd.DataFrame = field(default_factory=pd.DataFrame)
+    transfers: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def seed(self) -> int:
@@ -90,6 +93,7 @@ def result_of(scenario: Scenario, out: NativeOutput) -> RunResult:
         notes=list(scenario.notes),
         base_dir=scenario.base_dir,
         frames=columns_to_frame(out.get("frames", {})),
+        transfers=columns_to_frame(out.get("transfers", {})),
     )
 
 

@@ -87,6 +87,7 @@ def render_run_report(result: RunResult, plots: Sequence[Plot], *, back: str | N
             plots=plots,
             resolved_toml=result.resolved_toml,
             back=back,
+            transfers=not result.transfers.empty,
         )
     )
 

@@ -7,6 +7,7 @@ One run writes:
     DIR/timeseries.parquet   per-flow time series, long format (one row per flow per bin)
     DIR/links.parquet        per-link time series, long format (one row per link per bin)
     DIR/frames.parquet       video flows only: one row per frame (delay, size, decodable, ...)
+    DIR/transfers.parquet    sized and web flows only: one row per transfer (request, completion, fct)
     DIR/*.png                goodput, RTT, cwnd per flow; capacity, queue delay/occupancy per link
     DIR/report.html          summary tables and plots, with relative links only
 
@@ -73,13 +74,16 @@ def relocate_traces(resolved_toml: str, base_dir: Path, out: Path) -> str:
 
 
 def _write_head(result: RunResult, out: Path) -> str:
-    """scenario.toml, summary.json and frames.parquet; returns the resolved scenario written."""
+    """scenario.toml, summary.json, frames.parquet and transfers.parquet; returns the resolved
+    scenario written."""
     resolved = relocate_traces(result.resolved_toml, result.base_dir, out)
     (out / "scenario.toml").write_text(resolved, encoding="utf-8")
     summary = result.summary_json if result.summary_json.endswith("\n") else result.summary_json + "\n"
     (out / "summary.json").write_text(summary, encoding="utf-8")
     if not result.frames.empty:
         result.frames.to_parquet(out / "frames.parquet", index=False)
+    if not result.transfers.empty:
+        result.transfers.to_parquet(out / "transfers.parquet", index=False)
     return resolved
 
 
@@ -153,7 +157,8 @@ def stream_run(
     atomic) as the simulator records them; with `out` None, keeps only the summary. Calls
     `on_progress(simulated s reached, simulated s of the run)` about every STEP_WALL_S.
 
-    The RunResult returned has the summary and the frames, but empty `flows` and `links`: the
+    The RunResult returned has the summary, the frames and the transfers, but empty `flows` and
+    `links`: the
     time series are in the files."""
     from polycc.api import result_of
     from polycc.columns import to_arrow, to_frame
@@ -201,6 +206,7 @@ def stream_run(
                 "flows": {},
                 "links": {},
                 "frames": native.get("frames", {}),
+                "transfers": native.get("transfers", {}),
             },
         )
         if out is None:

@@ -251,3 +251,37 @@ def test_video_flow_writes_frames_and_the_frame_delay_cdf(tmp_path: Path) -> Non
     assert bulk.frames.empty
     out2 = bulk.write(tmp_path / "bulk")
     assert not (out2 / "frames.parquet").exists() and "Video flows" not in (out2 / "report.html").read_text()
+
+
+def test_web_flows_write_one_row_per_transfer(tmp_path: Path) -> None:
+    # Several sources' transfers in one table, so completion times pool over all of them.
+    web = {
+        "kind": "web",
+        "size": "50KB",
+        "interval": "500ms",
+        "arrivals": "poisson",
+        "connection": "per_request",
+    }
+    scenario = {
+        "name": "web",
+        "duration": "10s",
+        "links": [{"id": "b", "rate": "20Mbps", "queue": {"size": "50pkt"}}],
+        "flows": [{"id": "w", "cca": "cubic", "rtt": "40ms", "count": 3, "traffic": web}],
+    }
+    r = api.run(scenario)
+    t = r.transfers
+    assert set(t["flow"]) == {"w-1", "w-2", "w-3"}
+    completed = {f["id"]: f["transfers_completed"] for f in r.summary["flows"]}
+    for flow, rows in t.groupby("flow"):
+        assert int(rows["fct_s"].notna().sum()) == completed[flow]
+        assert rows["fct_s"].mean() == pytest.approx(
+            next(f["fct_s"] for f in r.summary["flows"] if f["id"] == flow), rel=1e-12
+        )
+    assert (t["bytes"] == 50e3).all() and len(t) >= 3 * 15
+    out = r.write(tmp_path / "res")
+    back = pd.read_parquet(out / "transfers.parquet")
+    assert len(back) == len(t) and "transfers.parquet" in (out / "report.html").read_text()
+    # A bulk run has no transfers and writes no table.
+    bulk = api.run(dict(scenario, flows=[{"id": "c", "rtt": "40ms"}]))
+    assert bulk.transfers.empty
+    assert not (bulk.write(tmp_path / "bulk") / "transfers.parquet").exists()

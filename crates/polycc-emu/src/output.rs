@@ -287,7 +287,34 @@ pub fn build(
         flows: flows_table,
         links: links_table,
         frames: frames_table(model, flows, end),
+        transfers: transfers_table(model, flows),
     })
+}
+
+/// The per-transfer table of the sized and web flows, as the simulator writes it. The emulator
+/// sees when the application asks and when the receiving application has all of a transfer, not
+/// when the sender begins it or its connection is up: `started_s` and `connected_s` are null.
+fn transfers_table(model: &Model, flows: &[FlowShared]) -> Table {
+    use polycc_sim::engine::transfers::{transfers_table_of, TransferRow};
+    let logs: Vec<_> = flows.iter().map(|f| lock(&f.transfers).clone()).collect();
+    transfers_table_of(model.flows.iter().zip(&logs).filter_map(|(fm, log)| {
+        let bytes = match fm.traffic {
+            Traffic::Sized { bytes } | Traffic::Web { bytes, .. } => bytes,
+            _ => return None,
+        };
+        let rows = log
+            .requested
+            .iter()
+            .enumerate()
+            .map(move |(i, &requested)| TransferRow {
+                bytes,
+                requested,
+                started: None,
+                connected: None,
+                completed: log.completed.get(i).copied(),
+            });
+        Some((fm.id.as_str(), rows))
+    }))
 }
 
 /// The per-frame table of the video flows, as the simulator writes it.

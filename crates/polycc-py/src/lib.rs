@@ -136,6 +136,7 @@ pub(crate) fn output_to_dict<'py>(
     dict.set_item("flows", table_to_dict(py, &out.flows)?)?;
     dict.set_item("links", table_to_dict(py, &out.links)?)?;
     dict.set_item("frames", table_to_dict(py, &out.frames)?)?;
+    dict.set_item("transfers", table_to_dict(py, &out.transfers)?)?;
     Ok(dict)
 }
 

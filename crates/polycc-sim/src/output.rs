@@ -343,6 +343,10 @@ pub struct RunOutput {
     /// generated_s, first_sent_s, decodable_s, complete_s, delay_ms, packets, data_packets,
     /// bytes, target_mbps, competing, decoded, settled.
     pub frames: Table,
+    /// One row per transfer of each sized or web flow (empty without them), in request order.
+    /// Columns: flow, transfer, bytes, requested_s, started_s, completed_s, fct_s
+    /// (`engine::transfers`).
+    pub transfers: Table,
 }
 
 /// Jain's fairness index (Σx)² / (n·Σx²); 1 for a single flow or all-zero input.

@@ -497,3 +497,57 @@ fn compressed_sacks_release_bursts_that_a_two_packet_buffer_drops() {
     let quic = run(&one_flow("quic", "cubic", "100Mbps", "30ms", 30, q, ""));
     assert!(quic.summary.flows[0].goodput_mbps > 60.0);
 }
+
+/// The transfers table's `connected_s`: on the Linux stack a new connection's data waits for
+/// the SYN-ACK, one round trip after the transfer starts; a persistent connection's later
+/// transfers, and every transfer on the default stack, have their connection at once.
+#[test]
+fn a_new_kernel_connection_carries_data_one_round_trip_after_it_starts() {
+    let web = |conn: &str| {
+        format!(
+            r#"traffic = {{ kind = "web", size = "20KB", interval = "1s", arrivals = "periodic", connection = "{conn}" }}"#
+        )
+    };
+    let setup = |out: &RunOutput| -> Vec<f64> {
+        let t = &out.transfers;
+        let (s, c) = (t.f64s("started_s").unwrap(), t.f64s("connected_s").unwrap());
+        s.iter().zip(&c).map(|(s, c)| c - s).collect()
+    };
+    let fresh = run(&one_flow(
+        "linux",
+        "cubic",
+        "10Mbps",
+        "40ms",
+        10,
+        "",
+        &web("per_request"),
+    ));
+    let d = setup(&fresh);
+    assert!(d.len() >= 9, "{d:?}");
+    // The SYN and SYN-ACK cross an idle path: the round trip plus two 60-byte packet times.
+    assert!(d.iter().all(|x| (0.040..0.0402).contains(x)), "{d:?}");
+    let kept = run(&one_flow(
+        "linux",
+        "cubic",
+        "10Mbps",
+        "40ms",
+        10,
+        "",
+        &web("persistent"),
+    ));
+    let d = setup(&kept);
+    assert!(
+        (0.040..0.0402).contains(&d[0]) && d[1..].iter().all(|&x| x == 0.0),
+        "{d:?}"
+    );
+    let quic = run(&one_flow(
+        "quic",
+        "cubic",
+        "10Mbps",
+        "40ms",
+        10,
+        "",
+        &web("per_request"),
+    ));
+    assert!(setup(&quic).iter().all(|&x| x == 0.0));
+}

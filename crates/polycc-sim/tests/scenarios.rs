@@ -138,6 +138,43 @@ fn web_flows_complete_transfers_and_report_fct() {
 }
 
 #[test]
+fn transfers_table_holds_each_request_and_agrees_with_the_summary() {
+    let out = run(&RANDOM_SCENARIO.replace("SEED", "5"));
+    let t = &out.transfers;
+    let flows = t.strs("flow").unwrap();
+    // Only the web flow has transfers; the bulk flow has no rows.
+    assert!(t.rows >= 15 && flows.iter().all(|f| f == "w"), "{t:?}");
+    let (req, start, done, fct) = (
+        t.f64s("requested_s").unwrap(),
+        t.f64s("started_s").unwrap(),
+        t.f64s("completed_s").unwrap(),
+        t.f64s("fct_s").unwrap(),
+    );
+    assert!(t.f64s("bytes").unwrap().iter().all(|&b| b == 100e3));
+    assert!(req.windows(2).all(|w| w[0] <= w[1]), "requests in order");
+    for i in 0..t.rows {
+        if done[i].is_nan() {
+            assert!(fct[i].is_nan());
+            continue;
+        }
+        // The default stack makes no handshake: the connection is there when the transfer starts.
+        assert!(req[i] <= start[i] && start[i] < done[i], "row {i}");
+        assert_eq!(t.f64s("connected_s").unwrap()[i], start[i], "row {i}");
+        assert!((fct[i] - (done[i] - req[i])).abs() < 1e-9, "row {i}");
+    }
+    // The completed rows are the summary's transfers: the same count and the same mean.
+    let completed: Vec<f64> = fct.iter().copied().filter(|x| !x.is_nan()).collect();
+    let w = &out.summary.flows[1];
+    assert_eq!(completed.len() as u64, w.transfers_completed);
+    let mean = completed.iter().sum::<f64>() / completed.len() as f64;
+    assert!(
+        (mean - w.fct_s.unwrap()).abs() < 1e-9,
+        "{mean} vs {:?}",
+        w.fct_s
+    );
+}
+
+#[test]
 fn sized_flow_reports_its_completion_time() {
     let out = run(r#"
         name = "sized"

@@ -38,6 +38,7 @@ fn assert_same_output(a: &RunOutput, b: &RunOutput) {
     assert_same_table("flows", &a.flows, &b.flows);
     assert_same_table("links", &a.links, &b.links);
     assert_same_table("frames", &a.frames, &b.frames);
+    assert_same_table("transfers", &a.transfers, &b.transfers);
 }
 
 /// How a stepped run pauses.

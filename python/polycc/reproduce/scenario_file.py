@@ -45,6 +45,27 @@ def rate_mbps(text: Any) -> float:
     return v * _RATE[unit.lower()]
 
 
+#: Byte units of a transfer size, as the simulator reads them (`scenario/quantity.rs`).
+_BYTES = {
+    "B": 1.0,
+    "KB": 1e3,
+    "kB": 1e3,
+    "MB": 1e6,
+    "GB": 1e9,
+    "KiB": 1024.0,
+    "MiB": 1024.0**2,
+    "GiB": 1024.0**3,
+}
+
+
+def size_bytes(text: Any) -> float:
+    """A transfer size in bytes ("100KB" -> 100000.0)."""
+    v, unit = _split(text)
+    if unit not in _BYTES:
+        raise ValueError(f"{text!r} is not a size in bytes")
+    return v * _BYTES[unit]
+
+
 def size_text(text: Any) -> str:
     """A buffer size as prose: "1-BDP", "50-packet", "375 KB"."""
     v, unit = _split(text)

@@ -14,6 +14,9 @@ pub struct TransferRecord {
     pub requested: Time,
     /// When the sender started it (after the previous transfer finished).
     pub started: Option<Time>,
+    /// When its connection could carry its data: `started`, or the end of TCP's handshake on a
+    /// new connection of a stack that makes one (`engine::handshake`).
+    pub connected: Option<Time>,
     pub first_seg: u64,
     pub end_seg: u64,
     /// When the receiver had all of it.
@@ -60,6 +63,7 @@ impl App {
         let t = TransferRecord {
             requested: now,
             started: None,
+            connected: None,
             first_seg: self.next_seg,
             end_seg: self.next_seg + segs,
             completed: None,
@@ -68,6 +72,14 @@ impl App {
         self.transfers.push(t);
         self.queued.push_back(self.transfers.len() - 1);
         self.transfers.len() - 1
+    }
+
+    /// The transfer beginning at segment `first_seg` has its connection from `now` on.
+    pub fn connected(&mut self, first_seg: u64, now: Time) {
+        let i = self.transfers.partition_point(|t| t.first_seg < first_seg);
+        if let Some(t) = self.transfers.get_mut(i) {
+            t.connected.get_or_insert(now);
+        }
     }
 
     /// The segment index up to which the receiver must hold everything to complete the transfer

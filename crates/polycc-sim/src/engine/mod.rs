@@ -20,6 +20,7 @@ pub mod segset;
 mod send_jitter;
 mod sender;
 pub use sender::DEFAULT_RWND;
+pub mod transfers;
 pub mod video;
 
 use crate::output::{RunOutput, Table};
@@ -738,6 +739,7 @@ impl Simulator {
         if first || !persistent {
             self.open(f, t, cc);
         } else {
+            fl.app.transfers[idx].connected = Some(now);
             if let Some(s) = fl.sender.as_mut() {
                 s.start_transfer(t, cc);
             }
@@ -751,6 +753,7 @@ impl Simulator {
     fn open(&mut self, f: u32, t: Transfer, cc: Option<Box<dyn CongestionControl>>) {
         let fl = &mut self.flows[f as usize];
         if !fl.model.host.handshake {
+            fl.app.connected(t.first, self.now);
             if let Some(s) = fl.sender.as_mut() {
                 s.start_transfer(t, cc);
             }
@@ -818,6 +821,7 @@ impl Simulator {
             return;
         }
         let Pending { transfer, cc } = h.pending;
+        fl.app.connected(transfer.first, now);
         let rtt = now - p.sent;
         if let Some(s) = fl.sender.as_mut() {
             s.start_transfer(transfer, cc);
@@ -1220,6 +1224,7 @@ impl Simulator {
             SimError::Internal(format!("cannot serialise the resolved scenario: {e}"))
         })?;
         let frames = recorder::frames_table(&self.flows, self.end);
+        let transfers = self.transfers_table();
         let (flows, links) = self.rec.take_tables();
         Ok(RunOutput {
             resolved_toml,
@@ -1227,7 +1232,30 @@ impl Simulator {
             flows,
             links,
             frames,
+            transfers,
         })
+    }
+
+    /// The per-transfer table of the sized and web flows.
+    fn transfers_table(&self) -> Table {
+        transfers::transfers_table_of(self.flows.iter().filter_map(|fl| {
+            let bytes = match fl.app.traffic {
+                Traffic::Sized { bytes } | Traffic::Web { bytes, .. } => bytes,
+                _ => return None,
+            };
+            let rows = fl
+                .app
+                .transfers
+                .iter()
+                .map(move |t| transfers::TransferRow {
+                    bytes,
+                    requested: t.requested,
+                    started: t.started,
+                    connected: t.connected,
+                    completed: t.completed,
+                });
+            Some((fl.model.id.as_str(), rows))
+        }))
     }
 
     /// Data bytes still in the network: queued or in service on links, or in delay lines.
