@@ -204,6 +204,21 @@ fn web_requests_over_quic_complete_on_one_connection_or_one_each() {
         let fct = f.fct_s.expect("completed");
         assert!(fct > 0.08 + 0.04 && fct < 0.6, "{}: FCT {fct}", f.id);
     }
+    // The transfers table: one row per request of each flow, its mean completion time the
+    // summary's, and no start or connection time (the emulator sees neither).
+    let t = &out.transfers;
+    let flows = t.strs("flow").unwrap();
+    let fct = t.f64s("fct_s").unwrap();
+    assert_eq!(t.rows, 8, "{t:?}");
+    for f in &out.summary.flows {
+        let own: Vec<f64> = (0..t.rows)
+            .filter(|&i| flows[i] == f.id)
+            .map(|i| fct[i])
+            .collect();
+        let mean = own.iter().sum::<f64>() / own.len() as f64;
+        assert!((mean - f.fct_s.unwrap()).abs() < 1e-9, "{}: {own:?}", f.id);
+    }
+    assert!(t.f64s("connected_s").unwrap().iter().all(|x| x.is_nan()));
 }
 
 #[test]
