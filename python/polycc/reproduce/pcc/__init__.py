@@ -33,6 +33,7 @@ from polycc.reproduce.kernel_tcp import LINUX_MODEL
 from polycc.reproduce.pcc import (
     allegro_changing_network,
     allegro_convergence,
+    allegro_fq_power,
     allegro_random_loss,
     allegro_rtt_fairness,
     allegro_satellite,
@@ -199,6 +200,9 @@ NEW_WHY: dict[str, str] = {
     "per-transfer table (`transfers.parquet`) to pool completion times over many sources.",
     "9b": "As 9a.",
     "9c": "As 9a.",
+    "10a": "Allegro Fig. 17, a headline result issue 19 names as not reproduced.",
+    "10b": "As 10a.",
+    "10c": "As 10a.",
     "7d": "CUBIC's share of cases (51.3 %), judged apart from BBR's (7a) as the paper gives both.",
     "1i": "Added after the first run under issue 19 (§4.4.2's second number), at the paper's 151× "
     "and the ratio tolerance.",
@@ -240,5 +244,6 @@ def experiments(ctx: Context) -> list[Section]:
         proteus_scavenger.run,
         proteus_bbr_s.run,
         allegro_short_flows.run,
+        allegro_fq_power.run,
     ]
     return [step(ctx) for step in steps]
