@@ -6,10 +6,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from polycc.reproduce import ReportResult, reproduce
 from polycc.reproduce.common import markers
+from polycc.reproduce.pibes.detection import stretched
 from polycc.reproduce.pibes.model import S_MAX, lower_bound_ms
 from polycc.reproduce.scenario_file import ScenarioFile
 from polycc.video import frame_delay_lower_bounds, seconds
@@ -45,6 +47,11 @@ def test_estimation_accuracy_and_detection(quick: ReportResult) -> None:
     for rid in ("1f", "1f-noise"):
         r = quick.get(rid)
         assert not r.holds and 0.5 < r.value < 0.9 and r.why
+    # 1f's note says why from the diagnostic runs: how many paced gaps the competitors stretch,
+    # and the flag beside the same flows paced and at another CUBIC RTT.
+    why = quick.get("1f").why
+    assert "of the paced gaps are stretched" in why and "paced on the default stack" in why
+    assert "with it at 30, 40 ms" in why
 
 
 def test_fixed_link_utilisation_and_frame_delay(quick: ReportResult) -> None:
@@ -65,6 +72,7 @@ def test_table_1_gcc_starves_pibes_keeps_its_share(quick: ReportResult) -> None:
     # Beside the Linux model's CUBIC (issue 19) PIBES keeps about 60 %, at the upper edge of
     # s_min's ± 10 points (50 % beside the default stack's paced CUBIC).
     assert all(0.5 < quick.get(r).value < 0.65 for r in ("5d", "5e"))
+    assert "the flag is up in only" in quick.get("5e").why
     # Every claim over the seeds, each seed's value kept.
     assert all(len(quick.get(r).seeds) == 2 for r in ("5b", "5c", "5d", "5e", "5g", "5h"))
 
@@ -144,3 +152,22 @@ def test_a_pibes_run_plots_its_state_and_the_bound(tmp_path: Path) -> None:
     assert (out / "video.png").is_file() and (out / "frame_delay_cdf.png").is_file()
     assert "video.png" in (out / "report.html").read_text(encoding="utf-8")
     assert not math.isnan(float(f["cc_share"].min()))
+
+
+def test_stretched_paced_gaps_from_the_cumulative_counts() -> None:
+    # The receiver's counts are cumulative; a window's share is the difference of its ends: over
+    # [1, 3) s, 100 - 20 = 80 paced samples, 12 - 2 = 10 stretched, 27 - 5 = 22 d in all.
+    ts = pd.DataFrame(
+        {
+            "t_s": [0.0, 0.5, 1.0, 2.0, 2.9, 3.0, 0.5],
+            "flow": ["video"] * 6 + ["fwd1"],
+            "cc_paced_samples": [0.0, 20.0, 40.0, 70.0, 100.0, 130.0, 999.0],
+            "cc_paced_stretched": [0.0, 2.0, 4.0, 8.0, 12.0, 20.0, 999.0],
+            "cc_paced_stretch_sum": [0.0, 5.0, 10.0, 19.0, 27.0, 50.0, 999.0],
+        }
+    )
+    share, length = stretched(ts, 1.0, 3.0)
+    assert share == pytest.approx(10 / 80) and length == pytest.approx(22 / 10)
+    # From the start of the run; and without the counts (another controller) there is no value.
+    assert stretched(ts, 0.0, 1.0) == pytest.approx((2 / 20, 5 / 2))
+    assert all(math.isnan(v) for v in stretched(ts.drop(columns=["cc_paced_stretched"]), 1.0, 3.0))

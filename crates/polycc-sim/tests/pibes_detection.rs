@@ -104,3 +104,79 @@ fn flag_holds_and_share_stays_near_s_min_with_three_and_four_cubic_flows() {
         }
     }
 }
+
+/// Four CUBIC flows joining every 5 s beside the video as in REPRODUCTION.md's 1f (no timestamp
+/// noise), the CUBIC flows on `stack`: "linux" (the Linux model: unpaced, ACK-clocked, delayed
+/// ACKs) or "quic" (polycc's default stack, paced at 1.2 cwnd/srtt).
+fn four_cubic_on(stack: &str) -> RunOutput {
+    let mut s = format!(
+        r#"
+        name = "pibes-detection-{stack}"
+        duration = "{DURATION_S}s"
+        [[links]]
+        id = "b"
+        rate = "5Mbps"
+        queue = {{ kind = "droptail", size = "50pkt" }}
+        [[flows]]
+        id = "video"
+        cca = {{ name = "pibes", burst = 6, alpha = 0.1 }}
+        rtt = "40ms"
+        traffic = {{ kind = "video", fps = 30, min_rate = "0.5Mbps", max_rate = "8Mbps" }}
+        "#
+    );
+    for k in 1..=CUBIC_FLOWS {
+        let start_ms = 1000.0 * JOIN_EVERY_S * f64::from(k);
+        s += &format!(
+            "[[flows]]\nid = \"cubic{k}\"\ncca = \"cubic\"\nstack = \"{stack}\"\nrtt = \"40ms\"\nstart = \"{start_ms}ms\"\n"
+        );
+    }
+    run(&s)
+}
+
+/// The share of the video's paced gaps in [t0, t1) that a competitor stretched (at least 1.5·d,
+/// the receiver's cumulative `paced_stretched` over `paced_samples`) and their mean length in d.
+fn stretched(out: &RunOutput, (t0, t1): (f64, f64)) -> (f64, f64) {
+    let t = out.flows.f64s("t_s").unwrap();
+    let flow = out.flows.strs("flow").unwrap();
+    let cols = [
+        "cc_paced_samples",
+        "cc_paced_stretched",
+        "cc_paced_stretch_sum",
+    ]
+    .map(|c| out.flows.f64s(c).unwrap_or_else(|| panic!("no column {c}")));
+    let last_before = |at: f64| {
+        (0..t.len())
+            .rev()
+            .find(|&i| flow[i] == "video" && t[i] < at && cols[0][i].is_finite())
+            .map_or([0.0; 3], |i| cols.each_ref().map(|c| c[i]))
+    };
+    let (a, b) = (last_before(t0), last_before(t1));
+    let (samples, hits, sum) = (b[0] - a[0], b[1] - a[1], b[2] - a[2]);
+    (hits / samples, sum / hits)
+}
+
+#[test]
+fn unpaced_cubic_stretches_few_paced_gaps_and_the_flag_fails() {
+    // REPRODUCTION.md's 1f: the paper's rule reads a competitor only through the paced gaps it
+    // stretches. Paced CUBIC spreads its packets and stretches about a third of them, by 2.3 d
+    // (measured: 38 %, 34 %, 27 %, 27 % with 1-4 flows); the Linux model's CUBIC sends clumps on
+    // its ACK clock, which repeats their place in the frame cycle, and stretches few, by more
+    // slots with one and two flows (7 %, 10 %, 9 %, 4 %, by 3.2, 2.9, 2.5, 2.6 d). The flag is
+    // then up in 51 %, 65 %, 45 %, 38 % of the frames (99 %, 100 %, 95 %, 96 % beside paced CUBIC).
+    let paced = four_cubic_on("quic");
+    let unpaced = four_cubic_on("linux");
+    for n in 1..=CUBIC_FLOWS {
+        let span = phase(n, 0.0);
+        let (p, u) = (stretched(&paced, span), stretched(&unpaced, span));
+        let at = format!("{n} CUBIC flows ({span:?} s): paced {p:?}, unpaced {u:?}");
+        assert!(p.0 >= 0.2, "{at}");
+        assert!(u.0 <= 0.6 * p.0, "{at}");
+        assert!(flag_rate(&paced, span) >= 0.9, "{at}");
+        if n <= 2 {
+            assert!(u.1 >= p.1 + 0.4, "{at}: clumps");
+        } else {
+            assert!(u.0 <= 0.1, "{at}");
+            assert!(flag_rate(&unpaced, span) <= 0.6, "{at}");
+        }
+    }
+}

@@ -19,6 +19,12 @@ SCENARIO = "estimation.toml"
 COMPETITOR_EVERY_S = 5.0
 #: Ours (1f diagnostic): shifts of the competitors' joining times, off the 30 fps frame grid.
 JOIN_SHIFTS_MS = (4.0, 12.0, 17.0, 25.0)
+#: Ours (1f diagnostic): the forward CUBIC flows' RTT instead of the scenario's 40 ms (the video's
+#: stays 40 ms): how the flag depends on the phase of their ACK clock against the frame clock.
+CUBIC_RTTS_MS = (20.0, 25.0, 30.0, 35.0, 45.0, 50.0, 55.0, 60.0)
+#: Ours (1f diagnostic): the forward CUBIC flows on polycc's default stack, paced at 1.2 cwnd/srtt
+#: (where they ran before issue 19) instead of the Linux model's unpaced, ACK-clocked sender.
+PACED_STACK = "quic"
 #: The burst size and α the other parameter's sweep and the competition runs use.
 DEFAULT_BURST, DEFAULT_ALPHA = 6, 0.1
 #: Switches the scenario's receive-timestamp noise off (the runs of the paper's setup).
@@ -70,6 +76,10 @@ class Plan:
         return JOIN_SHIFTS_MS[:1] if self.quick else JOIN_SHIFTS_MS
 
     @property
+    def cubic_rtts(self) -> tuple[float, ...]:
+        return CUBIC_RTTS_MS[2:3] if self.quick else CUBIC_RTTS_MS
+
+    @property
     def arrivals(self) -> list[float]:
         return [COMPETITOR_EVERY_S * (k + 1) for k in range(self.n_comp)]
 
@@ -87,13 +97,19 @@ def competitors(direction: str, n: int, shift_ms: float = 0.0) -> dict[str, Any]
     }
 
 
+def forward_flows(n: int, key: str, value: Any) -> dict[str, Any]:
+    """Overrides setting `key` of the `n` forward CUBIC flows (flows 1..n) to `value`."""
+    return {f"flows.{1 + k}.{key}": value for k in range(n)}
+
+
 def cca(burst: int, alpha: float) -> dict[str, Any]:
     return {"flows.0.cca": {"name": "pibes", "burst": burst, "alpha": alpha}}
 
 
 def points(plan: Plan, noise: bool) -> dict[Any, dict[str, Any]]:
     """The sweep's points, with the scenario's receive-timestamp noise (`noise`) or without it;
-    the 1f diagnostic runs only with it."""
+    the 1f diagnostic of the joining times runs only with it, those of the CUBIC flows' RTT and
+    pacing only without it (the paper's setup, 1f)."""
     dur = {"duration": f"{plan.duration:g}s"} | ({} if noise else NO_NOISE)
     comp = {"duration": f"{plan.comp_duration:g}s"} | ({} if noise else NO_NOISE)
     out: dict[Any, dict[str, Any]] = {}
@@ -111,6 +127,11 @@ def points(plan: Plan, noise: bool) -> dict[Any, dict[str, Any]]:
         out[("fwd-shift", shift)] = (
             cca(DEFAULT_BURST, DEFAULT_ALPHA) | competitors("fwd", plan.n_comp, shift) | comp
         )
+    fwd = cca(DEFAULT_BURST, DEFAULT_ALPHA) | competitors("fwd", plan.n_comp) | comp
+    for rtt in plan.cubic_rtts if not noise else ():
+        out[("fwd-rtt", rtt)] = fwd | forward_flows(plan.n_comp, "rtt", f"{rtt:g}ms")
+    if not noise:
+        out[("fwd-paced", plan.n_comp)] = fwd | forward_flows(plan.n_comp, "stack", PACED_STACK)
     return out
 
 

@@ -17,6 +17,13 @@ S_MAX = 0.95
 S_MIN = 0.5
 #: §III: the competing flag rises when d~ >= (1 + β)·d.
 BETA = 0.1
+#: §IV: Δ, the share's climb per frame while the flag is down (up to s_max).
+DELTA = 0.05
+#: §IV: s_share, the share on detecting a competing flow (and the ceiling while competing).
+S_SHARE = 0.8
+#: Ours (1f diagnostic): the receiver counts a paced gap of at least this many d as stretched by
+#: a competitor's packet (receiver::STRETCHED in crates/polycc/src/algos/pibes/receiver.rs).
+STRETCHED = 1.5
 #: §IV-B f): the application's minimum rate of Fig. 17.
 FIG17_R_MIN_MBPS = 1.5
 

@@ -632,6 +632,11 @@ impl CongestionControl for Pibes {
         t.push("d_ms", ms(self.report.d));
         t.push("d_tilde_ms", ms(self.report.d_tilde));
         t.push("frame_rtt_ms", ms(self.rtt_last));
+        // Cumulative counts (a window's share is the difference of its ends): how often, and by
+        // how many slots, competitors' packets stretched a paced gap (receiver::STRETCHED).
+        t.push("paced_samples", self.receiver.paced_samples as f64);
+        t.push("paced_stretched", self.receiver.paced_stretched as f64);
+        t.push("paced_stretch_sum", self.receiver.paced_stretch_sum);
         t
     }
 }

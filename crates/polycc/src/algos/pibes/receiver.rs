@@ -13,6 +13,11 @@ use crate::units::{Duration, Time};
 pub const ALPHA: f64 = 0.1;
 /// §III-B: competing flows are declared when d~ exceeds d by more than β = 10 %.
 pub const BETA: f64 = 0.1;
+/// Ours, a diagnostic (the paper has no such count): a paced gap of at least 1.5·d held at least
+/// one other packet's service time of the bottleneck between the two paced packets (a competitor's
+/// packet, or the slot of a video packet lost in between); d~ only sees a competitor through such
+/// gaps. Halfway between one slot (d) and two (2·d).
+pub const STRETCHED: f64 = 1.5;
 
 /// What the receiver reports to the sender.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -56,6 +61,12 @@ pub struct PibesReceiver {
     pub burst_samples: u64,
     /// Paced inter-arrival samples taken so far (pairs of paced packets received in a row).
     pub paced_samples: u64,
+    /// Paced samples of at least [`STRETCHED`]·d (d as it stood), so far.
+    pub paced_stretched: u64,
+    /// The sum of those samples over d: with [`Self::paced_stretched`], how long a stretched gap
+    /// is on average (in slots of d), i.e. whether competitors' packets come one at a time or in
+    /// clumps.
+    pub paced_stretch_sum: f64,
 }
 
 impl PibesReceiver {
@@ -70,6 +81,8 @@ impl PibesReceiver {
             last: None,
             burst_samples: 0,
             paced_samples: 0,
+            paced_stretched: 0,
+            paced_stretch_sum: 0.0,
         }
     }
 
@@ -95,6 +108,10 @@ impl PibesReceiver {
                 } else if !prev.in_burst() && !slot.in_burst() {
                     self.paced.update(gap, self.alpha);
                     self.paced_samples += 1;
+                    if let Some(d) = self.burst.value_ns.filter(|&d| gap >= STRETCHED * d) {
+                        self.paced_stretched += 1;
+                        self.paced_stretch_sum += gap / d;
+                    }
                 }
             }
         }

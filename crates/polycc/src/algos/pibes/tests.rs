@@ -160,6 +160,38 @@ fn random_wire_loss_alone_is_not_a_competitor() {
     }
 }
 
+/// Frames of 16 packets (burst of 6 at 1 ms, then 9 paced gaps of 1 ms) where the paced gaps
+/// before the positions in `stretched` are `gap_ms` long: a competitor's packets between them.
+fn stretched_frames(frames: u64, stretched: &[(u32, f64)]) -> PibesReceiver {
+    let mut r = PibesReceiver::new(ALPHA, BETA);
+    for frame in 0..frames {
+        let mut t = 33.3 * frame as f64;
+        for pos in 0..16 {
+            t += stretched
+                .iter()
+                .find(|(p, _)| *p == pos)
+                .map_or(if pos == 0 { 0.0 } else { 1.0 }, |(_, g)| *g);
+            r.on_arrival(slot(frame, pos, 16), at(t));
+        }
+    }
+    r
+}
+
+#[test]
+fn stretched_paced_gaps_tell_single_packets_from_clumps() {
+    // The same competitor load per frame (two extra slots in its 9 paced gaps), one packet at a
+    // time in two gaps or as one clump of two: d~ averages the same, but the counts differ.
+    let single = stretched_frames(20, &[(8, 2.0), (12, 2.0)]);
+    let clump = stretched_frames(20, &[(8, 3.0)]);
+    assert_eq!((single.paced_samples, clump.paced_samples), (180, 180));
+    assert_eq!((single.paced_stretched, clump.paced_stretched), (40, 20));
+    assert!(close(single.paced_stretch_sum / 40.0, 2.0, 1e-9));
+    assert!(close(clump.paced_stretch_sum / 20.0, 3.0, 1e-9));
+    // A gap 1.4·d long (timing noise, not a packet) is not counted; 1.5·d is.
+    let noise = stretched_frames(1, &[(8, 1.4), (12, 1.5)]);
+    assert_eq!(noise.paced_stretched, 1);
+}
+
 #[test]
 fn detection_threshold_is_ten_percent() {
     for (paced_gap, expect) in [(1.0, false), (1.09, false), (1.11, true), (1.5, true)] {
