@@ -148,3 +148,34 @@ def test_fair_queueing_codel_gives_tcp_far_more_power_than_a_deep_buffer(quick: 
     assert not quick.failing("10a")
     b = quick.get("10b")
     assert len(b.seeds) == 2 and b.value > 2.0 and quick.failing("10b")
+
+
+def test_tcp_friendliness_pcc_is_not_friendlier_than_ten_parallel_tcp_flows(quick: ReportResult) -> None:
+    # Allegro Fig. 14 (quick: 100 Mbit/s and 10 Mbit/s at 30 ms, N = 1 and 10, 30-s runs, 2 seeds):
+    # the normal TCP flow keeps less against N PCC flows than against N bundles of 10 TCP flows
+    # on the 10 Mbit/s link at N = 10 (the PCC flows hold losses far above the 5 % knee), so
+    # "PCC is more friendly as N grows" fails on both seeds.
+    a = quick.get("11a")
+    assert len(a.seeds) == 2 and a.value < 1.0 and quick.failing("11a")
+    b = quick.get("11b")
+    assert len(b.seeds) == 2 and b.value < 1.0 and quick.failing("11b")
+    assert "loss" in a.why and "Mathis" in a.why
+
+
+def test_incast_tcp_collapses_on_the_minimum_rto_and_pcc_does_not(quick: ReportResult) -> None:
+    # Allegro Fig. 10 (quick: 10 and 33 senders of 256 KB, 1 Gbit/s, 100 us, 64 KB buffer, 2
+    # trials): at 33 senders TCP waits out Linux's 200-ms minimum RTO (its last response after
+    # 200 ms, RTOs in every trial) and gets well under half the link, PCC over half; at 10
+    # senders TCP recovers without timeouts and gets more than PCC, so 7-8x fails.
+    section = next(s for s in quick.sections if s.id == "12")
+    rows = {r[0]: r for r in section.table.rows}
+    cols = section.table.columns
+    tcp_share = float(rows["33"][cols.index("TCP goodput (of the link)")].removesuffix(" %"))
+    pcc_share = float(rows["33"][cols.index("PCC goodput (of the link)")].removesuffix(" %"))
+    rtos = float(rows["33"][cols.index("TCP RTOs per trial")])
+    tcp_last_ms = float(rows["33"][cols.index("last response done, PCC / TCP (ms)")].split(" / ")[1])
+    assert tcp_share < 40.0 and pcc_share > 50.0 and rtos >= 1 and tcp_last_ms > 200.0
+    assert float(rows["10"][cols.index("TCP RTOs per trial")]) == 0.0
+    assert not quick.failing("12a")
+    b = quick.get("12b")
+    assert len(b.seeds) == 2 and b.value < 1.0 and quick.failing("12b")

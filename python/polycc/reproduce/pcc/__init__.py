@@ -34,11 +34,13 @@ from polycc.reproduce.pcc import (
     allegro_changing_network,
     allegro_convergence,
     allegro_fq_power,
+    allegro_incast,
     allegro_random_loss,
     allegro_rtt_fairness,
     allegro_satellite,
     allegro_shallow_buffer,
     allegro_short_flows,
+    allegro_tcp_friendliness,
     proteus_bbr_s,
     proteus_scavenger,
 )
@@ -203,6 +205,10 @@ NEW_WHY: dict[str, str] = {
     "10a": "Allegro Fig. 17, a headline result issue 19 names as not reproduced.",
     "10b": "As 10a.",
     "10c": "As 10a.",
+    "11a": "Allegro Fig. 14, a headline result issue 19 names as not reproduced.",
+    "11b": "As 11a.",
+    "12a": "Allegro Fig. 10, a headline result issue 19 names as not reproduced.",
+    "12b": "As 12a.",
     "7d": "CUBIC's share of cases (51.3 %), judged apart from BBR's (7a) as the paper gives both.",
     "1i": "Added after the first run under issue 19 (§4.4.2's second number), at the paper's 151× "
     "and the ratio tolerance.",
@@ -245,5 +251,7 @@ def experiments(ctx: Context) -> list[Section]:
         proteus_bbr_s.run,
         allegro_short_flows.run,
         allegro_fq_power.run,
+        allegro_tcp_friendliness.run,
+        allegro_incast.run,
     ]
     return [step(ctx) for step in steps]
