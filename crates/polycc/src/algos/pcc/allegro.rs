@@ -105,6 +105,9 @@ pub(crate) struct AllegroControl {
     floor: Rate,
     prev_rtt_us: f64,
     last_utility: f64,
+    /// A rate given from outside as the first (`with_fixed_start`): the first RTT sample does
+    /// not rescale it.
+    fixed_start: bool,
 }
 
 fn tag(epoch: u64, idx: u64) -> u64 {
@@ -131,7 +134,17 @@ impl AllegroControl {
             floor: Rate(1),
             prev_rtt_us: f64::NAN,
             last_utility: f64::NAN,
+            fixed_start: false,
         }
+    }
+
+    /// Starts at `rate` with randomized trials around it, without the doubling start: the
+    /// authors' incast sender (`cc_incast.h`, NSDI'15 code) begins so, at 143 Mbit/s.
+    pub fn with_fixed_start(cfg: AllegroConfig, utility: Box<dyn Utility>, rate: Rate) -> Self {
+        let mut c = Self::new(cfg, utility, rate);
+        c.enter_deciding(rate);
+        c.fixed_start = true;
+        c
     }
 
     /// The current trial step ε.
@@ -340,6 +353,9 @@ impl RateControl for AllegroControl {
     }
 
     fn scale_rate(&mut self, factor: f64) {
+        if self.fixed_start {
+            return;
+        }
         self.rate = clamp_rate(self.rate.as_bps() as f64 * factor, Rate(1));
         self.last_planned = self.rate;
         if matches!(self.state, State::Starting { .. }) {
@@ -441,6 +457,32 @@ mod tests {
             AllegroControl::rct_verdict(&signs, &[5.0, 5.0, 3.0, 6.0]),
             0.0
         );
+    }
+
+    #[test]
+    fn a_fixed_start_trials_around_its_rate_and_keeps_it_through_the_first_rtt_sample() {
+        let mut c = AllegroControl::with_fixed_start(
+            AllegroConfig::default(),
+            Box::new(Peak(150.0)),
+            Rate::from_mbps(143),
+        );
+        assert_eq!(c.state(), "decision_making");
+        // The sender rescales a default start by 100 ms / RTT at the first sample; not this one.
+        c.scale_rate(1000.0);
+        let p = path();
+        let rates: Vec<f64> = (0..TRIALS)
+            .map(|_| c.next_plan(&p).rate.as_bps() as f64 / 1e6)
+            .collect();
+        // Four trials at 143 Mbit/s ± eps_min (1 %), two of each sign.
+        for r in &rates {
+            assert!(((r - 143.0).abs() - 1.43).abs() < 1e-3, "{rates:?}");
+        }
+        assert_eq!(rates.iter().filter(|&&r| r > 143.0).count(), 2, "{rates:?}");
+        // A default start doubles instead.
+        let mut d = control(150.0, 143);
+        assert_eq!(d.state(), "starting");
+        assert_eq!(d.next_plan(&p).rate.as_bps(), 143_000_000);
+        assert_eq!(d.next_plan(&p).rate.as_bps(), 286_000_000);
     }
 
     #[test]

@@ -126,6 +126,7 @@ struct AllegroParams {
     mi_rtts_min: f64,
     #[serde(default = "default_mi_rtts_max")]
     mi_rtts_max: f64,
+    start_rate_mbps: Option<f64>,
     seed: Option<u64>,
 }
 
@@ -221,6 +222,16 @@ impl ParamTable for AllegroParams {
             "Allegro §3.1",
         )
         .bounds(Bound::Param("mi_rtts_min"), Bound::At(10.0)),
+        // Up to 10 Tbit/s, the controller's own rate ceiling (`allegro::MAX_RATE_BPS`).
+        ParamSpec::new(
+            "start_rate_mbps",
+            Kind::Number,
+            "a fixed first rate, Mbit/s: no doubling start, trials around it from the first MI \
+             (the authors' incast sender starts at 143 Mbit/s so)",
+            "NSDI'15 code, `cc_incast.h` (modong/pcc)",
+        )
+        .range(1e-3, 1e7)
+        .when_absent("the initial window per 100 ms, rescaled by the first RTT sample, doubling"),
         SEED_PARAM,
     ];
 }
@@ -287,7 +298,12 @@ pub fn build_allegro_with(
         mi_rtts_max: q.mi_rtts_max,
         seed: q.seed.unwrap_or_else(|| flow_seed(ctx)),
     };
-    let ctl = AllegroControl::new(cfg, u, PccSender::<AllegroControl>::initial_rate(ctx));
+    let ctl = match q.start_rate_mbps {
+        Some(mbps) => {
+            AllegroControl::with_fixed_start(cfg, u, crate::units::Rate::from_bps_f64(mbps * 1e6))
+        }
+        None => AllegroControl::new(cfg, u, PccSender::<AllegroControl>::initial_rate(ctx)),
+    };
     Ok(Box::new(PccSender::new(
         name,
         ctx,
