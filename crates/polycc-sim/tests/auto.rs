@@ -365,3 +365,38 @@ fn on_a_tiny_buffer_auto_does_not_flap_between_copa_and_bbr_v1() {
     // Issue 21's aim: within 10 % of the best single member.
     assert!(g >= 0.9 * best, "{g} vs {best}");
 }
+
+/// The suite's generated 3G trace (`scenarios/suite/cellular-3g.toml`: 1.8 Mbit/s on average,
+/// with outages, 80 ms, 100-packet buffer) for 20 s, `auto` alone on it. Nothing in it is random
+/// (the suite's 5 seeds give the same run).
+fn cellular_3g() -> RunOutput {
+    run(r#"
+name = "auto-3g"
+duration = "20s"
+[[links]]
+id = "l"
+trace = "../../scenarios/suite/traces/3g-slow.down"
+queue = { kind = "droptail", size = "100pkt" }
+[[flows]]
+id = "a"
+cca = "auto"
+rtt = "80ms"
+"#)
+}
+
+#[test]
+fn on_a_3g_trace_a_capacity_drop_is_no_competitor() {
+    // Alone on the trace: an outage and the lower capacity after it raise Copa's standing floor
+    // from 27 to 412 ms (6.0-6.6 s), which Copa then drains (265 ms at 7.2 s). The rising-floor
+    // test (regime.rs, RISING_STANDING_HOLD) took that for a competitor filling the buffer and
+    // handed the flow to CUBIC at 7.6 s; a floor that falls back from its highest is now the
+    // flow's own.
+    let out = cellular_3g();
+    let (competing, switches) = first_as(&out, "a", 2.0);
+    let g = mean_goodput_mbps(&out, "a", 0.0, 20.0);
+    eprintln!(
+        "3G trace: competing member from {competing:?} s ({switches} switches), {g:.2} Mbit/s"
+    );
+    assert_eq!(competing, None, "no competitor on the path");
+    assert_eq!(switches, 0.0);
+}

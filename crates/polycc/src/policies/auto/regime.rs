@@ -19,7 +19,8 @@
 //!   buffer full, as loss-based controllers do (Copa's competitive-mode test, NSDI'18 §2.2,
 //!   reasons the same way over 5 RTTs; here longer, to outlast the drain after a capacity
 //!   drop). Sooner, after [`RISING_STANDING_HOLD`], when the standing floor keeps rising and
-//!   never falls back below where it began: a queue the flow does not drain. Not while a
+//!   never falls back below where it began nor far from its highest: a queue the flow does not
+//!   drain (a capacity drop raises the floor too, but the flow then drains it). Not while a
 //!   loss-based member runs a long path or ACK aggregation: it keeps a queue of its own, and
 //!   holds its share against buffer-fillers anyway.
 //! - **Random loss**: over the last [`LOSS_WINDOWS`] windows the loss rate is at least
@@ -72,7 +73,13 @@ pub const STANDING_HOLD: Duration = Duration::from_millis(3_000);
 /// stays near its target (a few packets) and it drains what a capacity drop leaves, so its floor
 /// falls within a second or two. On the suite's tuning half (SUITE.md) a standing floor without
 /// a competitor lasted at most 1.3 s (after the capacity drop; the LTE trace 0.7 s), while two
-/// CUBIC flows in a 4-BDP buffer raised it from 84 to 117 ms between 1 and 3 s.
+/// CUBIC flows in a 4-BDP buffer raised it from 84 to 117 ms between 1 and 3 s. A floor that
+/// falls back from its highest by more than the low-queue limit is being drained by the flow
+/// and its rise is measured again from there: on a slow link whose capacity falls (the suite's
+/// 3G trace, an outage and then half the rate) Copa's window of a few packets is hundreds of
+/// milliseconds of queue, raising the floor from 27 to 412 ms, which Copa then brings down
+/// (265 ms 0.6 s later), never below where it began; the competitor's queue falls only when the
+/// competitor backs off, and rises again at once.
 pub const RISING_STANDING_HOLD: Duration = Duration::from_millis(1_500);
 /// Windows of history for the aggregation test.
 pub const AGGREGATION_WINDOWS: usize = 8;
@@ -206,8 +213,9 @@ pub struct Classifier {
     entered: Time,
     recent: VecDeque<PathWindow>,
     standing_since: Option<Time>,
-    /// The queue floor when it began to stand, and the lowest since.
-    standing_floor: Option<(Duration, Duration)>,
+    /// The queue floor when its rise began to be measured (when it began to stand, or where a
+    /// drain left it), and the lowest and highest since.
+    standing_floor: Option<(Duration, Duration, Duration)>,
     /// Whether the standing floor has risen by more than the low-queue limit above where it
     /// began without ever falling below it.
     standing_rose: bool,
@@ -288,9 +296,17 @@ impl Classifier {
         if let Some(q) = w.queue_floor {
             if w.is_queue(q) {
                 self.standing_since.get_or_insert(w.at);
-                let (first, low) = *self.standing_floor.get_or_insert((q, q));
-                let low = low.min(q);
-                self.standing_floor = Some((first, low));
+                let (mut first, mut low, mut peak) = *self.standing_floor.get_or_insert((q, q, q));
+                if w.is_queue(peak - q) {
+                    // Fallen back from its highest by more than a queue: the flow drains it
+                    // (Copa's window shrinking after a capacity drop), so the rise so far was
+                    // the path's slower drain, not another sender's bytes. The rise is measured
+                    // again from here.
+                    (first, low, peak) = (q, q, q);
+                }
+                low = low.min(q);
+                peak = peak.max(q);
+                self.standing_floor = Some((first, low, peak));
                 self.standing_rose = low >= first && w.is_queue(q - first);
             } else {
                 self.standing_since = None;
@@ -635,6 +651,21 @@ mod tests {
             window(t, floor, 5, 0.0, false, 2)
         });
         assert_eq!(drop, vec![]);
+        // Nor one that a capacity drop raises from 20 to 400 ms within 0.6 s and the flow then
+        // drains, 10 ms a window, to 40 ms, never below where it began (the suite's 3G trace:
+        // 27 → 412 → 265 ms, taken for a competitor at 7.6 s before the drain counted).
+        let mut c = Classifier::default();
+        feed(&mut c, 0, 1, |t| window(t, 1, 5, 0.0, false, 10));
+        let drained = feed(&mut c, 1_000, 2, |t| {
+            let since = t - 1_000;
+            let floor = if since < 600 {
+                20 + since * 380 / 600
+            } else {
+                400u64.saturating_sub((since - 600) / 4).max(40)
+            };
+            window(t, floor, 5, 0.0, false, 2)
+        });
+        assert_eq!(drained, vec![]);
         let mut c = Classifier::default();
         assert_eq!(
             feed(&mut c, 0, 2, |t| window(
