@@ -26,6 +26,11 @@ impl RoundTracker {
         self.end_pn = Some(self.largest_pn.map_or(0, |p| p.saturating_add(1)));
     }
 
+    /// Ends the current round once packet number `pn` or a later one is acknowledged.
+    pub(crate) fn end_at(&mut self, pn: u64) {
+        self.end_pn = Some(pn);
+    }
+
     /// Feeds the largest packet number an ACK newly acknowledges. Returns true when that ends the
     /// current round, in which case the next round has already been started; the very first ACK
     /// starts the first round and also returns true.

@@ -986,3 +986,41 @@ fn flows_built_at_the_same_instant_draw_their_own_phase_from_the_flow_seed() {
         assert_eq!(drawn(name, what, 5), values[5], "{name}");
     }
 }
+
+#[test]
+fn taking_a_flow_over_without_a_bandwidth_estimate_counts_rounds_from_its_own_sends() {
+    // A predecessor sent packets 0..100 at BW; BBR takes the flow over without an estimate (so
+    // in STARTUP) and the ACKs of those packets come in before it sends anything. None of them
+    // ends a round: they say what the predecessor's rate was, not whether STARTUP's grew. Before
+    // (`Rounds::restart_at_next_send`) each ended one, and three rounds without growth ended
+    // STARTUP within four ACKs.
+    let cases: [(&str, Box<dyn CongestionControl>); 2] = [
+        ("v1", Box::new(v1_with_seed(1))),
+        ("v3", Box::new(v3_with_seed(1))),
+    ];
+    for (name, mut cc) in cases {
+        let mut p = Path::new();
+        p.next_pn = 100;
+        p.now = Time::ZERO + Duration::from_millis(100);
+        cc.adopt(
+            p.now,
+            &HandoverState {
+                cwnd: 30 * MSS,
+                bandwidth_estimate: None,
+                rtt: snapshot(RTT),
+                ..HandoverState::default()
+            },
+        );
+        for i in 0..20 {
+            p.now += Duration::from_millis(1);
+            let mut ev = p.ack_event();
+            ev.largest_acked = 80 + i;
+            cc.on_ack(p.now, &ev);
+        }
+        assert_eq!(state(cc.as_ref()), "startup", "{name}");
+        // Its own packets end rounds as usual: at the constant BW, three of them (10 ms each,
+        // after the 10 ms of the predecessor's packets still in flight) end STARTUP.
+        p.run(cc.as_mut(), 60);
+        assert_ne!(state(cc.as_ref()), "startup", "{name}");
+    }
+}

@@ -693,6 +693,7 @@ impl CongestionControl for BbrV1 {
     fn adopt(&mut self, now: Time, from: &HandoverState) {
         let (startup_gain, min_rtt) = (self.cfg.startup_gain, &mut self.min_rtt);
         let (cwnd, last, pacing) = (&mut self.cwnd, &mut self.last, &mut self.pacing);
+        self.rounds.restart_at_next_send();
         if let Some(bw) = handover::adopt(now, from, cwnd, min_rtt, last, pacing, startup_gain) {
             self.bw.reset(Time(self.rounds.count), bw);
             self.full_bw = bw;

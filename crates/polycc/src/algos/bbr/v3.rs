@@ -1046,6 +1046,7 @@ impl CongestionControl for BbrV3 {
         let (cwnd, min_rtt) = (&mut self.cwnd, &mut self.min_rtt);
         let (last, pacing) = (&mut self.last, &mut self.pacing);
         let gain = STARTUP_PACING_GAIN;
+        self.rounds.restart_at_next_send();
         if let Some(bw) = handover::adopt(now, from, cwnd, min_rtt, last, pacing, gain) {
             self.bw_hi = [Rate::ZERO, bw];
             self.full_bw = bw;

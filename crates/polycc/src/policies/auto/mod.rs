@@ -4,7 +4,8 @@
 //! The path is classified window by window ([`path_window`], [`regime`]): a clean path runs
 //! Copa (full rate at a queue of a few packets, draining what a capacity drop leaves behind,
 //! not responding to random loss); a clean path of long base RTT runs CUBIC, as Copa's window
-//! swings there; random loss without a queue runs BBR v1, which does not respond to loss; a
+//! swings there; random loss without a queue runs BBR v1, which does not respond to loss (on a
+//! long path from the loss rate at which CUBIC's window no longer fills it, Mathis); a
 //! standing queue it does not make (a buffer-filling competitor) runs CUBIC, which holds its
 //! share against loss-based traffic, starting from the rate the flow measured; delay that comes
 //! and goes within a round trip on ACKs that arrive bunched (ACK aggregation; not a receiver
@@ -306,7 +307,7 @@ impl Auto {
             reason: Regime::Clean.code(),
             intent: None,
             windows: PathWindows::default(),
-            classifier: Classifier::default(),
+            classifier: Classifier::with_mss(ctx.mss),
             flow: FlowView::default(),
             last_window: None,
             switches: 0,
