@@ -287,14 +287,16 @@ pub fn build(
         flows: flows_table,
         links: links_table,
         frames: frames_table(model, flows, end),
-        transfers: transfers_table(model, flows),
+        transfers: transfers_table(model, flows, end),
     })
 }
 
 /// The per-transfer table of the sized and web flows, as the simulator writes it. The emulator
 /// sees when the application asks and when the receiving application has all of a transfer, not
 /// when the sender begins it or its connection is up: `started_s` and `connected_s` are null.
-fn transfers_table(model: &Model, flows: &[FlowShared]) -> Table {
+/// Requests the application made as the run ended, at or after `end`, are left out: the
+/// simulator's runs cover [0, end).
+fn transfers_table(model: &Model, flows: &[FlowShared], end: Time) -> Table {
     use polycc_sim::engine::transfers::{transfers_table_of, TransferRow};
     let logs: Vec<_> = flows.iter().map(|f| lock(&f.transfers).clone()).collect();
     transfers_table_of(model.flows.iter().zip(&logs).filter_map(|(fm, log)| {
@@ -306,6 +308,7 @@ fn transfers_table(model: &Model, flows: &[FlowShared]) -> Table {
             .requested
             .iter()
             .enumerate()
+            .filter(move |&(_, &requested)| requested < end)
             .map(move |(i, &requested)| TransferRow {
                 bytes,
                 requested,

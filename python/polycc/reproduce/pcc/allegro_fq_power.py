@@ -20,7 +20,7 @@ from polycc.reproduce.common import (
     pct,
 )
 from polycc.reproduce.kernel_tcp import LINUX_MODEL, kernel_tcp
-from polycc.reproduce.pcc.shared import ALLEGRO, RATIO_FACTOR, SEEDS, median
+from polycc.reproduce.pcc.shared import ALLEGRO, RATIO_FACTOR, SEEDS, median, ratio2
 from polycc.reproduce.scenario_file import size_text
 
 SCENARIO = "fq-power.toml"
@@ -73,10 +73,6 @@ def queue_diagnosis(ts: Any, flows: list[str], base_rtt_ms: float) -> tuple[floa
     drained = next((float(t) for t, q in high.items() if t >= 2.0 and not q), math.nan)
     later = high[high.index >= FROM_S]
     return peak, drained, float(later.mean()) if len(later) else math.nan
-
-
-def ratio2(value: float) -> str:
-    return "–" if math.isnan(value) else f"{value:.2f}×"
 
 
 def run(ctx: Context) -> Section:

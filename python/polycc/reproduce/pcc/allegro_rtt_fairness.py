@@ -19,7 +19,7 @@ from polycc.reproduce.common import (
     safe_div,
 )
 from polycc.reproduce.kernel_tcp import LINUX_MODEL, kernel_tcp_or_default
-from polycc.reproduce.pcc.shared import ALLEGRO, RATIO_FACTOR, SEEDS, median, series
+from polycc.reproduce.pcc.shared import ALLEGRO, RATIO_FACTOR, SEEDS, farthest_from_one, median, series
 
 SCENARIO = "rtt-fairness.toml"
 FIGURE = f"{ALLEGRO} Fig. 8"
@@ -36,11 +36,6 @@ CRIT_5A = AtLeast(1.0, paper_number=False)
 #: 5b: the PCC ratio farthest from 1 within ×1.5 of 1 (Fig. 8 draws PCC near 1; issue 19's ratio
 #: tolerance).
 CRIT_5B = WithinFactor(1.0, RATIO_FACTOR, paper_number=False)
-
-
-def farthest_from_one(xs: list[float]) -> float:
-    """The ratio of `xs` whose |log| is largest (0 and ∞ count as farthest)."""
-    return max(xs, key=lambda x: math.inf if x <= 0 or math.isinf(x) else abs(math.log(x)))
 
 
 def fairer_share(pcc: list[float], others: list[list[float]]) -> float:

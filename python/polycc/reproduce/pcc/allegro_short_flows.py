@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -23,7 +23,7 @@ from polycc.reproduce.common import (
     pct,
 )
 from polycc.reproduce.kernel_tcp import LINUX_CCA, LINUX_MODEL, LINUX_STACK
-from polycc.reproduce.pcc.shared import ALLEGRO, RATIO_FACTOR, SEEDS, median
+from polycc.reproduce.pcc.shared import ALLEGRO, RATIO_FACTOR, SEEDS, farthest_from_one, median, ratio2
 from polycc.reproduce.scenario_file import size_bytes, size_text
 
 SCENARIO = "short-flows.toml"
@@ -80,18 +80,6 @@ def transfer_times(table: Any) -> np.ndarray:
     done = table.dropna(subset=["completed_s", "connected_s"])
     times: np.ndarray = (done["completed_s"] - done["connected_s"]).to_numpy(dtype=float)
     return times
-
-
-def ratio2(value: float) -> str:
-    """A ratio to two decimals ("1.25×"): the criterion's bounds are 0.8 and 1.25."""
-    return "–" if math.isnan(value) else f"{value:.2f}×"
-
-
-def farthest_from_one(xs: Sequence[float]) -> float:
-    """The value of `xs` farthest from 1 by factor (NaN if any is NaN)."""
-    if any(math.isnan(x) for x in xs):
-        return math.nan
-    return max(xs, key=lambda x: abs(math.log(x)))
 
 
 def run(ctx: Context) -> Section:

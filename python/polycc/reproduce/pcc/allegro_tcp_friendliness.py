@@ -19,7 +19,16 @@ from polycc.reproduce.common import (
     pct,
 )
 from polycc.reproduce.kernel_tcp import LINUX_CCA, LINUX_MODEL, LINUX_STACK
-from polycc.reproduce.pcc.shared import ALLEGRO, EPS_MAX, EPS_MIN, SEEDS, median, per_seed, seed_ratios
+from polycc.reproduce.pcc.shared import (
+    ALLEGRO,
+    EPS_MAX,
+    EPS_MIN,
+    SEEDS,
+    median,
+    per_seed,
+    ratio2,
+    seed_ratios,
+)
 from polycc.reproduce.scenario_file import rate_mbps, seconds, size_text
 
 SCENARIO = "tcp-friendliness.toml"
@@ -81,10 +90,6 @@ def flows(file_flows: Mapping[str, Mapping[str, Any]], kind: str, n: int, rtt: s
     else:
         selfish = {**file_flows["pcc"], "rtt": rtt, "count": n}
     return [normal, selfish]
-
-
-def ratio2(value: float) -> str:
-    return "–" if math.isnan(value) else f"{value:.2f}×"
 
 
 def run(ctx: Context) -> Section:

@@ -54,6 +54,19 @@ def window_means(xs: Sequence[float], per: int) -> list[float]:
     return [statistics.fmean(xs[i : i + per]) for i in range(0, len(xs) - per + 1, per)]
 
 
+def ratio2(value: float) -> str:
+    """A ratio to two decimals ("1.25×"), a dash when missing: for criteria whose bounds need
+    them (0.80× .. 1.25×)."""
+    return "–" if math.isnan(value) else f"{value:.2f}×"
+
+
+def farthest_from_one(xs: Sequence[float]) -> float:
+    """The ratio of `xs` farthest from 1 by factor (0 and ∞ count as farthest; NaN if any is)."""
+    if any(math.isnan(x) for x in xs):
+        return math.nan
+    return max(xs, key=lambda x: math.inf if x <= 0 or math.isinf(x) else abs(math.log(x)))
+
+
 def kilobytes(packets: int) -> str:
     """A buffer of full-size packets in KB ("7.5 KB")."""
     return f"{num(packets * PACKET_BYTES / 1e3)} KB"
