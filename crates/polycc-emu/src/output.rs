@@ -134,6 +134,14 @@ impl Codes {
         }
     }
 
+    /// Appends `v`, or a null row for None.
+    fn push_opt(&mut self, v: Option<&str>) {
+        match v {
+            Some(v) => self.push(v),
+            None => self.col.push_null(),
+        }
+    }
+
     fn push(&mut self, v: &str) {
         let code = match self.seen.iter().position(|s| s == v) {
             Some(c) => c as u32,
@@ -174,7 +182,9 @@ pub fn build(
             let sample = row.and_then(|r| r.sample.as_ref());
             let wire = shared.flow_wire.get(f).and_then(|w| w.get(b)).copied();
             ids.push(&fm.id);
-            states.push(sample.map_or("", |s| s.state));
+            // A bin without a sample of the sender (before it starts, after its socket is
+            // gone at the end) has no controller state: null, as the simulator writes it.
+            states.push_opt(sample.map(|s| s.state));
             fcols.set("t_s", Some(b as f64 * bin_s));
             fcols.set(
                 "goodput_mbps",
