@@ -55,14 +55,6 @@ pub fn on_period(periods_begun: u64) -> bool {
     periods_begun % 2 == 1
 }
 
-/// Bytes of each transfer of a sized or web flow.
-pub fn transfer_bytes(traffic: &Traffic) -> Option<u64> {
-    match traffic {
-        Traffic::Sized { bytes } | Traffic::Web { bytes, .. } => Some(*bytes),
-        _ => None,
-    }
-}
-
 /// A web flow that opens a connection per transfer (not one persistent connection).
 pub fn connection_per_transfer(traffic: &Traffic) -> bool {
     matches!(

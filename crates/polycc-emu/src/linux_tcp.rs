@@ -5,7 +5,7 @@
 //! Each runs on its own thread, joined to its namespace; they share a [`FlowShared`] with the
 //! run's sampler, which reads the client's `TCP_INFO` every few milliseconds.
 
-use crate::app::{connection_per_transfer, on_period, transfer_bytes, Schedule};
+use crate::app::{connection_per_transfer, on_period, Schedule};
 use crate::clock::Clock;
 use crate::error::EmuError;
 use crate::flow_state::{lock, Counters, FlowShared};
@@ -62,7 +62,7 @@ pub fn run_client(
         return;
     }
     let mut counters = Counters::default();
-    let result = match transfer_bytes(c.traffic) {
+    let result = match c.traffic.transfer_bytes() {
         None => bulk(&mut c, flow, socket, clock, stop, &mut counters),
         Some(bytes) => transfers(c, bytes, flow, socket, clock, stop, &mut counters),
     };

@@ -310,10 +310,7 @@ fn transfers_table(model: &Model, flows: &[FlowShared], end: Time) -> Table {
     use polycc_sim::engine::transfers::{transfers_table_of, TransferRow};
     let logs: Vec<_> = flows.iter().map(|f| lock(&f.transfers).clone()).collect();
     transfers_table_of(model.flows.iter().zip(&logs).filter_map(|(fm, log)| {
-        let bytes = match fm.traffic {
-            Traffic::Sized { bytes } | Traffic::Web { bytes, .. } => bytes,
-            _ => return None,
-        };
+        let bytes = fm.traffic.transfer_bytes()?;
         let rows = log
             .requested
             .iter()

@@ -11,7 +11,7 @@
 //!   ([`crate::shim_agent`]);
 //! - CBR and Poisson sources, on any stack: unresponsive UDP datagrams.
 
-use crate::app::{connection_per_transfer, transfer_bytes, Schedule};
+use crate::app::{connection_per_transfer, Schedule};
 use crate::classify::server_port;
 use crate::clock::Clock;
 use crate::error::EmuError;
@@ -143,7 +143,7 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
             let certificate = certificates.next().flatten();
             match (&listeners[i], carrier(f)) {
                 (Listener::Tcp(listener), _) => {
-                    let transfer = transfer_bytes(&f.traffic);
+                    let transfer = f.traffic.transfer_bytes();
                     endpoints.push(in_ns(s, server_ns, flow, move || {
                         linux_tcp::run_server(listener, transfer, flow, &clock, stop)
                     }));
@@ -188,7 +188,7 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                     let sock = sock
                         .try_clone()
                         .map_err(|e| EmuError::system(format!("flow {} socket", f.id), e))?;
-                    let transfer = transfer_bytes(&f.traffic);
+                    let transfer = f.traffic.transfer_bytes();
                     // The receiver reports arrivals when the controller takes them (as for UDP).
                     let probe = new_ccs[i](0, Time::ZERO, None).map_err(EmuError::Internal)?;
                     let report_arrivals = probe.wants_feedback();
@@ -238,7 +238,7 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                     let new_cc = &new_ccs[i];
                     // The flow's intent is set when it starts (`ClientConfig::initial_intent`).
                     let cc = new_cc(0, Time::ZERO, None).map_err(EmuError::Internal)?;
-                    let transfer = transfer_bytes(&f.traffic);
+                    let transfer = f.traffic.transfer_bytes();
                     let cfg = ServerConfig {
                         unresponsive_return: None,
                         ack_every: f.ack_every,

@@ -513,41 +513,25 @@ fn a_new_kernel_connection_carries_data_one_round_trip_after_it_starts() {
         let (s, c) = (t.f64s("started_s").unwrap(), t.f64s("connected_s").unwrap());
         s.iter().zip(&c).map(|(s, c)| c - s).collect()
     };
-    let fresh = run(&one_flow(
-        "linux",
-        "cubic",
-        "10Mbps",
-        "40ms",
-        10,
-        "",
-        &web("per_request"),
-    ));
-    let d = setup(&fresh);
+    let web_run = |stack: &str, conn: &str| {
+        setup(&run(&one_flow(
+            stack,
+            "cubic",
+            "10Mbps",
+            "40ms",
+            10,
+            "",
+            &web(conn),
+        )))
+    };
+    let d = web_run("linux", "per_request");
     assert!(d.len() >= 9, "{d:?}");
     // The SYN and SYN-ACK cross an idle path: the round trip plus two 60-byte packet times.
     assert!(d.iter().all(|x| (0.040..0.0402).contains(x)), "{d:?}");
-    let kept = run(&one_flow(
-        "linux",
-        "cubic",
-        "10Mbps",
-        "40ms",
-        10,
-        "",
-        &web("persistent"),
-    ));
-    let d = setup(&kept);
+    let d = web_run("linux", "persistent");
     assert!(
         (0.040..0.0402).contains(&d[0]) && d[1..].iter().all(|&x| x == 0.0),
         "{d:?}"
     );
-    let quic = run(&one_flow(
-        "quic",
-        "cubic",
-        "10Mbps",
-        "40ms",
-        10,
-        "",
-        &web("per_request"),
-    ));
-    assert!(setup(&quic).iter().all(|&x| x == 0.0));
+    assert!(web_run("quic", "per_request").iter().all(|&x| x == 0.0));
 }

@@ -14,19 +14,29 @@ const DURATION_S: f64 = 30.0;
 /// as the reproduction's 1f does).
 const GRACE_S: f64 = 1.0;
 
-/// The setting of REPRODUCTION.md's experiment 1 (scenarios/papers/pibes/estimation.toml):
-/// receive timestamps with U[0, 1 ms] noise, a fixed burst of 6 at α = 0.1. Every join is
-/// `shift_ms` after its multiple of 5 s (5 s is a frame boundary at 30 fps).
-fn four_cubic_joining(shift_ms: f64) -> RunOutput {
+/// The setting of REPRODUCTION.md's experiment 1 (scenarios/papers/pibes/estimation.toml): a
+/// fixed burst of 6 at α = 0.1, CUBIC flows on `stack` ("quic": polycc's default stack, paced
+/// at 1.2 cwnd/srtt; "linux": the Linux model, unpaced and ACK-clocked, delayed ACKs), with
+/// receive timestamps given U[0, 1 ms] noise when `noise`. Every join is `shift_ms` after its
+/// multiple of 5 s (5 s is a frame boundary at 30 fps).
+fn four_cubic(shift_ms: f64, noise: bool, stack: &str) -> RunOutput {
+    let (name, jitter) = if noise {
+        (
+            "pibes-detection".to_string(),
+            r#"jitter = { max = "1ms", direction = "data" }"#,
+        )
+    } else {
+        (format!("pibes-detection-{stack}"), "")
+    };
     let mut s = format!(
         r#"
-        name = "pibes-detection"
+        name = "{name}"
         duration = "{DURATION_S}s"
         [[links]]
         id = "b"
         rate = "5Mbps"
         queue = {{ kind = "droptail", size = "50pkt" }}
-        jitter = {{ max = "1ms", direction = "data" }}
+        {jitter}
         [[flows]]
         id = "video"
         cca = {{ name = "pibes", burst = 6, alpha = 0.1 }}
@@ -37,7 +47,7 @@ fn four_cubic_joining(shift_ms: f64) -> RunOutput {
     for k in 1..=CUBIC_FLOWS {
         let start_ms = 1000.0 * JOIN_EVERY_S * f64::from(k) + shift_ms;
         s += &format!(
-            "[[flows]]\nid = \"cubic{k}\"\ncca = \"cubic\"\nrtt = \"40ms\"\nstart = \"{start_ms}ms\"\n"
+            "[[flows]]\nid = \"cubic{k}\"\ncca = \"cubic\"\nstack = \"{stack}\"\nrtt = \"40ms\"\nstart = \"{start_ms}ms\"\n"
         );
     }
     run(&s)
@@ -86,7 +96,7 @@ fn flag_holds_and_share_stays_near_s_min_with_three_and_four_cubic_flows() {
     // 78 % (on the grid) and 88 % (12 ms off) of the frames with four flows, and the mean share
     // rose to about 0.6 (0.75-0.83 in other runs: REPRODUCTION.md, 1f).
     for shift_ms in [0.0, 4.0, 12.0] {
-        let out = four_cubic_joining(shift_ms);
+        let out = four_cubic(shift_ms, true, "quic");
         for n in [3, 4] {
             let span = phase(n, shift_ms);
             let flag = flag_rate(&out, span);
@@ -103,34 +113,6 @@ fn flag_holds_and_share_stays_near_s_min_with_three_and_four_cubic_flows() {
             );
         }
     }
-}
-
-/// Four CUBIC flows joining every 5 s beside the video as in REPRODUCTION.md's 1f (no timestamp
-/// noise), the CUBIC flows on `stack`: "linux" (the Linux model: unpaced, ACK-clocked, delayed
-/// ACKs) or "quic" (polycc's default stack, paced at 1.2 cwnd/srtt).
-fn four_cubic_on(stack: &str) -> RunOutput {
-    let mut s = format!(
-        r#"
-        name = "pibes-detection-{stack}"
-        duration = "{DURATION_S}s"
-        [[links]]
-        id = "b"
-        rate = "5Mbps"
-        queue = {{ kind = "droptail", size = "50pkt" }}
-        [[flows]]
-        id = "video"
-        cca = {{ name = "pibes", burst = 6, alpha = 0.1 }}
-        rtt = "40ms"
-        traffic = {{ kind = "video", fps = 30, min_rate = "0.5Mbps", max_rate = "8Mbps" }}
-        "#
-    );
-    for k in 1..=CUBIC_FLOWS {
-        let start_ms = 1000.0 * JOIN_EVERY_S * f64::from(k);
-        s += &format!(
-            "[[flows]]\nid = \"cubic{k}\"\ncca = \"cubic\"\nstack = \"{stack}\"\nrtt = \"40ms\"\nstart = \"{start_ms}ms\"\n"
-        );
-    }
-    run(&s)
 }
 
 /// The share of the video's paced gaps in [t0, t1) that a competitor stretched (at least 1.5·d,
@@ -163,8 +145,8 @@ fn unpaced_cubic_stretches_few_paced_gaps_and_the_flag_fails() {
     // its ACK clock, which repeats their place in the frame cycle, and stretches few, by more
     // slots with one and two flows (7 %, 10 %, 9 %, 4 %, by 3.2, 2.9, 2.5, 2.6 d). The flag is
     // then up in 51 %, 65 %, 45 %, 38 % of the frames (99 %, 100 %, 95 %, 96 % beside paced CUBIC).
-    let paced = four_cubic_on("quic");
-    let unpaced = four_cubic_on("linux");
+    let paced = four_cubic(0.0, false, "quic");
+    let unpaced = four_cubic(0.0, false, "linux");
     for n in 1..=CUBIC_FLOWS {
         let span = phase(n, 0.0);
         let (p, u) = (stretched(&paced, span), stretched(&unpaced, span));

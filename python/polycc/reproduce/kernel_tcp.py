@@ -39,6 +39,12 @@ LINUX_MODEL = "the simulator's model of the Linux kernel's TCP (`stack = \"linux
 KERNEL_REJECTS = ("intent", "intent_schedule", "send_jitter", "ack", "pacing")
 
 
+def kernel_flow_keys(cca: str) -> dict[str, Any]:
+    """A flow's keys that run it as the kernel's TCP with the kernel's controller for polycc's
+    `cca`, or as polycc's `cca` on the default stack where the Linux model lacks it."""
+    return {"cca": LINUX_CCA[cca], "stack": LINUX_STACK} if cca in LINUX_CCA else {"cca": cca}
+
+
 def kernel_tcp_flows(
     flows: Sequence[Mapping[str, Any]], cca: str, which: Collection[int] | None = None
 ) -> dict[str, Any]:
@@ -49,7 +55,7 @@ def kernel_tcp_flows(
     for i, f in enumerate(flows):
         if which is None or i in which:
             kept = {k: v for k, v in f.items() if k not in KERNEL_REJECTS}
-            out.append({**kept, "cca": LINUX_CCA[cca], "stack": LINUX_STACK})
+            out.append({**kept, **kernel_flow_keys(cca)})
         else:
             out.append(dict(f))
     return {"flows": out}

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from polycc.reproduce.common import Table, num, pct
-from polycc.reproduce.pibes.competing import SCENARIO, SETTINGS
+from polycc.reproduce.pibes.competing import SCENARIO, SETTINGS, window
 from polycc.reproduce.pibes.measures import utilisation
 from polycc.reproduce.pibes.model import CCAS, PAPER_TABLE_1, SETTLE_S
 from polycc.reproduce.real_stacks import section_main, sim_and_testbed
@@ -23,12 +23,6 @@ from polycc.reproduce.scenario_file import ScenarioFile, size_text
 
 #: The section's name in REPRODUCTION.md (`<!-- reproduce:pibes-real-stacks:begin -->`).
 SECTION = "pibes-real-stacks"
-
-
-def window(file: ScenarioFile, n: int) -> tuple[float, float]:
-    """From SETTLE_S after the last of `n` TCP flows joined to the end (as the PIBES section's 5a–5c)."""
-    last = max([0.0] + [file.start_s(k) for k in range(1, n + 1)])
-    return last + SETTLE_S, file.duration_s()
 
 
 def table_1(scenarios: Path) -> str:

@@ -727,10 +727,7 @@ impl Simulator {
         fl.app.queued.pop_front();
         let rec = &mut fl.app.transfers[idx];
         rec.started = Some(now);
-        let bytes = match fl.app.traffic {
-            Traffic::Sized { bytes } | Traffic::Web { bytes, .. } => bytes,
-            _ => 0,
-        };
+        let bytes = fl.app.traffic.transfer_bytes().unwrap_or(0);
         let t = Transfer {
             first: rec.first_seg,
             end: rec.end_seg,
@@ -1239,10 +1236,7 @@ impl Simulator {
     /// The per-transfer table of the sized and web flows.
     fn transfers_table(&self) -> Table {
         transfers::transfers_table_of(self.flows.iter().filter_map(|fl| {
-            let bytes = match fl.app.traffic {
-                Traffic::Sized { bytes } | Traffic::Web { bytes, .. } => bytes,
-                _ => return None,
-            };
+            let bytes = fl.app.traffic.transfer_bytes()?;
             let rows = fl
                 .app
                 .transfers

@@ -203,6 +203,14 @@ pub struct VideoModel {
 }
 
 impl Traffic {
+    /// Bytes of each transfer of a sized or web flow (None for other sources).
+    pub fn transfer_bytes(&self) -> Option<u64> {
+        match self {
+            Traffic::Sized { bytes } | Traffic::Web { bytes, .. } => Some(*bytes),
+            _ => None,
+        }
+    }
+
     /// Unresponsive sources bypass congestion control.
     pub fn is_unresponsive(&self) -> bool {
         matches!(self, Traffic::Cbr { .. } | Traffic::Poisson { .. })

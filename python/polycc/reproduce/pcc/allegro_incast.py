@@ -21,7 +21,7 @@ from polycc.reproduce.common import (
     num,
     pct,
 )
-from polycc.reproduce.kernel_tcp import LINUX_CCA, LINUX_MODEL, LINUX_STACK
+from polycc.reproduce.kernel_tcp import LINUX_CCA, LINUX_MODEL, kernel_flow_keys
 from polycc.reproduce.pcc.shared import ALLEGRO, RATIO_FACTOR, SEEDS, SHARE_POINTS, median
 from polycc.reproduce.scenario_file import size_bytes, size_text
 
@@ -75,8 +75,8 @@ def senders(
 ) -> list[dict[str, Any]]:
     """One sender per start, each answering with one `size` response: PCC on the default stack, TCP
     on the Linux model."""
-    stack: dict[str, Any] = (
-        {"cca": LINUX_CCA[cca], "stack": LINUX_STACK}
+    stack = (
+        kernel_flow_keys(cca)
         if cca in LINUX_CCA
         else {"cca": "pcc-allegro" if cca == GENERAL else PCC_INCAST}
     )

@@ -22,7 +22,7 @@ from polycc.reproduce.common import (
     num,
     pct,
 )
-from polycc.reproduce.kernel_tcp import LINUX_CCA, LINUX_MODEL, LINUX_STACK
+from polycc.reproduce.kernel_tcp import LINUX_MODEL, kernel_flow_keys
 from polycc.reproduce.pcc.shared import ALLEGRO, RATIO_FACTOR, SEEDS, farthest_from_one, median, ratio2
 from polycc.reproduce.scenario_file import size_bytes, size_text
 
@@ -60,7 +60,7 @@ def sources(template: Mapping[str, Any], cca: str, load: float, capacity_mbps: f
     capacity in payload, on the default stack for PCC and on the Linux model for TCP."""
     per_source_s = SOURCES * size_bytes(template["traffic"]["size"]) * 8 / (load * capacity_mbps * 1e6)
     rng = random.Random(START_SEED)
-    stack = {"cca": LINUX_CCA[cca], "stack": LINUX_STACK} if cca in LINUX_CCA else {"cca": cca}
+    stack = kernel_flow_keys(cca)
     return [
         {
             **template,

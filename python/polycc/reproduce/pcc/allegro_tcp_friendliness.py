@@ -18,7 +18,7 @@ from polycc.reproduce.common import (
     num,
     pct,
 )
-from polycc.reproduce.kernel_tcp import LINUX_CCA, LINUX_MODEL, LINUX_STACK
+from polycc.reproduce.kernel_tcp import LINUX_MODEL, kernel_flow_keys
 from polycc.reproduce.pcc.shared import (
     ALLEGRO,
     EPS_MAX,
@@ -83,7 +83,7 @@ def condition_label(rate: str, rtt: str) -> str:
 def flows(file_flows: Mapping[str, Mapping[str, Any]], kind: str, n: int, rtt: str) -> list[dict[str, Any]]:
     """The normal TCP flow (the kernel's CUBIC on the Linux model) and N selfish flows of `kind`:
     N bundles of `BUNDLE` such flows, or N PCC flows on the default stack."""
-    linux = {"cca": LINUX_CCA[TCP], "stack": LINUX_STACK}
+    linux = kernel_flow_keys(TCP)
     normal = {**file_flows["tcp"], **linux, "rtt": rtt}
     if kind == SELFISH:
         selfish = {**file_flows["tcp"], **linux, "id": "selfish", "rtt": rtt, "count": BUNDLE * n}

@@ -26,7 +26,11 @@ from polycc.reproduce.common import (
     safe_div,
     span,
 )
-from polycc.reproduce.kernel_tcp import LINUX_CCA, LINUX_MODEL, LINUX_STACK, kernel_tcp_or_default
+from polycc.reproduce.kernel_tcp import (
+    LINUX_MODEL,
+    kernel_flow_keys,
+    kernel_tcp_or_default,
+)
 from polycc.reproduce.pcc.shared import FAIR_JAIN, PROTEUS, SEEDS, SHARE_POINTS, median, series
 from polycc.reproduce.scenario_file import ScenarioFile
 
@@ -68,7 +72,7 @@ SIGNED = {"name": "pcc-vivace", "utility": "vivace-signed"}
 def _primary(p: str) -> dict[str, str]:
     """A primary flow's keys: CUBIC and BBR as the paper's, the Linux kernel's TCP (issue 19);
     the PCC family and Copa on polycc's transport (the default stack)."""
-    return {"cca": LINUX_CCA[p], "stack": LINUX_STACK} if p in LINUX_CCA else {"cca": p}
+    return kernel_flow_keys(p)
 
 
 def _points(

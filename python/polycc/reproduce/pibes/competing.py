@@ -125,7 +125,7 @@ def _why_5e(f: Flag, window: str) -> str:
     )
 
 
-def _window(file: ScenarioFile, n: int) -> tuple[float, float]:
+def window(file: ScenarioFile, n: int) -> tuple[float, float]:
     """From SETTLE_S after the last of n TCP flows joined to the end."""
     last = max([0.0] + [file.start_s(k) for k in range(1, n + 1)])
     return last + SETTLE_S, file.duration_s()
@@ -304,7 +304,7 @@ def run(ctx: Context) -> Section:
             runs[(k, n)] = rs[0]
             if k == "PIBES":
                 pibes_runs[n] = rs
-            util[(k, n)] = [utilisation(r, "video", *_window(file, n), cap=capacity) for r in rs]
+            util[(k, n)] = [utilisation(r, "video", *window(file, n), cap=capacity) for r in rs]
     # Fig. 13: one TCP flow until FIG13_STOP_S, then the video flow alone again.
     recover_from = (FIG13_STOP_S + SETTLE_S, file.duration_s())
     fig13: dict[str, RunResult] = {}
@@ -315,7 +315,7 @@ def run(ctx: Context) -> Section:
         fig13[k] = rs[0]
         recover[k] = [utilisation(r, "video", *recover_from, cap=capacity) for r in rs]
     span = f"{num(recover_from[0])}–{num(recover_from[1])} s"
-    two = _window(file, 2)
+    two = window(file, 2)
     paced = ctx.run_seeds("competing-pibes-2tcp-paced", SCENARIO, CCAS["PIBES"] | PACED_TCP, seeds=n_seeds)
     why_5e = _why_5e(_flag(pibes_runs[2], paced, *two, capacity), f"{num(two[0])}–{num(two[1])} s")
     return Section(
