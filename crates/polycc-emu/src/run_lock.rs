@@ -97,7 +97,8 @@ mod tests {
 
     #[test]
     fn a_second_run_waits_until_the_first_lets_go() {
-        let path = std::env::temp_dir().join(format!("polycc-emu-lock-test-{}", std::process::id()));
+        let path =
+            std::env::temp_dir().join(format!("polycc-emu-lock-test-{}", std::process::id()));
         let first = RunLock::acquire_at(&path, &|| false).unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
@@ -111,7 +112,10 @@ mod tests {
         assert_eq!(looks.load(Ordering::SeqCst), 3);
         drop(first);
         let second = RunLock::acquire_at(&path, &|| true);
-        assert!(second.is_ok(), "a free lock is taken at once, cancelled or not");
+        assert!(
+            second.is_ok(),
+            "a free lock is taken at once, cancelled or not"
+        );
         drop(second);
         std::fs::remove_file(&path).unwrap();
     }
