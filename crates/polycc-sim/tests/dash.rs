@@ -60,6 +60,9 @@ fn a_bitrate_the_link_carries_plays_without_a_stall() {
         .filter(|x| !x.is_nan())
         .count();
     assert_eq!(done as u64, s.chunks);
+    // Without an intent of the scenario's the player states the chunk's bitrate as its target.
+    let target = out.summary.flows[0].target_rate_mbps.unwrap();
+    assert!((target - 4.0).abs() < 0.05, "{target}");
     // Steady state: the flow carries the video's rate, not the link's.
     let g = common::mean_goodput_mbps(&out, "v", 30.0, 60.0);
     assert!((3.6..4.6).contains(&g), "{g}");

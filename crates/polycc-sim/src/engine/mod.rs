@@ -701,7 +701,22 @@ impl Simulator {
                 // The request left the player a one-way delay ago; it picked the bitrate then.
                 let asked = Time(now.0.saturating_sub(fl.reverse_owd.0));
                 if let Some(p) = fl.app.player.as_mut() {
-                    let bytes = p.request(asked);
+                    let (bytes, bitrate) = p.request(asked);
+                    // Without an intent of the scenario's, the player's is the chunk it fetches:
+                    // a bandwidth guarantee at its bitrate, never below the ladder's lowest.
+                    if fl.model.intent.is_none() && fl.model.intent_schedule.is_empty() {
+                        let intent = Intent::BandwidthGuarantee {
+                            target_rate: bitrate,
+                            min_rate: p.lowest(),
+                        };
+                        if fl.intent != Some(intent) {
+                            fl.intent = Some(intent);
+                            fl.target_log.push((now, intent.target_rate()));
+                            if let Some(s) = fl.sender.as_mut() {
+                                s.cc_mut().set_intent(now, &intent);
+                            }
+                        }
+                    }
                     fl.app.request(now, bytes);
                     fl.receiver.transfer_end = fl.app.receiving_end();
                     let first = fl.app.transfers.len() == 1;

@@ -6,7 +6,7 @@
 
 use crate::engine::bola::Bola;
 use crate::scenario::dash::{Abr, DashModel};
-use polycc::units::{Duration, Time};
+use polycc::units::{Duration, Rate, Time};
 
 /// What the player saw, for the summary.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -124,14 +124,19 @@ impl Player {
     }
 
     /// The player asks for the next chunk at `now`, at the level its ABR picks from the buffer
-    /// then; returns the chunk's bytes.
-    pub fn request(&mut self, now: Time) -> u64 {
+    /// then; returns the chunk's bytes and bitrate.
+    pub fn request(&mut self, now: Time) -> (u64, Rate) {
         self.advance(now);
         let level = self.level_at(self.buffered);
         self.first_request.get_or_insert(now);
         self.pending = Some(level);
         self.requested += 1;
-        self.model.chunk_bytes(level)
+        (self.model.chunk_bytes(level), self.model.bitrates[level])
+    }
+
+    /// The lowest bitrate of the ladder.
+    pub fn lowest(&self) -> Rate {
+        self.model.bitrates[0]
     }
 
     /// The chunk on its way arrived in full at `now`: returns how long the player waits before
@@ -188,7 +193,6 @@ impl Player {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use polycc::units::Rate;
 
     fn model(chunks: Option<u64>) -> DashModel {
         DashModel {
@@ -209,7 +213,7 @@ mod tests {
     fn a_late_chunk_stalls_playback_from_the_empty_buffer_to_its_arrival() {
         let mut p = Player::new(model(None));
         assert_eq!(p.first(at(0.0)), Some(Duration::ZERO));
-        assert_eq!(p.request(at(0.0)), 2_000_000);
+        assert_eq!(p.request(at(0.0)), (2_000_000, Rate::from_mbps(4)));
         // In at 1 s: playback starts; the 12 s buffer has room, so the next is asked at once.
         assert_eq!(p.on_chunk(at(1.0)), Some(Duration::ZERO));
         p.request(at(1.0));
