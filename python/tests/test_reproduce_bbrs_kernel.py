@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from polycc.reproduce import bbrs_kernel as bk
-from polycc.reproduce.pcc.proteus_bbr_s import SCENARIO
+from polycc.reproduce.pcc.proteus_bbr_s import ALT_THRESHOLD_MS, SCENARIO
 
 PCC = Path(__file__).resolve().parents[2] / "scenarios" / "papers" / "pcc"
 
@@ -29,15 +29,19 @@ def test_every_pairing_is_a_scenario_the_simulator_runs_with_the_flows_it_names(
     if pairing == bk.CONTROL:
         assert (overrides["flows.*.cca"], overrides["flows.*.stack"]) == ("bbr", "linux")
         return
-    first = overrides.get("flows.0.cca", "bbr-s")
+    first = overrides["flows.0.cca"]
     # BBR-S on the side's stack; BBR and CUBIC as the kernel's; BBR-S against BBR-S on one stack.
     assert overrides["flows.0.stack"] == stack
-    assert overrides["flows.1.stack"] == (stack if pairing == "bbr-s" else "linux")
+    rival = bk.competitor(pairing)
+    assert overrides["flows.1.stack"] == (stack if rival == "bbr-s" else "linux")
+    assert overrides["flows.1.cca"] == (first if rival == "bbr-s" else rival)
     if pairing == bk.NO_RULE:
         assert first == {"name": "bbr-s", "rtt_dev_threshold_ms": bk.NO_RULE_THRESHOLD_MS}
     elif pairing == bk.NO_ALLOWANCE:
-        assert first == {"name": "bbr-s", "extra_acked": False}
+        assert (first, rival) == ({"name": "bbr-s", "extra_acked": False}, "bbr")
+    elif pairing in bk.LOW.values():
+        assert first == {"name": "bbr-s", "rtt_dev_threshold_ms": ALT_THRESHOLD_MS}
     else:
-        assert first == "bbr-s"
+        assert (first, rival) == ("bbr-s", pairing)
     # BBR-S's telemetry reaches the time series the section reads.
     assert "cc_rtt_mdev_ms" in result.flows.columns
