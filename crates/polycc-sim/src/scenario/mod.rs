@@ -1,6 +1,7 @@
 //! Scenario files: parsing (TOML or JSON), validation with errors that name the file and the key,
 //! and resolution into the model the engine runs.
 
+pub mod external;
 pub mod host;
 pub mod linux_stack;
 pub mod quantity;
@@ -264,6 +265,8 @@ pub struct FlowModel {
     pub stack: spec::Stack,
     /// What the end hosts do where stacks differ (from `stack`).
     pub host: host::HostModel,
+    /// `stack = "external"`: the outside program's commands.
+    pub external: Option<external::ExternalCommands>,
 }
 
 /// A validated scenario.
