@@ -268,7 +268,7 @@ def _emulated(scenario: Scenario, seed: int | None, name: str, log_dir: Path | N
     from polycc.progress import ProgressLine
 
     # Emulated time is the wall clock's: the line shows how much of the run has passed.
-    total_s = scenario.simulation(seed).duration_s
+    total_s = _duration_s(scenario, seed)
     progress = ProgressLine(f"running {name}", kind="emulated")
     try:
         return _cancellable(
@@ -279,6 +279,18 @@ def _emulated(scenario: Scenario, seed: int | None, name: str, log_dir: Path | N
         )
     finally:
         progress.close()
+
+
+def _duration_s(scenario: Scenario, seed: int | None) -> float:
+    """The scenario's length in seconds, also when the simulator would refuse one of its flows
+    (an outside program, a kernel controller it has no model of): the length does not depend on
+    the flows, so it is read with one plain flow in their place."""
+    try:
+        return scenario.simulation(seed).duration_s
+    except _native.ScenarioError:
+        doc = scenario.to_dict()
+        doc["flows"] = [{"id": "length", "rtt": "10ms"}]
+        return scenario.with_document(doc).simulation(seed).duration_s
 
 
 def _cancellable(fn: Callable[[threading.Event], T], tick: Callable[[], None] | None = None) -> T:
