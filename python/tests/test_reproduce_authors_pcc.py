@@ -44,8 +44,11 @@ def test_theirs_run_as_outside_programs_and_ours_on_polyccs_udp_sender_on_the_sa
 
 def test_the_grid_puts_theirs_next_to_ours_and_the_table_shows_the_ratio() -> None:
     g = ap.grid(["allegro"])
-    assert len(g) == len(ap.BUFFERS) * len(ap.LOSSES) * len(ap.SEEDS) * 2
-    assert all(g[i][1] and not g[i + 1][1] and g[i][2:] == g[i + 1][2:] for i in range(0, len(g), 2))
+    assert len(g) == len(ap.BUFFERS) * len(ap.LOSSES) * len(ap.SEEDS) * 3
+    # Theirs and ours in the testbed one after the other, then ours in the simulator.
+    for i in range(0, len(g), 3):
+        assert [(x[1], x[5]) for x in g[i : i + 3]] == [(True, "emu"), (False, "emu"), (False, "sim")]
+        assert g[i][2:5] == g[i + 1][2:5] == g[i + 2][2:5]
 
     def point(theirs: bool, seed: int, thr: float) -> ap.Point:
         return ap.Point("allegro", theirs, "8pkt", 0.03, seed, thr, thr * 0.97, thr, 4.0, 0.05, 1.0)

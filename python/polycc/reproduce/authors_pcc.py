@@ -37,7 +37,7 @@ SECTION = "authors-pcc"
 #: 66 ms here), so 20 s is some 300 decisions, past the start-up of both.
 RUN_SECONDS = 20
 #: The link's loss draws (seed of the scenario); the programs' own randomness is their own.
-SEEDS = (1, 2)
+SEEDS = (1, 2, 3, 4)
 RATE = "20Mbps"
 RATE_MBPS = 20.0
 RTT = "30ms"
@@ -113,6 +113,10 @@ def scenario_doc(
     }
 
 
+#: A run: (algo, theirs, buffer, loss, seed, backend).
+Key = tuple[str, bool, str, float, int, str]
+
+
 @dataclass(frozen=True)
 class Point:
     """One run's numbers, as the emulator measured them."""
@@ -129,20 +133,29 @@ class Point:
     queue_delay_ms: float
     dropped: float
     load1: float
+    #: "emu", or "sim" for ours in the simulator (the same scenario, for reference).
+    backend: str = "emu"
 
-    def key(self) -> tuple[str, bool, str, float, int]:
-        return (self.algo, self.theirs, self.buffer, self.loss, self.seed)
+    def key(self) -> Key:
+        return (self.algo, self.theirs, self.buffer, self.loss, self.seed, self.backend)
 
 
 def run_point(
-    algo: str, theirs: bool, buffer: str, loss: float, seed: int, bins: Binaries, logs: Path
+    algo: str,
+    theirs: bool,
+    buffer: str,
+    loss: float,
+    seed: int,
+    backend: str,
+    bins: Binaries,
+    logs: Path,
 ) -> Point:
     from polycc.api import run_scenario
     from polycc.scenario import Scenario
 
     doc = scenario_doc(algo, theirs, buffer, loss, seed, bins)
     log_dir = logs / f"{algo}-{'theirs' if theirs else 'ours'}-{buffer}-{loss}-{seed}"
-    r = run_scenario(Scenario.from_dict(doc), backend="emu", log_dir=log_dir)
+    r = run_scenario(Scenario.from_dict(doc), backend=backend, log_dir=log_dir if backend == "emu" else None)
     f = r.summary["flows"][0]
     link = r.summary["links"][0]
     t = r.flows
@@ -162,23 +175,24 @@ def run_point(
         queue_delay_ms=float(link["queue_delay_ms"]["mean"]),
         dropped=float(r.summary["accounting"]["dropped_bytes"]) / sent,
         load1=os.getloadavg()[0],
+        backend=backend,
     )
 
 
-def grid(algos: Sequence[str]) -> list[tuple[str, bool, str, float, int]]:
-    """Every run, theirs and ours next to each other so that the host's load (other work on
-    this machine) falls on both alike."""
+def grid(algos: Sequence[str]) -> list[Key]:
+    """Every run, theirs and ours in the testbed next to each other so that the host's load
+    (other work on this machine) falls on both alike, and ours in the simulator."""
     return [
-        (a, theirs, b, loss, s)
+        (a, theirs, b, loss, s, backend)
         for a in algos
         for b in BUFFERS
         for loss in LOSSES
         for s in SEEDS
-        for theirs in (True, False)
+        for theirs, backend in ((True, "emu"), (False, "emu"), (False, "sim"))
     ]
 
 
-def load_cache(path: Path) -> dict[tuple[str, bool, str, float, int], Point]:
+def load_cache(path: Path) -> dict[Key, Point]:
     if not path.exists():
         return {}
     points = [Point(**json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
@@ -194,7 +208,7 @@ def _cell(values: Iterable[float], digits: int = 1) -> str:
     return f"{mean(v):.{digits}f} ({min(v):.{digits}f}–{max(v):.{digits}f})"
 
 
-def table(points: dict[tuple[str, bool, str, float, int], Point], algo: str) -> str:
+def table(points: dict[Key, Point], algo: str) -> str:
     t = Table(
         [
             "buffer",
@@ -203,6 +217,7 @@ def table(points: dict[tuple[str, bool, str, float, int], Point], algo: str) -> 
             f"ours (`{OURS[algo]}`): throughput",
             "theirs / ours",
             f"after {WARMUP_S:.0f} s: theirs / ours",
+            "ours in the simulator",
             "queueing delay (ms): theirs",
             "ours",
             "dropped: theirs",
@@ -211,10 +226,15 @@ def table(points: dict[tuple[str, bool, str, float, int], Point], algo: str) -> 
     )
     for b in BUFFERS:
         for loss in LOSSES:
-            th = [p for p in points.values() if (p.algo, p.theirs, p.buffer, p.loss) == (algo, True, b, loss)]
-            us = [
-                p for p in points.values() if (p.algo, p.theirs, p.buffer, p.loss) == (algo, False, b, loss)
-            ]
+
+            def runs(theirs: bool, backend: str, b: str = b, loss: float = loss) -> list[Point]:
+                return [
+                    p
+                    for p in points.values()
+                    if (p.algo, p.theirs, p.buffer, p.loss, p.backend) == (algo, theirs, b, loss, backend)
+                ]
+
+            th, us, sim = runs(True, "emu"), runs(False, "emu"), runs(False, "sim")
             if not th or not us:
                 continue
             ratio = mean(p.throughput_mbps for p in th) / max(1e-9, mean(p.throughput_mbps for p in us))
@@ -226,6 +246,7 @@ def table(points: dict[tuple[str, bool, str, float, int], Point], algo: str) -> 
                 _cell(p.throughput_mbps for p in us),
                 f"{ratio:.2f}",
                 f"{steady:.2f}",
+                _cell(p.throughput_mbps for p in sim),
                 _cell(p.queue_delay_ms for p in th),
                 _cell(p.queue_delay_ms for p in us),
                 _cell((100 * p.dropped for p in th), 1) + " %",
@@ -234,8 +255,8 @@ def table(points: dict[tuple[str, bool, str, float, int], Point], algo: str) -> 
     return t.markdown()
 
 
-def render(points: dict[tuple[str, bool, str, float, int], Point], notes: str = "") -> str:
-    loads = [p.load1 for p in points.values()]
+def render(points: dict[Key, Point], notes: str = "") -> str:
+    loads = [p.load1 for p in points.values() if p.backend == "emu"]
     lines = [
         "Generated by `sudo nice -n -15 .venv/bin/python -m polycc.reproduce.authors_pcc --doc`; do",
         "not edit by hand (the findings below the tables are written by hand). One flow alone on",
@@ -248,6 +269,8 @@ def render(points: dict[tuple[str, bool, str, float, int], Point], notes: str = 
         "Both measured by the emulator on the link: throughput = wire bytes of the flow's data",
         "delivered over the run (both send 1500-byte packets), queueing delay = mean over the",
         "link's packets, dropped = bytes the link dropped (queue and random loss) over bytes sent.",
+        '"Ours in the simulator": the same scenario file run by `polycc run` (the simulator\'s',
+        "sender model, no host noise), for reference.",
     ]
     if loads:
         lines.append(
