@@ -254,11 +254,13 @@ def _program_logs(target: Path) -> Iterator[Path]:
     import tempfile
 
     logs = Path(tempfile.mkdtemp(prefix="polycc-external-"))
-    yield logs
-    if any(logs.iterdir()):
-        shutil.move(logs, target / "external")
-    else:
-        logs.rmdir()
+    try:
+        yield logs
+        if any(logs.iterdir()):
+            shutil.move(logs, target / "external")
+    finally:
+        if logs.exists() and not any(logs.iterdir()):
+            logs.rmdir()
 
 
 def _emulated(scenario: Scenario, seed: int | None, name: str, log_dir: Path | None = None) -> RunResult:
