@@ -253,6 +253,33 @@ def test_video_flow_writes_frames_and_the_frame_delay_cdf(tmp_path: Path) -> Non
     assert not (out2 / "frames.parquet").exists() and "Video flows" not in (out2 / "report.html").read_text()
 
 
+def test_a_dash_player_reports_its_stalls_and_chunks(tmp_path: Path) -> None:
+    # Two players on 12 Mbit/s: 4 + 10 Mbit/s of video cannot both be carried, so the larger
+    # one stalls; each chunk is a row of transfers.parquet and the report lists the players.
+    def player(rate: str) -> dict[str, object]:
+        return {"kind": "dash", "bitrates": [rate], "chunk": "2s", "buffer": "10s"}
+
+    scenario = {
+        "name": "dash",
+        "duration": "40s",
+        "links": [{"id": "b", "rate": "12Mbps", "queue": {"size": "1bdp"}}],
+        "flows": [
+            {"id": "low", "cca": "cubic", "rtt": "40ms", "traffic": player("4Mbps")},
+            {"id": "high", "cca": "cubic", "rtt": "40ms", "traffic": player("10Mbps")},
+        ],
+    }
+    r = api.run(scenario)
+    low, high = r.summary["flows"]
+    assert low["rebuffers"] == 0 and high["rebuffers"] >= 1
+    assert 0.05 < high["rebuffer_ratio"] < 0.5
+    assert high["chunk_bitrate_mbps"] == 10.0 and low["bitrate_switches"] == 0
+    rows = r.transfers.groupby("flow")
+    assert rows["fct_s"].count()["high"] == high["chunks"]
+    assert set(r.transfers[r.transfers.flow == "high"]["bytes"]) == {2.5e6}
+    html = (r.write(tmp_path / "res") / "report.html").read_text()
+    assert "Video players (DASH)" in html
+
+
 def test_web_flows_write_one_row_per_transfer(tmp_path: Path) -> None:
     # Several sources' transfers in one table, so completion times pool over all of them.
     web = {

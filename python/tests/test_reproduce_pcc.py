@@ -3,6 +3,7 @@ reproduction framework itself (markers, explicit sweep points)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,14 @@ def test_incast_tcp_collapses_on_the_minimum_rto_and_pcc_does_not(quick: ReportR
     assert not quick.failing("12a")
     b = quick.get("12b")
     assert len(b.seeds) == 2 and b.value < 1.0 and quick.failing("12b")
+
+
+def test_proteus_video_players_stream_and_stall_only_when_forced(quick: ReportResult) -> None:
+    # Proteus Figs. 12-13 (quick: 60-s runs at 110 Mbit/s, 2 seeds): with BOLA the 1080P players
+    # fetch the same bitrates under Proteus-H and Proteus-P (13b within 10 %) and nobody stalls
+    # (13c has no value); forced to the highest bitrates (45 + 3 x 12 Mbit/s of video on
+    # 110 Mbit/s) the 4K player stalls under both, so 13e's ratio has a value for each seed.
+    assert not quick.failing("13b")
+    assert all(math.isnan(v) for v in quick.get("13c").seeds)
+    e = quick.get("13e")
+    assert len(e.seeds) == 2 and all(0.3 < v < 3.0 for v in e.seeds)

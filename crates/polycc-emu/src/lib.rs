@@ -44,6 +44,7 @@ pub mod output;
 pub mod probe;
 pub mod quic;
 pub mod run;
+pub mod run_lock;
 pub mod run_loop;
 pub mod shim_agent;
 pub mod support;

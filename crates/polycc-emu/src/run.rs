@@ -98,6 +98,9 @@ fn carrier(f: &FlowModel) -> Carrier {
 pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunOutput, EmuError> {
     let kernel_ccas = linux_tcp::available_controllers()?;
     crate::support::check(model, &kernel_ccas)?;
+    crate::netns::check_privileges()?;
+    // Before anything is made; held to the end of the run (dropped last: declared first).
+    let _one_at_a_time = crate::run_lock::RunLock::acquire(options.cancelled)?;
     // Registered before anything else is made, so that a refusal leaves nothing behind; dropped
     // (unregistered) on every way out of this function.
     let agent = crate::shim_agent::start(model, registry)?;

@@ -53,6 +53,14 @@ pub fn check(model: &Model, kernel_ccas: &[String]) -> Result<(), EmuError> {
                     .into(),
             ));
         }
+        if matches!(f.traffic, Traffic::Dash(_)) {
+            return Err(refuse(
+                at("traffic.kind"),
+                "dash (a video player fetching chunks) is modelled in the simulator only; the \
+                 testbed has no player yet: use --backend sim"
+                    .into(),
+            ));
+        }
         if f.send_jitter.is_some() {
             return Err(refuse(
                 at("send_jitter"),

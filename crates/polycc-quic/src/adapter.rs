@@ -643,6 +643,7 @@ impl Core {
             largest_acked_sent_time: largest_sent,
             min_rtt_sample: acked.last().map(|a| now.saturating_since(a.sent)),
             max_rtt_sample: acked.first().map(|a| now.saturating_since(a.sent)),
+            kernel_mdev: None,
             rtt: self.rtt,
             prior_in_flight,
             in_flight: self.in_flight,

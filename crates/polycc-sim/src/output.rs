@@ -97,6 +97,30 @@ pub struct FlowSummary {
     /// frames produced while it was set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub competing_detected_fraction: Option<f64>,
+    /// DASH flows: the player's figures (flattened into the flow's keys).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub streaming: Option<StreamingSummary>,
+}
+
+/// What a DASH flow's player saw (`traffic = { kind = "dash" }`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct StreamingSummary {
+    /// From the first chunk request to the start of playback, s (null: never started).
+    pub startup_s: Option<f64>,
+    /// Stalls after playback started (rebuffering events).
+    pub rebuffers: u64,
+    /// Time stalled after playback started, s.
+    pub rebuffer_s: f64,
+    /// Stalled time over stalled plus played time.
+    pub rebuffer_ratio: f64,
+    /// Video played, s.
+    pub played_s: f64,
+    /// Chunks received in full.
+    pub chunks: u64,
+    /// Mean bitrate of those chunks, Mbit/s.
+    pub chunk_bitrate_mbps: Option<f64>,
+    /// Chunks at another bitrate than the chunk before.
+    pub bitrate_switches: u64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

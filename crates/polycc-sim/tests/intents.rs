@@ -183,3 +183,44 @@ fn the_controller_is_told_the_intent_at_start_and_at_each_change() {
         );
     }
 }
+
+/// Proteus-H against Proteus-P on 20 Mbit/s: with a target rate stated (4 Mbit/s) the hybrid
+/// yields above it; without one it runs as Proteus-P.
+fn hybrid_share(intent: &str) -> (f64, f64) {
+    let out = common::run(&format!(
+        r#"
+        name = "hybrid"
+        duration = "60s"
+        [[links]]
+        id = "b"
+        rate = "20Mbps"
+        queue = {{ kind = "droptail", size = "1bdp" }}
+        [[flows]]
+        id = "h"
+        cca = "proteus-h"
+        rtt = "40ms"
+        {intent}
+        [[flows]]
+        id = "p"
+        cca = "proteus-p"
+        rtt = "40ms"
+        "#
+    ));
+    (
+        common::mean_goodput_mbps(&out, "h", 30.0, 60.0),
+        common::mean_goodput_mbps(&out, "p", 30.0, 60.0),
+    )
+}
+
+#[test]
+fn proteus_h_yields_above_the_target_rate_its_application_states() {
+    let (h, p) =
+        hybrid_share(r#"intent = { class = "bandwidth_guarantee", target_rate = "4Mbps" }"#);
+    assert!(
+        (3.5..6.0).contains(&h) && p > 12.0,
+        "hybrid {h}, primary {p}"
+    );
+    // Without a stated rate (and no threshold_mbps) the hybrid is Proteus-P: an even split.
+    let (h, p) = hybrid_share("");
+    assert!(h > 8.0 && p > 7.0, "hybrid {h}, primary {p}");
+}

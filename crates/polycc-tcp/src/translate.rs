@@ -9,7 +9,11 @@
 //! - **exact** (the kernel's own values): per ACK the packets newly delivered
 //!   (`rate_sample.acked_sacked`), the RTT sample, the smoothed / variation / windowed-minimum
 //!   RTT, the delivery-rate sample (`delivered` over `interval_us`, its app-limited mark), bytes
-//!   in flight before and after the ACK, packets delivered over the connection's life.
+//!   in flight before and after the ACK, packets delivered over the connection's life. The RTT
+//!   sample is `rate_sample.rtt_us`, the RTT of the latest packet the ACK newly delivers (the
+//!   kernel's `ca_rtt_us`), given as both [`AckEvent::min_rtt_sample`] and `max_rtt_sample`:
+//!   the kernel's own estimator takes the earliest packet's (`seq_rtt_us`), which the report
+//!   lacks, so its result, `mdev_us`, comes as [`AckEvent::kernel_mdev`] (BBR-S reads it).
 //! - **losses**: packets newly marked lost are the growth of `tp->lost`, which counts marks by
 //!   SACK / RACK on an ACK and by a retransmission timeout (which `rate_sample.losses` misses).
 //!   A timeout (the socket in `TCP_CA_Loss`) is reported as persistent congestion; losses come
@@ -101,6 +105,13 @@ pub struct Translator {
     last_retx_pn: Option<u64>,
     seen: Seen,
     ce_marks: u64,
+}
+
+/// The kernel's `mdev_us` (4× the mean deviation) from the report's `rttvar_us`, which the
+/// shim writes as `mdev_us >> 2` (as `tcp_info`'s `tcpi_rttvar`): within 3 µs. `None` before
+/// the socket's first RTT sample.
+fn kernel_mdev(r: &Report) -> Option<Duration> {
+    (r.srtt_us > 0).then(|| Duration::from_micros(4 * u64::from(r.rttvar_us)))
 }
 
 /// The kernel is recovering from losses (fast recovery or after a timeout).
@@ -429,6 +440,7 @@ impl Translator {
                 largest_acked_sent_time: rack.unwrap_or(largest.map_or(now, |p| p.sent)),
                 min_rtt_sample: sample,
                 max_rtt_sample: sample,
+                kernel_mdev: kernel_mdev(r),
                 rtt,
                 prior_in_flight,
                 in_flight: Bytes::from(r.in_flight) * mss,
@@ -732,6 +744,44 @@ pub(crate) mod tests {
         assert!(
             rate as f64 > 0.9 * sample && (rate as f64) < 3.0 * sample,
             "{rate} B/s against a delivery rate of {sample} B/s"
+        );
+    }
+
+    /// BBR-S fed `reports` ACKs of 5 packets every 10 ms at a steady 40 ms RTT sample, with
+    /// the kernel's `rttvar_us` (its `mdev_us` / 4) as given: its telemetry's deviation (ms)
+    /// and forced PROBE_RTTs.
+    fn bbr_s_on_kernel_deviation(rttvar_us: u32, reports: u64) -> (f64, f64) {
+        let mut t = translator("bbr-s");
+        for k in 1..=reports {
+            let mut r = report(40 + 10 * k);
+            r.bytes_sent = (k + 10) * 5 * u64::from(MSS);
+            r.acked_sacked = 5;
+            r.delivered_total = 5 * u32::try_from(k).expect("few reports");
+            r.delivered = Some((20, 40_000));
+            r.prior_in_flight = 20;
+            r.in_flight = 15;
+            r.rttvar_us = rttvar_us;
+            t.on_report(&r);
+        }
+        let tm = t.telemetry();
+        (
+            tm.get("rtt_mdev_ms").expect("BBR-S reports its deviation"),
+            tm.get("forced_probe_rtts")
+                .expect("BBR-S counts its phases"),
+        )
+    }
+
+    #[test]
+    fn bbr_s_reads_the_kernels_own_rtt_deviation() {
+        // The RTT samples stay at 40 ms: an estimator over them would start at 2 × 40 ms
+        // (one forced phase at the first ACK) and decay towards zero. The kernel's mdev_us
+        // says 4 ms, then 25 ms (rttvar_us 1 ms, 6.25 ms): BBR-S takes the kernel's.
+        assert_eq!(bbr_s_on_kernel_deviation(1_000, 50), (4.0, 0.0));
+        let (mdev, forced) = bbr_s_on_kernel_deviation(6_250, 50);
+        assert_eq!(mdev, 25.0);
+        assert!(
+            forced >= 1.0,
+            "above the 20 ms threshold: {forced} forced phases"
         );
     }
 }

@@ -190,6 +190,7 @@ impl<P: Copy> Sender<P> {
             largest_acked_sent_time: largest_sent_time,
             min_rtt_sample: n.min_rtt,
             max_rtt_sample: n.max_rtt,
+            kernel_mdev: None,
             rtt: self.rtt.snapshot(),
             prior_in_flight,
             in_flight: self.in_flight,

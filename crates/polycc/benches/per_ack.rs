@@ -145,6 +145,7 @@ fn record(cc: &mut dyn CongestionControl) -> Trace {
             largest_acked_sent_time: sent_time,
             min_rtt_sample: Some(sample),
             max_rtt_sample: Some(sample),
+            kernel_mdev: None,
             rtt: rtt.snapshot(),
             prior_in_flight,
             in_flight: in_flight_bytes,

@@ -58,6 +58,13 @@ pub struct AckEvent {
     /// the first newly acknowledged packet). It differs from `min_rtt_sample` when one ACK
     /// covers several packets (delayed and stretch ACKs).
     pub max_rtt_sample: Option<Duration>,
+    /// The Linux kernel's smoothed RTT deviation after this ACK (`tcp_sock.mdev_us`: 4× the mean
+    /// deviation, falling samples damped to an eighth, from `seq_rtt_us`), where the transport
+    /// is the kernel's own TCP (the eBPF shim reads it from the socket); `None` elsewhere, where
+    /// a controller that wants it computes it from `max_rtt_sample`. Through the shim the
+    /// per-ACK sample is the kernel's `rate_sample.rtt_us`, the latest packet's RTT, not the
+    /// estimator's, so only this field carries the kernel's deviation.
+    pub kernel_mdev: Option<Duration>,
     /// RTT estimator state after this ACK was applied (RFC 9002 §5).
     pub rtt: RttSnapshot,
     /// Bytes in flight before the ACK arrived.

@@ -353,6 +353,7 @@ impl Model {
                     largest_acked_sent_time: largest.sent,
                     min_rtt_sample: rtt_sample,
                     max_rtt_sample: rtt_sample,
+                    kernel_mdev: None,
                     rtt: self.rtt.snapshot(),
                     prior_in_flight,
                     in_flight: self.in_flight_bytes,

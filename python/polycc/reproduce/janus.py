@@ -76,6 +76,7 @@ from polycc.reproduce.janus_criteria import (
     SEND_JITTER_KNOB,
     closing,
 )
+from polycc.reproduce.janus_video import exp_rebuffering
 from polycc.reproduce.kernel_tcp import LINUX_CCA, kernel_tcp_flows
 from polycc.reproduce.scenario_file import PACKET_BYTES, ScenarioFile, rate_mbps, size_text
 from polycc.reproduce.timeseries import column as _col
@@ -101,6 +102,7 @@ def experiments(ctx: Context) -> list[Section]:
         _exp_delay_increase,
         _exp_rmin,
         _exp_variants,
+        exp_rebuffering,
     ]
     return [step(ctx) for step in steps]
 

@@ -1,6 +1,7 @@
 //! The application on top of a flow: what data exists when (bulk, one sized transfer, repeated
 //! web-like transfers) or, for unresponsive sources, when each packet is emitted.
 
+use crate::engine::player::Player;
 use crate::scenario::Traffic;
 use polycc::units::{Duration, Time};
 use rand::{Rng, SeedableRng};
@@ -10,6 +11,7 @@ use std::collections::VecDeque;
 /// One transfer of a sized or web flow.
 #[derive(Clone, Copy, Debug)]
 pub struct TransferRecord {
+    pub bytes: u64,
     /// When the application asked for it.
     pub requested: Time,
     /// When the sender started it (after the previous transfer finished).
@@ -36,6 +38,8 @@ pub struct App {
     mss: u64,
     /// On/off sources: periods begun so far (even ones are on).
     periods: u64,
+    /// DASH flows: the player at the receiver.
+    pub player: Option<Box<Player>>,
     /// The application's own random stream (request and packet gaps), so that a seed gives the
     /// same arrivals whatever else in the run draws random numbers, and whichever backend
     /// runs it.
@@ -45,7 +49,12 @@ pub struct App {
 impl App {
     /// `seed`: the application's stream ([`super::connection::application_seed`]).
     pub fn new(traffic: Traffic, mss: u64, seed: u64) -> Self {
+        let player = match &traffic {
+            Traffic::Dash(d) => Some(Box::new(Player::new((**d).clone()))),
+            _ => None,
+        };
         App {
+            player,
             rng: Pcg64Mcg::seed_from_u64(seed),
             periods: 0,
             traffic,
@@ -61,6 +70,7 @@ impl App {
     pub fn request(&mut self, now: Time, bytes: u64) -> usize {
         let segs = bytes.div_ceil(self.mss).max(1);
         let t = TransferRecord {
+            bytes,
             requested: now,
             started: None,
             connected: None,

@@ -2,6 +2,7 @@
 //! and applications, and records time series and summaries.
 
 pub mod app;
+mod bola;
 pub mod connection;
 pub mod delay_histogram;
 pub mod delayed_ack;
@@ -11,6 +12,7 @@ mod handshake;
 pub mod link;
 mod packet;
 pub mod pipe;
+mod player;
 mod pn_ranges;
 pub mod receive_window;
 mod receiver;
@@ -621,6 +623,12 @@ impl Simulator {
             Traffic::Cbr { .. } | Traffic::Poisson { .. } | Traffic::Video(_) => {
                 self.app_event(f)?
             }
+            Traffic::Dash(_) => {
+                let owd = fl.reverse_owd;
+                if let Some(wait) = fl.app.player.as_mut().and_then(|p| p.first(now)) {
+                    self.q.push(now + wait + owd, Ev::App(f));
+                }
+            }
         }
         Ok(())
     }
@@ -695,6 +703,32 @@ impl Simulator {
                 self.arrive(p);
             }
             Traffic::Video(_) => self.video_frame(f),
+            Traffic::Dash(_) => {
+                // The request left the player a one-way delay ago; it picked the bitrate then.
+                let asked = Time(now.0.saturating_sub(fl.reverse_owd.0));
+                if let Some(p) = fl.app.player.as_mut() {
+                    let (bytes, bitrate) = p.request(asked);
+                    // Without an intent of the scenario's, the player's is the chunk it fetches:
+                    // a bandwidth guarantee at its bitrate, never below the ladder's lowest.
+                    if fl.model.intent.is_none() && fl.model.intent_schedule.is_empty() {
+                        let intent = Intent::BandwidthGuarantee {
+                            target_rate: bitrate,
+                            min_rate: p.lowest(),
+                        };
+                        if fl.intent != Some(intent) {
+                            fl.intent = Some(intent);
+                            fl.target_log.push((now, intent.target_rate()));
+                            if let Some(s) = fl.sender.as_mut() {
+                                s.cc_mut().set_intent(now, &intent);
+                            }
+                        }
+                    }
+                    fl.app.request(now, bytes);
+                    fl.receiver.transfer_end = fl.app.receiving_end();
+                    let first = fl.app.transfers.len() == 1;
+                    self.begin_next_transfer(f, first)?;
+                }
+            }
             Traffic::OnOff { .. } => {
                 let sending = fl.app.sending();
                 if let Some(s) = fl.sender.as_mut() {
@@ -716,12 +750,13 @@ impl Simulator {
         let Some(&idx) = fl.app.queued.front() else {
             return Ok(());
         };
+        // A DASH player fetches its chunks over one connection.
         let persistent = matches!(
             fl.app.traffic,
             Traffic::Web {
                 persistent: true,
                 ..
-            }
+            } | Traffic::Dash(_)
         );
         let cc = if first || persistent {
             None
@@ -733,7 +768,7 @@ impl Simulator {
         fl.app.queued.pop_front();
         let rec = &mut fl.app.transfers[idx];
         rec.started = Some(now);
-        let bytes = fl.app.traffic.transfer_bytes().unwrap_or(0);
+        let bytes = rec.bytes;
         let t = Transfer {
             first: rec.first_seg,
             end: rec.end_seg,
@@ -1107,6 +1142,10 @@ impl Simulator {
                     }
                     t.completed = Some(now);
                     fl.app.receiving += 1;
+                    // A DASH player's next request reaches the server a one-way delay later.
+                    if let Some(wait) = fl.app.player.as_mut().and_then(|pl| pl.on_chunk(now)) {
+                        self.q.push(now + wait + fl.reverse_owd, Ev::App(f));
+                    }
                 }
                 fl.receiver.transfer_end = fl.app.receiving_end();
             }
@@ -1242,13 +1281,15 @@ impl Simulator {
     /// The per-transfer table of the sized and web flows.
     fn transfers_table(&self) -> Table {
         transfers::transfers_table_of(self.flows.iter().filter_map(|fl| {
-            let bytes = fl.app.traffic.transfer_bytes()?;
+            if fl.app.transfers.is_empty() && fl.app.traffic.transfer_bytes().is_none() {
+                return None;
+            }
             let rows = fl
                 .app
                 .transfers
                 .iter()
                 .map(move |t| transfers::TransferRow {
-                    bytes,
+                    bytes: t.bytes,
                     requested: t.requested,
                     started: t.started,
                     connected: t.connected,

@@ -1,6 +1,7 @@
 //! Scenario files: parsing (TOML or JSON), validation with errors that name the file and the key,
 //! and resolution into the model the engine runs.
 
+pub mod dash;
 pub mod external;
 pub mod host;
 pub mod linux_stack;
@@ -90,7 +91,7 @@ fn untagged_hint(msg: String) -> String {
         let what = if msg.contains("CcSpec") {
             "expected a CCA name (\"cubic\") or a table with `name` (e.g. { name = \"cubic\", beta = 0.7 })"
         } else if msg.contains("TrafficSpec") {
-            "expected \"bulk\" or a table with kind = bulk | sized | web | cbr | poisson | video and its keys (sized: size; web: size, interval, arrivals, connection; cbr/poisson: rate; video: fps, min_rate, max_rate, packet, fec, retransmit, frame_noise)"
+            "expected \"bulk\" or a table with kind = bulk | sized | web | on_off | cbr | poisson | video | dash and its keys (sized: size; web: size, interval, arrivals, connection; on_off: on, off, periods; cbr/poisson: rate; video: fps, min_rate, max_rate, packet, fec, retransmit, frame_noise; dash: bitrates, chunk, buffer, startup, abr, length)"
         } else if msg.contains("AckPolicy") {
             "expected \"every\", \"delayed\" or { every = 2, max_delay = \"25ms\" }"
         } else if msg.contains("TraceSpec") {
@@ -186,6 +187,8 @@ pub enum Traffic {
         rate: Rate,
     },
     Video(VideoModel),
+    /// Adaptive video streaming (`spec::TrafficTable::Dash`).
+    Dash(Box<dash::DashModel>),
 }
 
 /// A validated real-time video source (see `spec::TrafficTable::Video`).
@@ -232,6 +235,7 @@ impl Traffic {
             Traffic::Cbr { .. } => "cbr",
             Traffic::Poisson { .. } => "poisson",
             Traffic::Video(_) => "video",
+            Traffic::Dash(_) => "dash",
         }
     }
 }

@@ -559,6 +559,25 @@ pub enum TrafficTable {
         #[serde(default = "default_frame_noise")]
         frame_noise: f64,
     },
+    /// Adaptive video streaming (DASH): a player at the receiver fetches `chunk`-long pieces of
+    /// video one after another over one connection, each at a bitrate of the ladder `bitrates`
+    /// picked by `abr` ("bola", or "highest"/"lowest" for a fixed bitrate), keeps at most
+    /// `buffer` of video ahead of playback, starts (and resumes after a stall) once `startup`
+    /// is buffered, and plays `length` of video (default: until the flow ends).
+    Dash {
+        bitrates: Vec<RateQ>,
+        #[serde(default = "default_dash_chunk")]
+        chunk: DurationQ,
+        #[serde(default = "default_dash_buffer")]
+        buffer: DurationQ,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        startup: Option<DurationQ>,
+        /// Checked when the scenario is resolved, so that a bad value is named in the error.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        abr: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        length: Option<DurationQ>,
+    },
 }
 
 /// PIBES §IV defaults: 30 frames/s, the encoder's range 0.5 – 8 Mbit/s, 1200-byte datagrams
@@ -589,6 +608,19 @@ fn default_fec() -> f64 {
 }
 fn default_frame_noise() -> f64 {
     DEFAULT_FRAME_NOISE
+}
+
+/// A DASH chunk (segment) of 4 s (ours, a common segment length; Proteus §6.3's videos have
+/// 3 s chunks).
+pub const DEFAULT_DASH_CHUNK_MS: u64 = 4000;
+/// dash.js's buffer target (`BUFFER_TARGET_S`, 30 s), which its BOLA rule is tuned to.
+pub const DEFAULT_DASH_BUFFER_MS: u64 = 30_000;
+
+fn default_dash_chunk() -> DurationQ {
+    DurationQ::from_value(Duration::from_millis(DEFAULT_DASH_CHUNK_MS))
+}
+fn default_dash_buffer() -> DurationQ {
+    DurationQ::from_value(Duration::from_millis(DEFAULT_DASH_BUFFER_MS))
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]

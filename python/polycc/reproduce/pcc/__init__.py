@@ -43,6 +43,7 @@ from polycc.reproduce.pcc import (
     allegro_tcp_friendliness,
     proteus_bbr_s,
     proteus_scavenger,
+    proteus_video,
 )
 from polycc.reproduce.pcc.allegro_changing_network import changing_network_schedule, changing_network_toml
 from polycc.reproduce.pcc.allegro_two_flow import convergence_time
@@ -253,5 +254,6 @@ def experiments(ctx: Context) -> list[Section]:
         allegro_fq_power.run,
         allegro_tcp_friendliness.run,
         allegro_incast.run,
+        proteus_video.run,
     ]
     return [step(ctx) for step in steps]

@@ -150,16 +150,26 @@ class _RuleStats:
     above: float
 
 
-def _rule_stats(ts: pd.DataFrame, start: float, end: float) -> _RuleStats:
-    flow = ts[ts["flow"] == "bbr-s"]
-    forced = flow["cc_forced_probe_rtts"].fillna(0.0)
-    window = flow[(flow["t_s"] >= start) & (flow["t_s"] < end)]
-    earlier = forced[flow["t_s"] < start]
+def forced_probe_rtts(ts: pd.DataFrame, start: float, end: float, flow: str = "bbr-s") -> tuple[float, float]:
+    """BBR-S's forced PROBE_RTTs (its telemetry's count) over [start, end) and over the run."""
+    rows = ts[ts["flow"] == flow]
+    forced = rows["cc_forced_probe_rtts"].fillna(0.0)
+    window = forced[(rows["t_s"] >= start) & (rows["t_s"] < end)]
+    earlier = forced[rows["t_s"] < start]
     total = float(forced.max()) if len(forced) else 0.0
-    in_window = float(window["cc_forced_probe_rtts"].fillna(0.0).max()) - (
-        float(earlier.max()) if len(earlier) else 0.0
-    )
-    mdev = window["cc_rtt_mdev_ms"].dropna()
+    in_window = float(window.max() if len(window) else 0.0) - (float(earlier.max()) if len(earlier) else 0.0)
+    return in_window, total
+
+
+def rtt_mdev_ms(ts: pd.DataFrame, start: float, end: float, flow: str = "bbr-s") -> pd.Series:
+    """BBR-S's `mdev_us` (ms) as its telemetry sampled it per bin over [start, end)."""
+    rows = ts[(ts["flow"] == flow) & (ts["t_s"] >= start) & (ts["t_s"] < end)]
+    return rows["cc_rtt_mdev_ms"].dropna()
+
+
+def _rule_stats(ts: pd.DataFrame, start: float, end: float) -> _RuleStats:
+    in_window, total = forced_probe_rtts(ts, start, end)
+    mdev = rtt_mdev_ms(ts, start, end)
     if mdev.empty:
         return _RuleStats(in_window, total, math.nan, math.nan, math.nan)
     return _RuleStats(
@@ -349,7 +359,9 @@ def _claim_bbr(r: _Runs) -> Reproduction:
             {pct(r.share(_alt("bbr")))} against BBR and {pct(r.share(_alt("cubic")))} against
             CUBIC, but then one of two BBR-S flows yields to the other too (Jain's index
             {fmt(jain(r.g[_alt("bbr-s")]), 3)}), against the paper's fair BBR-S pair: neither
-            threshold tried reproduces all three panels of Fig. 14 here.
+            threshold tried reproduces all three panels of Fig. 14 here. On the kernel's own
+            TCP, with BBR-S reading the socket's `mdev_us`, it does not yield either (section
+            "BBR-S on kernel TCP", after this one).
             """
         ),
     )
@@ -407,7 +419,9 @@ def _setup(file: ScenarioFile, r: _Runs) -> str:
         f"over {r.window()} (the paper's figure runs 200 s; its start times are not given). BBR-S is "
         f"our BBR v1 forced into PROBE_RTT for at least {PROBE_RTT_MS} ms whenever the smoothed RTT "
         "deviation "
-        f"(Linux's `mdev_us`) exceeds {BBR_S_THRESHOLD_MS:g} ms. Rows naming host noise give BBR-S's flows "
+        f"(Linux's `mdev_us`) exceeds {BBR_S_THRESHOLD_MS:g} ms, with the ACK-aggregation allowance "
+        "(`extra_acked`) of the kernel's BBR it modifies and competes with. Rows naming host noise give "
+        "BBR-S's flows "
         f"Linux's delayed ACKs (every second segment, else a {num(1e3 * seconds(DELACK_MIN))} ms timer) "
         f"and the noise named (8a). The rows bbr, cubic, bbr-s (the claims): medians of "
         f"{len(r.g_seeds['bbr'])} seeds (rule statistics: the first seed); the other rows one seed "

@@ -422,6 +422,29 @@ pub(super) fn check_model(
                     amount: n * EVENTS_PER_TRANSFER,
                 });
             }
+            Traffic::Dash(ref d) => {
+                // At most one chunk per chunk length of video once the buffer is full, and
+                // faster only while it fills: bounded by the buffer's chunks on top.
+                let n =
+                    span / d.chunk.as_secs_f64() + d.buffer.as_secs_f64() / d.chunk.as_secs_f64();
+                let key = format!("flows[{i}].traffic.chunk");
+                let what = format!(
+                    "flow {:?}: {} DASH chunks (one per {})",
+                    f.id,
+                    count(n),
+                    d.chunk
+                );
+                memory.push(Term {
+                    key: key.clone(),
+                    what: what.clone(),
+                    amount: n * TRANSFER_BYTES,
+                });
+                events.push(Term {
+                    key,
+                    what,
+                    amount: n * EVENTS_PER_TRANSFER,
+                });
+            }
             Traffic::OnOff { on, off, .. } => {
                 // One event per period (the sending itself is counted as bulk's).
                 let n = 2.0 * span / (on + off).as_secs_f64();

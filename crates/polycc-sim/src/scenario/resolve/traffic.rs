@@ -1,15 +1,21 @@
 //! A flow's traffic source: bulk, sized, web, on/off, CBR, Poisson or video, with its numbers
 //! checked.
 
+use crate::scenario::dash::{Abr, DashModel};
 use crate::scenario::quantity::{self, DurationQ, RateQ, SizeQ};
 use crate::scenario::spec::{Arrivals, Periods, Scenario, TrafficSpec, TrafficTable};
 use crate::scenario::{Origin, ScenarioError, Traffic, VideoModel};
-use polycc::units::Duration;
+use polycc::units::{Duration, Rate};
 use quantity::Size;
 
 /// Web traffic's `connection` values.
 const WEB_PER_REQUEST: &str = "per_request";
 const WEB_PERSISTENT: &str = "persistent";
+/// Shortest DASH chunk accepted: segments are seconds long; below this a unit slip ("4ms" for
+/// "4s") would make a request per few packets.
+const MIN_DASH_CHUNK: Duration = Duration::from_millis(100);
+/// Most ladder levels accepted (services use up to a dozen or so).
+const MAX_DASH_LEVELS: usize = 32;
 
 /// The source of a flow; errors name `at` (the flow's `traffic` key) or the key under it.
 pub(super) fn resolve_flow_traffic(
@@ -45,7 +51,7 @@ fn resolve_traffic(t: &TrafficSpec, mss: u64) -> Result<Traffic, String> {
     Ok(match t {
         TrafficSpec::Named(n) if n == "bulk" => Traffic::Bulk,
         TrafficSpec::Named(n) => {
-            return Err(format!("unknown traffic {n:?}; allowed: \"bulk\" or a table with kind = bulk | sized | web | on_off | cbr | poisson | video"))
+            return Err(format!("unknown traffic {n:?}; allowed: \"bulk\" or a table with kind = bulk | sized | web | on_off | cbr | poisson | video | dash"))
         }
         TrafficSpec::Table(TrafficTable::Bulk) => Traffic::Bulk,
         TrafficSpec::Table(TrafficTable::Sized { size }) => Traffic::Sized { bytes: size_bytes(size)? },
@@ -68,6 +74,64 @@ fn resolve_traffic(t: &TrafficSpec, mss: u64) -> Result<Traffic, String> {
         TrafficSpec::Table(TrafficTable::Video { fps, min_rate, max_rate, packet, fec, retransmit, frame_noise }) => {
             Traffic::Video(video(*fps, min_rate, max_rate, packet, *fec, *retransmit, *frame_noise)?)
         }
+        TrafficSpec::Table(TrafficTable::Dash { bitrates, chunk, buffer, startup, abr, length }) => {
+            let rates: Vec<Rate> = bitrates.iter().map(|r| r.value).collect();
+            Traffic::Dash(Box::new(dash(rates, chunk.value, buffer.value, startup.as_ref().map(|s| s.value), abr.as_deref(), length.as_ref().map(|l| l.value))?))
+        }
+    })
+}
+
+/// A DASH player's settings, checked.
+fn dash(
+    bitrates: Vec<Rate>,
+    chunk: Duration,
+    buffer: Duration,
+    startup: Option<Duration>,
+    abr: Option<&str>,
+    length: Option<Duration>,
+) -> Result<DashModel, String> {
+    if bitrates.is_empty() || bitrates.len() > MAX_DASH_LEVELS {
+        return Err(format!("bitrates must list 1 to {MAX_DASH_LEVELS} rates"));
+    }
+    if bitrates.iter().any(|r| r.as_bps() == 0) {
+        return Err("bitrates must be positive".into());
+    }
+    if bitrates.windows(2).any(|w| w[1] <= w[0]) {
+        return Err("bitrates must be listed from the lowest up, each above the one before".into());
+    }
+    if chunk < MIN_DASH_CHUNK {
+        return Err(format!(
+            "chunk = {chunk} is below {MIN_DASH_CHUNK}: DASH chunks are seconds of video"
+        ));
+    }
+    if buffer < chunk {
+        return Err(format!(
+            "buffer = {buffer} holds less than one chunk ({chunk})"
+        ));
+    }
+    let startup = startup.unwrap_or(chunk);
+    if startup.is_zero() || startup > buffer {
+        return Err(format!(
+            "startup = {startup} must be positive and at most the buffer ({buffer})"
+        ));
+    }
+    let abr = match abr {
+        None => Abr::Bola,
+        Some(name) => Abr::from_name(name)
+            .ok_or_else(|| format!("abr = {name:?} is not known; use {}", Abr::NAMES))?,
+    };
+    let chunks = match length {
+        None => None,
+        Some(l) if l.is_zero() => return Err("length must be positive".into()),
+        Some(l) => Some(l.as_nanos().div_ceil(chunk.as_nanos())),
+    };
+    Ok(DashModel {
+        bitrates,
+        chunk,
+        buffer,
+        startup,
+        abr,
+        chunks,
     })
 }
 

@@ -111,6 +111,7 @@ impl Path {
             } else {
                 sample
             }),
+            kernel_mdev: None,
             rtt: snapshot(self.rtt),
             prior_in_flight: self.in_flight + MSS,
             in_flight: self.in_flight,
@@ -927,6 +928,22 @@ fn bbr_s_reads_the_rtt_of_the_earliest_packet_an_ack_covers() {
     step_until_forced_probe_rtt(&mut cc, &mut p);
     assert_eq!(telemetry_value(&cc, "forced_probe_rtts"), 1.0);
     assert_eq!(telemetry_value(&cc, "min_rtt_ms"), 10.0);
+}
+
+#[test]
+fn bbr_s_has_the_kernels_ack_aggregation_allowance_unless_told_otherwise() {
+    // The kernel's BBR (since 4.19), which BBR-S modifies and competes with, has it.
+    let r = crate::registry::Registry::standard();
+    let ctx = CcContext::new(MSS);
+    let build = |json: &str| {
+        let spec: crate::registry::CcSpec = serde_json::from_str(json).unwrap();
+        r.build(&spec, &ctx).unwrap().telemetry()
+    };
+    assert!(build(r#"{"name": "bbr-s"}"#)
+        .get("extra_acked_bytes")
+        .is_some());
+    let off = build(r#"{"name": "bbr-s", "extra_acked": false}"#);
+    assert!(off.get("extra_acked_bytes").is_none());
 }
 
 #[test]

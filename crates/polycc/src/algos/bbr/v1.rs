@@ -408,8 +408,11 @@ impl BbrV1 {
             self.enter_probe_rtt(PROBE_RTT_DURATION);
         }
         if let Some(rule) = self.cfg.scavenger {
-            // The kernel's estimator takes the RTT of the earliest newly acked packet.
-            if let Some(sample) = ack.max_rtt_sample {
+            // On the kernel's TCP, the kernel's own mdev_us; elsewhere its estimator, which
+            // takes the RTT of the earliest newly acked packet.
+            if let Some(mdev) = ack.kernel_mdev {
+                self.rtt_dev.on_kernel(mdev);
+            } else if let Some(sample) = ack.max_rtt_sample {
                 self.rtt_dev.on_sample(sample);
             }
             if self.mode != Mode::ProbeRtt && rule.should_yield(&self.rtt_dev) {

@@ -35,6 +35,7 @@ use crate::algos::pcc::monitor::{
 use crate::cc::MIN_WINDOW_PACKETS;
 use crate::cc::{Calibration, CcContext, CongestionControl, HandoverState, Telemetry};
 use crate::estimators::rtt::RttSnapshot;
+use crate::intent::Intent;
 use crate::signals::{AckEvent, LossEvent, PacketOutcome, SentPacket};
 use crate::units::{Bytes, Duration, Rate, Time};
 use std::fmt;
@@ -107,6 +108,8 @@ pub(crate) trait RateControl: Send + fmt::Debug {
     fn state(&self) -> &'static str;
     /// Up to 8 values of the controller's own.
     fn telemetry(&self, t: &mut Telemetry);
+    /// The application's intent changed; the default ignores it.
+    fn set_intent(&mut self, _intent: &Intent) {}
 }
 
 /// A [`CongestionControl`] made of a monitor-interval queue and a [`RateControl`].
@@ -281,6 +284,10 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
 
     fn wants_packet_detail(&self) -> bool {
         true
+    }
+
+    fn set_intent(&mut self, _now: Time, intent: &Intent) {
+        self.ctl.set_intent(intent);
     }
 
     fn on_packet_acked(&mut self, now: Time, p: &PacketOutcome) {

@@ -90,6 +90,8 @@ pub trait Utility: Send + fmt::Debug {
     fn scavenger_above_mbps(&self) -> Option<f64> {
         None
     }
+    /// The application moved the rate above which a hybrid acts as a scavenger; others ignore it.
+    fn set_scavenger_above_mbps(&mut self, _mbps: f64) {}
 }
 
 /// Parameters a utility may use, from the controller's parameters.
@@ -279,6 +281,9 @@ impl Utility for ProteusHybrid {
     }
     fn scavenger_above_mbps(&self) -> Option<f64> {
         Some(self.threshold_mbps)
+    }
+    fn set_scavenger_above_mbps(&mut self, mbps: f64) {
+        self.threshold_mbps = mbps;
     }
 }
 

@@ -31,6 +31,7 @@ use crate::algos::pcc::rng::SplitMix64;
 use crate::algos::pcc::sender::{PathView, RateControl};
 use crate::algos::pcc::utility::{Utility, UtilityInput};
 use crate::cc::Telemetry;
+use crate::intent::Intent;
 use crate::units::{Duration, Rate};
 
 /// dossier §7.2 `kProbingStepSize`.
@@ -533,6 +534,15 @@ impl RateControl for VivaceControl {
                 _ => 0.0,
             },
         );
+    }
+
+    /// Proteus-H (dossier §7.3): an application that states the rate it needs (a target rate)
+    /// moves the threshold above which the flow yields as a scavenger, as PCC-Uspace's
+    /// `UDT_UPARAM` socket option does at any time.
+    fn set_intent(&mut self, intent: &Intent) {
+        if let Some(t) = intent.target_rate() {
+            self.utility.set_scavenger_above_mbps(t.as_mbps_f64());
+        }
     }
 }
 
