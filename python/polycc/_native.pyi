@@ -93,6 +93,7 @@ def emulate(
     base_dir: str | PathLike[str],
     cancelled: Callable[[], bool],
     seed: int | None = None,
+    log_dir: str | PathLike[str] | None = None,
 ) -> NativeOutput | None: ...
 def emulator_refusal(text: str, fmt: str, origin: str, base_dir: str | PathLike[str]) -> str | None: ...
 def validate_toml(

@@ -112,10 +112,13 @@ def run_scenario(
     fusions: Mapping[str, FusionFn] | None = None,
     backend: str = "sim",
     cancelled: Callable[[], bool] | None = None,
+    log_dir: Path | None = None,
 ) -> RunResult:
     """Runs a prepared scenario on `backend` ("sim", or "emu": the emulated testbed, as root).
     Raises ScenarioError for a bad scenario, RuntimeError otherwise; KeyboardInterrupt when
-    `cancelled()` turned true during an emulated run (which has cleaned up by then)."""
+    `cancelled()` turned true during an emulated run (which has cleaned up by then). In an
+    emulated run, outside programs (`stack = "external"`) write their stdout and stderr into
+    `log_dir` (a fresh temporary directory when None)."""
     check_seed(scenario, seed)
     if backend not in BACKENDS:
         raise ScenarioError(f"backend: {backend!r}; allowed: {', '.join(BACKENDS)}")
@@ -123,7 +126,7 @@ def run_scenario(
         return result_of(scenario, scenario.run_native(seed, fusions))
     if fusions:
         raise ScenarioError("fusions: Python fusions run in the simulator only (backend='sim')")
-    out = scenario.emulate_native(seed, cancelled or (lambda: False))
+    out = scenario.emulate_native(seed, cancelled or (lambda: False), log_dir)
     if out is None:
         raise KeyboardInterrupt
     return result_of(scenario, out)
@@ -135,6 +138,7 @@ def run(
     seed: int | None = None,
     fusions: Mapping[str, FusionFn] | None = None,
     backend: str = "sim",
+    log_dir: Path | None = None,
 ) -> RunResult:
     """Runs a scenario given as a TOML file path or a dict (the same keys as the TOML file).
 
@@ -154,7 +158,8 @@ def run(
 
     `backend="emu"` runs it in the emulated testbed instead of the simulator: real network
     stacks between two network namespaces joined by a user-space link emulator (needs root;
-    see the README's "Emulated testbed").
+    see the README's "Emulated testbed"). Its outside programs (`stack = "external"`) write
+    their stdout and stderr into `log_dir` (a fresh temporary directory when None).
 
     >>> r = polycc.run("scenarios/demo/bottleneck.toml", seed=2)   # doctest: +SKIP
     >>> r.flows.groupby("flow").goodput_mbps.mean()                 # doctest: +SKIP
@@ -162,4 +167,4 @@ def run(
     """
     from polycc.grid import load_base
 
-    return run_scenario(load_base(source), seed=seed, fusions=fusions, backend=backend)
+    return run_scenario(load_base(source), seed=seed, fusions=fusions, backend=backend, log_dir=log_dir)

@@ -185,8 +185,9 @@ def run(file: Path, out: Path | None, seed: int | None, plots: bool, backend: st
         if backend == "emu":
             from polycc.results import write_run
 
-            result = _emulated(scenario, seed, name)
-            write_run(result, target, plots=plots)
+            with _program_logs(target) as logs:
+                result = _emulated(scenario, seed, name, logs)
+                write_run(result, target, plots=plots)
         else:
             # The run steps in this thread, a quarter of a second of wall time at a time, so
             # Ctrl-C and SIGTERM are handled between steps; the time series go to the files as
@@ -225,9 +226,10 @@ def compare(file: Path, out: Path | None, seed: int | None, plots: bool) -> None
         target = out or Path("results") / f"compare-{name}"
         check_output_dir(target)
         # The testbed first: what it cannot emulate is refused before anything runs.
-        emu = _emulated(scenario, seed, name)
-        sim = run_scenario(scenario, seed=seed)
-        rows = write_comparison(sim, emu, target, plots=plots)
+        with _program_logs(target) as logs:
+            emu = _emulated(scenario, seed, name, logs)
+            sim = run_scenario(scenario, seed=seed)
+            rows = write_comparison(sim, emu, target, plots=plots)
     click.echo(f"{name}: simulator / testbed")
     for r in rows:
         if r.metric in ("goodput_mbps", "rtt_ms.mean", "utilization"):
@@ -243,22 +245,54 @@ def _shown(value: float | None, fraction: bool) -> str:
     return f"{100 * value:.1f} %" if fraction else f"{value:.2f}"
 
 
-def _emulated(scenario: Scenario, seed: int | None, name: str) -> RunResult:
+@contextmanager
+def _program_logs(target: Path) -> Iterator[Path]:
+    """A directory for the output of a run's outside programs (`stack = "external"`), moved to
+    `target`/external once the run's directory is written; left where it is (the error names
+    it) when the run fails, and removed when no program wrote into it."""
+    import shutil
+    import tempfile
+
+    logs = Path(tempfile.mkdtemp(prefix="polycc-external-"))
+    try:
+        yield logs
+        if any(logs.iterdir()):
+            shutil.move(logs, target / "external")
+    finally:
+        if logs.exists() and not any(logs.iterdir()):
+            logs.rmdir()
+
+
+def _emulated(scenario: Scenario, seed: int | None, name: str, log_dir: Path | None = None) -> RunResult:
     """Runs `scenario` in the emulated testbed with a progress line; Ctrl-C and SIGTERM end it
-    after it has removed what it made."""
+    after it has removed what it made. Outside programs write their output into `log_dir`."""
     from polycc.api import run_scenario
     from polycc.progress import ProgressLine
 
     # Emulated time is the wall clock's: the line shows how much of the run has passed.
-    total_s = scenario.simulation(seed).duration_s
+    total_s = _duration_s(scenario, seed)
     progress = ProgressLine(f"running {name}", kind="emulated")
     try:
         return _cancellable(
-            lambda cancel: run_scenario(scenario, seed=seed, backend="emu", cancelled=cancel.is_set),
+            lambda cancel: run_scenario(
+                scenario, seed=seed, backend="emu", cancelled=cancel.is_set, log_dir=log_dir
+            ),
             tick=lambda: progress.update(min(progress.clock() - progress.t0, total_s), total_s),
         )
     finally:
         progress.close()
+
+
+def _duration_s(scenario: Scenario, seed: int | None) -> float:
+    """The scenario's length in seconds, also when the simulator would refuse one of its flows
+    (an outside program, a kernel controller it has no model of): the length does not depend on
+    the flows, so it is read with one plain flow in their place."""
+    try:
+        return scenario.simulation(seed).duration_s
+    except _native.ScenarioError:
+        doc = scenario.to_dict()
+        doc["flows"] = [{"id": "length", "rtt": "10ms"}]
+        return scenario.with_document(doc).simulation(seed).duration_s
 
 
 def _cancellable(fn: Callable[[threading.Event], T], tick: Callable[[], None] | None = None) -> T:

@@ -146,11 +146,23 @@ class Scenario:
                 return fn(self.text, self.origin, str(self.base_dir), seed, dict(fusions))
             return fn(self.text, self.origin, str(self.base_dir), seed)
 
-    def emulate_native(self, seed: int | None, cancelled: Callable[[], bool]) -> _native.NativeOutput | None:
+    def emulate_native(
+        self, seed: int | None, cancelled: Callable[[], bool], log_dir: Path | None = None
+    ) -> _native.NativeOutput | None:
         """Runs the scenario in the emulated testbed (`polycc-emu`; needs root). Returns None when
-        `cancelled()` turned true during the run (everything it made is removed by then)."""
+        `cancelled()` turned true during the run (everything it made is removed by then). Outside
+        programs (`stack = "external"`) write their stdout and stderr into `log_dir` (a fresh
+        temporary directory when None)."""
         with self._errors():
-            return _native.emulate(self.text, self.format, self.origin, str(self.base_dir), cancelled, seed)
+            return _native.emulate(
+                self.text,
+                self.format,
+                self.origin,
+                str(self.base_dir),
+                cancelled,
+                seed,
+                None if log_dir is None else str(log_dir),
+            )
 
     def simulation(
         self, seed: int | None = None, fusions: Mapping[str, _native.FusionFn] | None = None

@@ -251,3 +251,77 @@ def test_a_polycc_controller_runs_on_kernel_tcp_through_the_shim(tmp_path: Path)
     late = ts[ts.t_s >= 1.0]
     ratio = (late.pacing_rate_mbps / late.cc_kernel_pacing_rate_mbps).median()
     assert 0.95 < ratio < 1.05, ratio
+
+
+EXTERNAL = """\
+name = "outside"
+duration = "3s"
+
+[[links]]
+id = "b"
+rate = "10Mbps"
+
+[[flows]]
+id = "prog"
+stack = "external"
+rtt = "20ms"
+receiver = "exec python3 {sink} {{receiver_ip}} {{port}}"
+sender = "exec python3 {source} {{receiver_ip}} {{port}}"
+"""
+
+UDP_SINK = """\
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], int(sys.argv[2])))
+while True:
+    s.recv(2048)
+"""
+
+#: 5 Mbit/s of 1000-byte datagrams (1028 bytes on the wire), paced by the clock.
+UDP_SOURCE = """\
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+t0 = time.monotonic()
+n = 0
+while True:
+    n += 1
+    s.sendto(b"x" * 1000, (sys.argv[1], int(sys.argv[2])))
+    time.sleep(max(0.0, t0 + n * 1000 * 8 / 5e6 - time.monotonic()))
+"""
+
+
+def _external(tmp_path: Path) -> Path:
+    (tmp_path / "sink.py").write_text(UDP_SINK)
+    (tmp_path / "source.py").write_text(UDP_SOURCE)
+    scen = tmp_path / "x.toml"
+    scen.write_text(EXTERNAL.format(sink=tmp_path / "sink.py", source=tmp_path / "source.py"))
+    return scen
+
+
+def test_an_outside_program_runs_with_its_logs_in_the_results_directory(tmp_path: Path) -> None:
+    emulator_or_skip()
+    scen = _external(tmp_path)
+    out = tmp_path / "out"
+    r = polycc_process("run", scen, "--backend", "emu", "--out", out, "--no-plots")
+    assert r.returncode == 0, r.stderr
+    flow = json.loads((out / "summary.json").read_text())["flows"][0]
+    assert flow["cca"] == "external"
+    # The source's 5 Mbit/s of payload, as the emulator delivered it (the start is the
+    # programs' own: a python3 start-up of a few hundred ms).
+    ts = pd.read_parquet(out / "timeseries.parquet")
+    steady = ts[ts.t_s >= 1.0].goodput_mbps.mean()
+    assert 4.6 <= steady <= 5.2, steady
+    assert ts.cwnd_bytes.isna().all() and ts.rtt_ms.isna().all()
+    logs = sorted(p.name for p in (out / "external").iterdir())
+    assert logs == [f"prog.{r}.{e}" for r in ("receiver", "sender") for e in ("stderr", "stdout")]
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(tmp_path / "sink.py") not in ps and str(tmp_path / "source.py") not in ps
+
+
+def test_the_simulator_refuses_an_outside_program_naming_the_flow(tmp_path: Path) -> None:
+    scen = _external(tmp_path)
+    r = polycc_process("run", scen, "--out", tmp_path / "o")
+    assert r.returncode == 2, r.stderr
+    assert "flows (prog).stack" in r.stderr and "--backend emu" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "o").exists()

@@ -16,6 +16,10 @@ pub enum EmuError {
     Scenario(#[from] polycc_sim::ScenarioError),
     #[error("the emulator needs {0}")]
     Privilege(String),
+    /// An outside program (`stack = "external"`) that could not run as the scenario asks:
+    /// `flow X: ...` says which and why.
+    #[error("{0}")]
+    Program(String),
     #[error("{what}: {detail}")]
     System { what: String, detail: String },
     #[error("internal error: {0}")]
@@ -34,7 +38,10 @@ impl EmuError {
     pub fn is_user_error(&self) -> bool {
         matches!(
             self,
-            EmuError::Unsupported { .. } | EmuError::Scenario(_) | EmuError::Privilege(_)
+            EmuError::Unsupported { .. }
+                | EmuError::Scenario(_)
+                | EmuError::Privilege(_)
+                | EmuError::Program(_)
         )
     }
 }

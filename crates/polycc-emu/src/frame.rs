@@ -27,6 +27,9 @@ pub struct Frame {
     pub entered: Time,
     /// Time spent waiting in queues so far.
     pub queue_ns: u64,
+    /// Transport payload bytes (0 when unclassified): an outside program's goodput is what the
+    /// emulator delivers of them.
+    pub payload: u32,
 }
 
 impl Queued for Frame {

@@ -20,7 +20,9 @@
 //! - `"udp"`: polycc's own transport model over UDP, the simulator's sender
 //!   (`polycc-transport`) on a real link ([`udp`]);
 //! - `"tcp"`: the kernel's TCP steered by the flow's polycc controller through polycc-tcp's eBPF
-//!   shim and its agent ([`shim_agent`]).
+//!   shim and its agent ([`shim_agent`]);
+//! - `"external"`: an outside program, the flow's `sender` and `receiver` commands
+//!   ([`external`]), measured by what the emulator sees of its packets.
 //!
 //! Everything a run creates is removed when it ends, also on error; namespaces left by a killed
 //! run are removed by the next one.
@@ -32,6 +34,7 @@ pub mod classify;
 pub mod clock;
 pub mod cpu_latency;
 pub mod error;
+pub mod external;
 pub mod flow_state;
 pub mod frame;
 pub mod linux_tcp;

@@ -73,8 +73,31 @@ impl Netns {
 
 impl Drop for Netns {
     fn drop(&mut self) {
+        kill_processes(&self.name);
         let _ = ip(&["netns", "delete", &self.name]);
     }
+}
+
+/// Kills (SIGKILL) every process still in namespace `name` but this one: an outside program
+/// (`stack = "external"`) that outlived its process group's kill, or one a killed run left
+/// behind. Deleting a namespace does not end its processes.
+pub fn kill_processes(name: &str) -> Vec<i32> {
+    let Ok(out) = Command::new("ip").args(["netns", "pids", name]).output() else {
+        return Vec::new();
+    };
+    let me = std::process::id() as i32;
+    let pids: Vec<i32> = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .filter(|&p| p != me && p > 1)
+        .collect();
+    for &p in &pids {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(p),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    pids
 }
 
 /// Runs iproute2's `ip` with `args`; its stderr becomes the error.
@@ -110,6 +133,7 @@ pub fn remove_stale() -> Vec<String> {
         if std::path::Path::new(&format!("/proc/{pid}")).exists() {
             continue;
         }
+        kill_processes(&name);
         if ip(&["netns", "delete", &name]).is_ok() {
             removed.push(name);
         }

@@ -102,6 +102,9 @@ pub struct FlowCounters {
     pub delivered_wire: u64,
     pub delivered_packets: u64,
     pub bin_delivered_wire: u64,
+    /// Transport payload bytes of the data packets delivered (duplicates included: the
+    /// emulator cannot tell a retransmission), in the bin under way.
+    pub bin_delivered_payload: u64,
     /// Data packets that entered the network, and that it dropped (queue or random loss).
     pub data_packets: u64,
     pub data_dropped: u64,
@@ -439,6 +442,7 @@ impl Network {
             c.delivered_wire += bytes;
             c.delivered_packets += 1;
             c.bin_delivered_wire += bytes;
+            c.bin_delivered_payload += u64::from(f.payload);
             c.queue_delay.record((f.queue_ns / 1000).max(1));
             c.queue_ns_sum += f.queue_ns as u128;
             c.queue_count += 1;

@@ -4,7 +4,9 @@
 //! Where a number comes from differs, and the columns say so in the README's emulator section:
 //! goodput is what the receiving application read; throughput and queueing delay are what the
 //! emulator saw of the flow's packets; RTT, window, in-flight bytes and pacing rate are the
-//! sender's `TCP_INFO`, sampled every 10 ms (the RTT is the kernel's smoothed RTT).
+//! sender's `TCP_INFO`, sampled every 10 ms (the RTT is the kernel's smoothed RTT). An outside
+//! program's flow (`stack = "external"`) reports nothing: its goodput is the payload the
+//! emulator delivered, its loss what the emulator dropped, its controller columns null.
 
 use crate::error::EmuError;
 use crate::flow_state::{lock, FlowShared, Sample};
@@ -12,6 +14,7 @@ use crate::testbed::Finished;
 use polycc::units::{Duration, Time};
 use polycc_sim::engine::{mean_p95, percentiles, Accounting};
 use polycc_sim::output::{jain_index, FlowSummary, LinkSummary};
+use polycc_sim::scenario::spec::Stack;
 use polycc_sim::scenario::Traffic;
 use polycc_sim::{Column, Model, RunOutput, StrColumn, Summary, Table};
 use std::sync::atomic::Ordering;
@@ -181,15 +184,19 @@ pub fn build(
             let row = s.rows.get(b);
             let sample = row.and_then(|r| r.sample.as_ref());
             let wire = shared.flow_wire.get(f).and_then(|w| w.get(b)).copied();
+            // An outside program reports nothing: its goodput is the payload the emulator
+            // delivered to its receiver's side.
+            let goodput = if fm.stack == Stack::External {
+                shared.flow_payload.get(f).and_then(|w| w.get(b)).copied()
+            } else {
+                row.map(|r| r.goodput_bytes)
+            };
             ids.push(&fm.id);
             // A bin without a sample of the sender (before it starts, after its socket is
             // gone at the end) has no controller state: null, as the simulator writes it.
             states.push_opt(sample.map(|s| s.state));
             fcols.set("t_s", Some(b as f64 * bin_s));
-            fcols.set(
-                "goodput_mbps",
-                Some(mbps(row.map_or(0, |r| r.goodput_bytes), model.bin)),
-            );
+            fcols.set("goodput_mbps", Some(mbps(goodput.unwrap_or(0), model.bin)));
             fcols.set("throughput_mbps", Some(mbps(wire.unwrap_or(0), model.bin)));
             fcols.set("rtt_ms", row.and_then(|r| r.rtt_ms));
             fcols.set("cwnd_bytes", sample.and_then(|s| s.cwnd_bytes));
@@ -239,7 +246,15 @@ pub fn build(
         .map(|(f, (fm, shared))| {
             // What arrived within the run: its bins (bytes still in flight at the end, or
             // the wire bytes of the clean-up, are not the run's).
-            let received = series[f].rows.iter().map(|r| r.goodput_bytes).sum();
+            let received = if fm.stack == Stack::External {
+                finished
+                    .shared
+                    .flow_payload
+                    .get(f)
+                    .map_or(0, |w| w.iter().take(bins).sum())
+            } else {
+                series[f].rows.iter().map(|r| r.goodput_bytes).sum()
+            };
             let wire = finished
                 .shared
                 .flow_wire
@@ -369,6 +384,13 @@ fn flow_summary(
         Duration::ZERO
     };
     let mut c = lock(&f.counters).clone();
+    let external = fm.stack == Stack::External;
+    if external {
+        // What the emulator saw: data packets into the network and those it dropped (the
+        // program's own retransmissions among them; it cannot tell which).
+        c.packets_sent = net.data_packets;
+        c.lost_packets = net.data_dropped;
+    }
     let unresponsive = fm.traffic.is_unresponsive();
     let video = lock(&f.video)
         .as_ref()
@@ -383,6 +405,8 @@ fn flow_summary(
         id: fm.id.clone(),
         cca: if unresponsive {
             "none".into()
+        } else if external {
+            "external".into()
         } else {
             fm.cca.name().to_string()
         },
@@ -398,7 +422,11 @@ fn flow_summary(
         probe_timeouts: c.probe_timeouts,
         persistent_congestions: c.persistent_congestions,
         packets_sent: c.packets_sent,
-        acks_sent: f.acks_sent.load(Ordering::Relaxed),
+        acks_sent: if external {
+            net.reverse_packets
+        } else {
+            f.acks_sent.load(Ordering::Relaxed)
+        },
         bytes_delivered: received,
         rtt_ms: percentiles(&rtt.hist, rtt.sum_ns, rtt.count),
         queue_delay_ms: mean_p95(&net.queue_delay, net.queue_ns_sum, net.queue_count),

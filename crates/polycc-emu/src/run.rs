@@ -9,6 +9,8 @@
 //!   on a real link ([`crate::udp`]);
 //! - `"tcp"`: the kernel's TCP steered by the flow's polycc controller through the eBPF shim
 //!   ([`crate::shim_agent`]);
+//! - `"external"`: an outside program, the flow's `receiver` and `sender` commands
+//!   ([`crate::external`]);
 //! - CBR and Poisson sources, on any stack: unresponsive UDP datagrams.
 
 use crate::app::{connection_per_transfer, Schedule};
@@ -43,12 +45,17 @@ pub struct Options<'a> {
     /// Polled every sample; returning true ends the run early (Ctrl-C in the caller), with
     /// everything cleaned up and an error returned.
     pub cancelled: &'a (dyn Fn() -> bool + Sync),
+    /// Where outside programs (`stack = "external"`) write their stdout and stderr; None: a
+    /// fresh directory under the system's temporary one
+    /// ([`crate::external::default_log_dir`]).
+    pub log_dir: Option<&'a std::path::Path>,
 }
 
 impl Default for Options<'_> {
     fn default() -> Self {
         Options {
             cancelled: &|| false,
+            log_dir: None,
         }
     }
 }
@@ -57,6 +64,8 @@ impl Default for Options<'_> {
 enum Listener {
     Tcp(TcpListener),
     Udp(UdpSocket),
+    /// An outside program binds its own.
+    Program,
 }
 
 /// What carries a flow's packets.
@@ -70,6 +79,8 @@ enum Carrier {
     PolyccUdp,
     /// A CBR or Poisson source over UDP, on either stack.
     Unresponsive,
+    /// An outside program (`stack = "external"`).
+    Program,
 }
 
 fn carrier(f: &FlowModel) -> Carrier {
@@ -78,6 +89,7 @@ fn carrier(f: &FlowModel) -> Carrier {
         Stack::Linux | Stack::Tcp => Carrier::KernelTcp,
         Stack::Quic => Carrier::Quic,
         Stack::Udp => Carrier::PolyccUdp,
+        Stack::External => Carrier::Program,
     }
 }
 
@@ -126,6 +138,7 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut certificates = certificates.into_iter();
+    let log_dir = external_log_dir(model, options)?;
     let stop = AtomicBool::new(false);
     let end = Time::ZERO + model.duration;
     let wall = std::time::Instant::now();
@@ -145,6 +158,32 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
             let schedule = Schedule::new(&f.traffic, start, model.scenario.seed, i, WIRE_BYTES);
             let certificate = certificates.next().flatten();
             match (&listeners[i], carrier(f)) {
+                (Listener::Program, _) => {
+                    let (Some(commands), Some(log_dir)) = (&f.external, &log_dir) else {
+                        return Err(EmuError::Internal(
+                            "an external flow without commands".into(),
+                        ));
+                    };
+                    let x = crate::external::ExternalFlow {
+                        id: &f.id,
+                        commands,
+                        values: polycc_sim::scenario::external::Values {
+                            receiver_ip: server_addr.to_string(),
+                            sender_ip: client_addr.to_string(),
+                            port: server.port(),
+                            duration_s: (stop_at - start).as_secs_f64(),
+                            flow: f.id.clone(),
+                        },
+                        sender_ns: client_ns,
+                        receiver_ns: server_ns,
+                        start,
+                        stop_at,
+                        log_dir,
+                    };
+                    endpoints.push(s.spawn(move || {
+                        crate::external::run_flow(x, flow, &clock, stop);
+                    }));
+                }
                 (Listener::Tcp(listener), _) => {
                     let transfer = f.traffic.transfer_bytes();
                     endpoints.push(in_ns(s, server_ns, flow, move || {
@@ -308,9 +347,33 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
         .enumerate()
         .find_map(|(i, f)| lock(&f.error).clone().map(|e| (i, e)))
     {
-        return Err(EmuError::system(format!("flow {}", model.flows[i].id), e));
+        let fm = &model.flows[i];
+        if fm.stack == Stack::External {
+            return Err(EmuError::Program(format!(
+                "{}: flows ({}): {e}",
+                model.scenario.name, fm.id
+            )));
+        }
+        return Err(EmuError::system(format!("flow {}", fm.id), e));
     }
     output::build(model, &finished, &flows, series, end, wall_s)
+}
+
+/// The directory outside programs write their output to, made now; None without an external
+/// flow.
+fn external_log_dir(
+    model: &Model,
+    options: &Options,
+) -> Result<Option<std::path::PathBuf>, EmuError> {
+    if !model.flows.iter().any(|f| f.stack == Stack::External) {
+        return Ok(None);
+    }
+    let dir = options
+        .log_dir
+        .map_or_else(crate::external::default_log_dir, |d| d.to_path_buf());
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| EmuError::system(format!("creating {}", dir.display()), e))?;
+    Ok(Some(dir))
 }
 
 /// A flow's later intents `(from, intent)` on the run's clock, in time order.
@@ -350,6 +413,7 @@ fn listen(bed: &Testbed, i: usize, f: &FlowModel) -> Result<Listener, EmuError> 
     let at = SocketAddrV4::new(addr, server_port(i));
     let failed = |e: std::io::Error| EmuError::system(format!("listen on {at}"), e);
     ns.run_in(|| match carrier(f) {
+        Carrier::Program => Ok(Listener::Program),
         Carrier::KernelTcp => TcpListener::bind(at).map(Listener::Tcp).map_err(failed),
         Carrier::Quic | Carrier::PolyccUdp | Carrier::Unresponsive => {
             UdpSocket::bind(at).map(Listener::Udp).map_err(failed)
@@ -389,6 +453,11 @@ fn sample(
     while next <= end {
         clock.sleep_until(next);
         if (options.cancelled)() {
+            break;
+        }
+        // A failed flow fails the run: end it now rather than at its end (an outside
+        // program that could not start would otherwise hold it for its whole length).
+        if flows.iter().any(|f| lock(&f.error).is_some()) {
             break;
         }
         for (((f, slot), s), fm) in flows

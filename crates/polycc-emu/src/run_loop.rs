@@ -38,6 +38,8 @@ pub struct Shared {
     pub link_rows: Vec<(f64, Vec<LinkRow>)>,
     /// Per flow: wire bytes of data delivered in the bins taken so far.
     pub flow_wire: Vec<Vec<u64>>,
+    /// Per flow: transport payload bytes of those packets, in the same bins.
+    pub flow_payload: Vec<Vec<u64>>,
 }
 
 pub struct Emulator {
@@ -122,7 +124,8 @@ impl Emulator {
                 Err(e) => return Err(EmuError::system("reading a TUN device", e)),
             };
             let bytes = buf[..n].to_vec();
-            let (flow, data) = classify(parse(&bytes), from_left, reverse);
+            let header = parse(&bytes);
+            let (flow, data) = classify(header, from_left, reverse);
             let now = self.clock.now();
             // Events due before this arrival go first, so the model's clock never runs back.
             self.flush(now);
@@ -137,6 +140,7 @@ impl Emulator {
                     hop: 0,
                     entered: now,
                     queue_ns: 0,
+                    payload: header.map_or(0, |h| h.payload),
                 },
             );
         }
@@ -172,9 +176,11 @@ impl Emulator {
         shared.link_rows.push((start.as_secs_f64(), rows));
         if shared.flow_wire.len() < self.net.flows.len() {
             shared.flow_wire.resize(self.net.flows.len(), Vec::new());
+            shared.flow_payload.resize(self.net.flows.len(), Vec::new());
         }
         for (f, c) in self.net.flows.iter_mut().enumerate() {
             shared.flow_wire[f].push(std::mem::take(&mut c.bin_delivered_wire));
+            shared.flow_payload[f].push(std::mem::take(&mut c.bin_delivered_payload));
         }
     }
 }

@@ -73,6 +73,7 @@ fn a_finished_or_failed_run_removes_its_namespaces() {
     let cancelled = || true;
     let options = polycc_emu::Options {
         cancelled: &cancelled,
+        log_dir: None,
     };
     assert!(polycc_emu::run(
         &common::model(&short),

@@ -22,9 +22,11 @@ impl From<EmuError> for Failure {
 /// Runs a scenario (`text`, TOML or JSON by `fmt`) in the emulator; needs root. `cancelled` is
 /// called a hundred times a second and ends the run when it returns true (Ctrl-C in the
 /// caller): everything the run made is removed before this returns, and the returned dict is
-/// then `None`. Otherwise as `run_toml`.
+/// then `None`. Outside programs (`stack = "external"`) write their output into `log_dir` (a
+/// fresh temporary directory when None). Otherwise as `run_toml`.
 #[pyfunction]
-#[pyo3(signature = (text, fmt, origin, base_dir, cancelled, seed=None))]
+#[pyo3(signature = (text, fmt, origin, base_dir, cancelled, seed=None, log_dir=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn emulate<'py>(
     py: Python<'py>,
     text: String,
@@ -33,6 +35,7 @@ pub fn emulate<'py>(
     base_dir: PathBuf,
     cancelled: PyObject,
     seed: Option<u64>,
+    log_dir: Option<PathBuf>,
 ) -> PyResult<Option<Bound<'py, PyDict>>> {
     let format = Format::from_name("fmt", fmt)?;
     let origin = Origin {
@@ -54,6 +57,7 @@ pub fn emulate<'py>(
             let model = load(format, &text, &origin, seed, &registry)?;
             let options = polycc_emu::Options {
                 cancelled: &is_cancelled,
+                log_dir: log_dir.as_deref(),
             };
             match polycc_emu::run(&model, &registry, &options) {
                 Err(_) if is_cancelled() => Ok(None),

@@ -171,12 +171,18 @@ impl Simulator {
         registry: Arc<Registry>,
         options: Options,
     ) -> Result<Self, SimError> {
-        // A kernel controller without a polycc model (`linux_stack`) can run only on the kernel.
+        // A kernel controller without a polycc model (`linux_stack`) can run only on the kernel,
+        // an outside program (`stack = "external"`) only in the emulator.
         for f in &model.flows {
             if let Err(e) = &f.sim_cca {
+                let key = if f.stack == crate::scenario::spec::Stack::External {
+                    "stack"
+                } else {
+                    "cca"
+                };
                 return Err(SimError::Scenario(crate::ScenarioError {
                     origin: model.scenario.name.clone(),
-                    path: format!("flows ({}).cca", f.id),
+                    path: format!("flows ({}).{key}", f.id),
                     message: e.clone(),
                 }));
             }

@@ -2,6 +2,7 @@
 //! and resolution into the model the engine runs.
 
 pub mod dash;
+pub mod external;
 pub mod host;
 pub mod linux_stack;
 pub mod quantity;
@@ -268,6 +269,8 @@ pub struct FlowModel {
     pub stack: spec::Stack,
     /// What the end hosts do where stacks differ (from `stack`).
     pub host: host::HostModel,
+    /// `stack = "external"`: the outside program's commands.
+    pub external: Option<external::ExternalCommands>,
 }
 
 /// A validated scenario.

@@ -323,6 +323,18 @@ pub struct FlowSpec {
     /// The transport that carries the flow (see [`Stack`]).
     #[serde(default, skip_serializing_if = "Stack::is_default")]
     pub stack: Stack,
+    /// `stack = "external"`: the command that starts the flow's data sender, run with `sh -c`
+    /// in the sending namespace at the flow's `start`. A template: `{receiver_ip}`,
+    /// `{sender_ip}`, `{port}` (the receiver's port, which the emulator classifies the flow's
+    /// packets by), `{duration_s}` (seconds from `start` to the flow's stop or the run's end)
+    /// and `{flow}` (its id) are replaced; `{{` and `}}` stand for literal braces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<String>,
+    /// `stack = "external"`: the command that starts the flow's receiver (listening on
+    /// `{port}` at `{receiver_ip}`), run with `sh -c` in the receiving namespace when the run
+    /// starts; the same placeholders as `sender`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<String>,
 }
 
 /// What carries a flow's packets.
@@ -347,6 +359,12 @@ pub enum Stack {
     /// Linux stack's sender and receiver model (as `stack = "linux"`) around the polycc
     /// controller.
     Tcp,
+    /// An outside program, such as another implementation of a controller: the flow's
+    /// `receiver` and `sender` commands, started by the emulator in the two namespaces and
+    /// killed (their whole process group) at the flow's stop. Its throughput, goodput, loss and
+    /// queueing delay are what the emulator sees of its packets on the link; it has no
+    /// controller columns. Emulator only (`--backend emu`): the simulator cannot run a program.
+    External,
 }
 
 impl Stack {
@@ -360,6 +378,7 @@ impl Stack {
             Stack::Udp => "udp",
             Stack::Linux => "linux",
             Stack::Tcp => "tcp",
+            Stack::External => "external",
         }
     }
 }

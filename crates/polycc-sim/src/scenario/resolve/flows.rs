@@ -2,6 +2,7 @@
 //! flows of the same settings.
 
 use super::{intents, traffic};
+use crate::scenario::external::{self, ExternalCommands};
 use crate::scenario::host::HostModel;
 use crate::scenario::quantity::Size;
 use crate::scenario::spec::{AckPolicy, DelayedAck, FlowSpec, JitterDistribution, Scenario, Stack};
@@ -102,7 +103,13 @@ fn resolve_flow(cx: &Context, i: usize, f: &FlowSpec) -> Result<FlowModel, Scena
             Ok(f.cca.clone())
         }
         Stack::Quic | Stack::Udp => Ok(f.cca.clone()),
+        Stack::External => Err(format!(
+            "an outside program (stack = \"external\") runs only in the emulated testbed \
+             (--backend emu); the simulator cannot run flow {:?}'s commands",
+            f.id
+        )),
     };
+    let external = resolve_external(origin, &at, f, &traffic)?;
     if let (Ok(cca), false) = (&sim_cca, traffic.is_unresponsive()) {
         let cc = cx
             .registry
@@ -140,7 +147,82 @@ fn resolve_flow(cx: &Context, i: usize, f: &FlowSpec) -> Result<FlowModel, Scena
         } else {
             HostModel::default()
         },
+        external,
     })
+}
+
+/// The commands of an outside program's flow (`stack = "external"`), checked; `sender` and
+/// `receiver` are refused on any other stack, and what the emulator cannot hand to a program
+/// (its traffic pattern, intents, windows) on this one.
+fn resolve_external(
+    origin: &Origin,
+    at: &dyn Fn(&str) -> String,
+    f: &FlowSpec,
+    traffic: &Traffic,
+) -> Result<Option<ExternalCommands>, ScenarioError> {
+    if f.stack != Stack::External {
+        for (key, set) in [
+            ("sender", f.sender.is_some()),
+            ("receiver", f.receiver.is_some()),
+        ] {
+            if set {
+                return Err(origin.err(
+                    at(key),
+                    format!(
+                        "a command for an outside program, only with stack = \"external\" \
+                         (this flow's stack is {:?}); remove it",
+                        f.stack.name()
+                    ),
+                ));
+            }
+        }
+        return Ok(None);
+    }
+    let command = |key: &str, v: &Option<String>| -> Result<String, ScenarioError> {
+        let v = v.as_ref().ok_or_else(|| {
+            origin.err(
+                at(key),
+                format!(
+                    "stack = \"external\" needs the command that starts the flow's {key}, \
+                     e.g. {key} = \"{}\"",
+                    if key == "sender" {
+                        "iperf3 -c {receiver_ip} -p {port} -t {duration_s}"
+                    } else {
+                        "iperf3 -s -p {port}"
+                    }
+                ),
+            )
+        })?;
+        external::check(v).map_err(|m| origin.err(at(key), m))?;
+        Ok(v.clone())
+    };
+    let commands = ExternalCommands {
+        sender: command("sender", &f.sender)?,
+        receiver: command("receiver", &f.receiver)?,
+    };
+    if !matches!(traffic, Traffic::Bulk) {
+        return Err(origin.err(
+            at("traffic"),
+            "an outside program sends what it sends: leave traffic at its default (bulk) with \
+             stack = \"external\"",
+        ));
+    }
+    let unsupported = [
+        ("intent", f.intent.is_some()),
+        ("intent_schedule", !f.intent_schedule.is_empty()),
+        ("send_jitter", f.send_jitter.is_some()),
+        ("rwnd", f.rwnd.is_some()),
+        ("ack", f.ack != AckPolicy::default()),
+        ("pacing", !f.pacing),
+    ];
+    if let Some((key, _)) = unsupported.iter().find(|(_, set)| *set) {
+        return Err(origin.err(
+            at(key),
+            "does not apply to an outside program (stack = \"external\"): polycc cannot hand it \
+             to the program; remove it",
+        ));
+    }
+    Ok(Some(commands))
 }
 
 /// A flow on the kernel's TCP: `cca` names a kernel controller (which ones this host has is
