@@ -6,6 +6,7 @@ the Linux model. The players are polycc's DASH player (`traffic = { kind = "dash
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -46,8 +47,9 @@ def _player(r: RunResult, flow: str) -> dict[str, float]:
 
 
 def _med(xs: Sequence[float]) -> float:
-    v = sorted(x for x in xs if not math.isnan(x))
-    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2 if v else math.nan
+    """The median of the values that are not NaN (NaN when none)."""
+    v = [x for x in xs if not math.isnan(x)]
+    return statistics.median(v) if v else math.nan
 
 
 def _times(n: float) -> str:

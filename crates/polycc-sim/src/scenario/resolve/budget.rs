@@ -405,45 +405,37 @@ pub(super) fn check_model(
         match f.traffic {
             Traffic::Web { interval, .. } => {
                 let n = span / interval.as_secs_f64();
-                let key = format!("flows[{i}].traffic.interval");
                 let what = format!(
                     "flow {:?}: {} web transfers (one per {interval})",
                     f.id,
                     count(n)
                 );
-                memory.push(Term {
-                    key: key.clone(),
-                    what: what.clone(),
-                    amount: n * TRANSFER_BYTES,
-                });
-                events.push(Term {
-                    key,
+                transfer_terms(
+                    &mut memory,
+                    &mut events,
+                    format!("flows[{i}].traffic.interval"),
                     what,
-                    amount: n * EVENTS_PER_TRANSFER,
-                });
+                    n,
+                );
             }
             Traffic::Dash(ref d) => {
                 // At most one chunk per chunk length of video once the buffer is full, and
                 // faster only while it fills: bounded by the buffer's chunks on top.
                 let n =
                     span / d.chunk.as_secs_f64() + d.buffer.as_secs_f64() / d.chunk.as_secs_f64();
-                let key = format!("flows[{i}].traffic.chunk");
                 let what = format!(
                     "flow {:?}: {} DASH chunks (one per {})",
                     f.id,
                     count(n),
                     d.chunk
                 );
-                memory.push(Term {
-                    key: key.clone(),
-                    what: what.clone(),
-                    amount: n * TRANSFER_BYTES,
-                });
-                events.push(Term {
-                    key,
+                transfer_terms(
+                    &mut memory,
+                    &mut events,
+                    format!("flows[{i}].traffic.chunk"),
                     what,
-                    amount: n * EVENTS_PER_TRANSFER,
-                });
+                    n,
+                );
             }
             Traffic::OnOff { on, off, .. } => {
                 // One event per period (the sending itself is counted as bulk's).
@@ -524,4 +516,24 @@ pub(super) fn check_model(
     });
     over(origin, memory, limits.memory, &limits.memory_from, true)?;
     over(origin, events, limits.events, &limits.events_from, false)
+}
+
+/// The memory and events of `n` transfers of a flow (web requests, DASH chunks).
+fn transfer_terms(
+    memory: &mut Vec<Term>,
+    events: &mut Vec<Term>,
+    key: String,
+    what: String,
+    n: f64,
+) {
+    memory.push(Term {
+        key: key.clone(),
+        what: what.clone(),
+        amount: n * TRANSFER_BYTES,
+    });
+    events.push(Term {
+        key,
+        what,
+        amount: n * EVENTS_PER_TRANSFER,
+    });
 }
