@@ -118,7 +118,7 @@ impl Program {
         ))
     }
 
-    /// Ends its process group: SIGTERM, then SIGKILL after [`GRACE`]; reaps the shell.
+    /// Ends its process group: SIGTERM, then SIGKILL after `GRACE`; reaps the shell.
     pub fn kill(&mut self) {
         if self.exited().is_some() {
             // The shell is gone; what it started may not be.
