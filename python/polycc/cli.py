@@ -225,7 +225,9 @@ def compare(file: Path, out: Path | None, seed: int | None, plots: bool) -> None
         name = scenario.validate(seed)
         target = out or Path("results") / f"compare-{name}"
         check_output_dir(target)
-        # The testbed first: what it cannot emulate is refused before anything runs.
+        # What the simulator refuses (an outside program's flow, say) is refused before the
+        # testbed's real-time run; the testbed refuses what it cannot emulate as it starts.
+        scenario.simulation(seed)
         with _program_logs(target) as logs:
             emu = _emulated(scenario, seed, name, logs)
             sim = run_scenario(scenario, seed=seed)

@@ -109,3 +109,19 @@ def test_what_the_testbed_cannot_run_is_refused_before_anything_runs(tmp_path: P
     assert r.returncode == 2, r.stderr
     assert "flows (cubic).send_jitter" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_a_flow_the_simulator_cannot_run_is_refused_before_the_testbed_runs(tmp_path: Path) -> None:
+    # An outside program runs only in the testbed: compare must say so at once (exit 2, naming
+    # the flow), not after a real-time testbed run, and leave no results directory. Needs no root.
+    f = tmp_path / "x.toml"
+    f.write_text(
+        KERNEL_CUBIC.split("[[flows]]")[0]
+        + '[[flows]]\nid = "prog"\nstack = "external"\nrtt = "20ms"\n'
+        + 'sender = "sleep 10"\nreceiver = "sleep 10"\n'
+    )
+    out = tmp_path / "out"
+    r = polycc_process("compare", f, "--out", out)
+    assert r.returncode == 2, r.stderr
+    assert "flows (prog).stack" in r.stderr and "emulated testbed" in r.stderr
+    assert not out.exists()
