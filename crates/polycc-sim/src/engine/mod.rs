@@ -89,6 +89,17 @@ struct Flow {
     target_log: Vec<(Time, Option<Rate>)>,
 }
 
+impl Flow {
+    /// The application's intent is now `intent`: logged for satisfaction, told to the controller.
+    fn apply_intent(&mut self, now: Time, intent: Intent) {
+        self.intent = Some(intent);
+        self.target_log.push((now, intent.target_rate()));
+        if let Some(s) = self.sender.as_mut() {
+            s.cc_mut().set_intent(now, &intent);
+        }
+    }
+}
+
 /// Engine choices that do not change what is simulated.
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
@@ -243,12 +254,7 @@ impl Simulator {
     fn intent_change(&mut self, k: u32) {
         let now = self.now;
         let (flow, intent) = self.intent_changes[k as usize];
-        let fl = &mut self.flows[flow as usize];
-        fl.intent = Some(intent);
-        fl.target_log.push((now, intent.target_rate()));
-        if let Some(s) = fl.sender.as_mut() {
-            s.cc_mut().set_intent(now, &intent);
-        }
+        self.flows[flow as usize].apply_intent(now, intent);
         self.try_send(flow);
     }
 
@@ -716,11 +722,7 @@ impl Simulator {
                             min_rate: p.lowest(),
                         };
                         if fl.intent != Some(intent) {
-                            fl.intent = Some(intent);
-                            fl.target_log.push((now, intent.target_rate()));
-                            if let Some(s) = fl.sender.as_mut() {
-                                s.cc_mut().set_intent(now, &intent);
-                            }
+                            fl.apply_intent(now, intent);
                         }
                     }
                     fl.app.request(now, bytes);

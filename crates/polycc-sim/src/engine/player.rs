@@ -46,7 +46,7 @@ pub struct Player {
     at: Time,
     playing: bool,
     first_request: Option<Time>,
-    started: Option<Time>,
+    /// Set only while playing stops on an empty buffer, so only after playback started.
     stalled_since: Option<Time>,
     /// Level of the chunk on its way, and of the last one received.
     pending: Option<usize>,
@@ -69,7 +69,6 @@ impl Player {
             at: Time::ZERO,
             playing: false,
             first_request: None,
-            started: None,
             stalled_since: None,
             pending: None,
             last_level: None,
@@ -155,7 +154,6 @@ impl Player {
             match self.stalled_since.take() {
                 Some(since) => self.stats.rebuffer_s += (now - since).as_secs_f64(),
                 None => {
-                    self.started = Some(now);
                     self.stats.startup_s = self.first_request.map(|t| (now - t).as_secs_f64());
                 }
             }
@@ -178,10 +176,8 @@ impl Player {
         let mut p = self.clone();
         p.advance(end);
         let mut s = p.stats;
-        if p.started.is_some() {
-            if let Some(since) = p.stalled_since {
-                s.rebuffer_s += (end.max(since) - since).as_secs_f64();
-            }
+        if let Some(since) = p.stalled_since {
+            s.rebuffer_s += (end.max(since) - since).as_secs_f64();
         }
         if s.chunks > 0 {
             s.mean_bitrate_mbps = Some(self.bitrate_sum_mbps / s.chunks as f64);
