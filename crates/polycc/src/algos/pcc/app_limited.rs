@@ -12,23 +12,37 @@
 //! [`VALIDATED_FILL`] of its rate (its sending rate, over the time its packets took, see
 //! `monitor.rs`) while the sender's own window never filled, or when the transport flagged
 //! one of its packets as sent while application-limited. After a non-validated MI the
-//! controller's rate may not rise above the rate it had before that MI, and it is capped at
-//! [`DELIVERED_GAIN`]× the MI's delivered rate (RFC 7661's factor of two: a validated window
-//! is at most twice what the flow used), never below the rate of an initial window per smoothed
-//! RTT (RFC 9002 §7.2's initial window, the restart window Linux returns to after idle,
-//! `tcp_cwnd_restart`), so that an idle application does not drive the rate to nothing. Nor
+//! controller's rate may not rise above the rate it had before that MI. Once no MI has been
+//! validated for the non-validated period ([`sustained`], RFC 7661 §4.3's NVP of five minutes:
+//! a rate-limited or idle sender keeps its window that long, then reduces it), the rate is
+//! also capped at [`DELIVERED_GAIN`]× the MI's delivered rate (RFC 7661's factor of two: a
+//! validated window is at most twice what the flow used), never below the rate of an initial
+//! window per smoothed RTT (RFC 9002 §7.2's initial window, Linux's restart window), so that an
+//! idle application does not drive the rate to nothing. Capping sooner, at every gap, sent a
+//! chunked video download back to an initial window per RTT at each chunk, and PCC's rate
+//! search takes many MIs to climb back (Proteus Figs. 12–13: a 4K player got 27 Mbit/s of
+//! 70–120; REPRODUCTION.md's PCC section 13). Nor
 //! may such an MI take the rate below that initial-window rate unless it lost packets
 //! (`rate_floor`). The controller restarts its search at the bound (`RateControl::set_rate`).
 //! A sender with enough data fills every MI (a paced one sends its rate to within one packet
 //! per MI, an unpaced one more): the guard never acts on it.
 
 use crate::algos::pcc::monitor::{MiStats, MIN_PACKETS_PER_MI};
-use crate::units::{Bytes, Rate};
+use crate::units::{Bytes, Duration, Rate, Time};
 
 /// RFC 7661 §4.3: a window less than half used is not validated.
 pub const VALIDATED_FILL: f64 = 0.5;
 /// RFC 7661 §4.3: the rate stays within twice what the flow actually used.
 pub const DELIVERED_GAIN: f64 = 2.0;
+/// RFC 7661 §4.3: the non-validated period (NVP), how long a sender that has not validated
+/// its window may keep it.
+pub const NON_VALIDATED_PERIOD: Duration = Duration::from_secs(300);
+
+/// Whether the sender, with no validated MI since `since`, has outlasted the
+/// [`NON_VALIDATED_PERIOD`] by `now`.
+pub fn sustained(since: Time, now: Time) -> bool {
+    now >= since + NON_VALIDATED_PERIOD
+}
 
 /// True when the MI shows the sender was application-limited (module documentation). Only an
 /// MI that lasted at least the time to send [`MIN_PACKETS_PER_MI`] packets of `mss` at its rate
@@ -42,10 +56,20 @@ pub fn not_validated(s: &MiStats, mss: Bytes) -> bool {
     s.app_limited_flag || (long_enough && !s.window_limited && under_filled)
 }
 
+/// True when the MI shows the rate in use: at least [`MIN_PACKETS_PER_MI`] packets, and
+/// not [`not_validated`]. An MI with fewer (an idle one, one a re-alignment closed early)
+/// says nothing either way.
+pub fn validated(s: &MiStats, mss: Bytes) -> bool {
+    s.packets_sent >= MIN_PACKETS_PER_MI && !not_validated(s, mss)
+}
+
 /// The highest rate the controller may have after judging non-validated MI `s`: no more than
-/// `before` (its rate before the MI) nor [`DELIVERED_GAIN`]× the MI's delivered rate, that
-/// cap never below `floor`.
-pub fn rate_limit(s: &MiStats, before: Rate, floor: Rate) -> Rate {
+/// `before` (its rate before the MI) and, once the limitation is `sustained`, nor
+/// [`DELIVERED_GAIN`]× the MI's delivered rate, that cap never below `floor`.
+pub fn rate_limit(s: &MiStats, before: Rate, floor: Rate, sustained: bool) -> Rate {
+    if !sustained {
+        return before;
+    }
     let cap = Rate::from_bps_f64(DELIVERED_GAIN * s.throughput_bps).max(floor);
     before.min(cap)
 }
@@ -112,19 +136,31 @@ mod tests {
         // 2 Mbit/s delivered at a 20 Mbit/s rate: capped at 4.
         let s = mi(20, 2.0, 2.0);
         assert_eq!(
-            rate_limit(&s, Rate::from_mbps(20), floor),
+            rate_limit(&s, Rate::from_mbps(20), floor, true),
             Rate::from_mbps(4)
+        );
+        // Before the limitation has lasted an RTO only the rate before the MI bounds it.
+        assert_eq!(
+            rate_limit(&s, Rate::from_mbps(20), floor, false),
+            Rate::from_mbps(20)
         );
         // Below the cap the rate before the MI is the limit.
         assert_eq!(
-            rate_limit(&s, Rate::from_mbps(3), floor),
+            rate_limit(&s, Rate::from_mbps(3), floor, true),
             Rate::from_mbps(3)
         );
         // Nothing delivered: the floor.
         assert_eq!(
-            rate_limit(&mi(20, 0.0, 0.0), Rate::from_mbps(20), floor),
+            rate_limit(&mi(20, 0.0, 0.0), Rate::from_mbps(20), floor, true),
             floor
         );
+    }
+
+    #[test]
+    fn a_limitation_is_sustained_after_the_non_validated_period() {
+        let t0 = Time::ZERO + Duration::from_secs(5);
+        assert!(!sustained(t0, t0 + Duration::from_secs(299)));
+        assert!(sustained(t0, t0 + Duration::from_secs(300)));
     }
 
     #[test]
@@ -145,7 +181,9 @@ mod tests {
         // The bounds never cross: the limit is at least min(before, floor) too.
         for before in [1, 3, 4, 20] {
             let b = Rate::from_mbps(before);
-            assert!(rate_floor(&s, b, floor) <= rate_limit(&s, b, floor));
+            for sus in [false, true] {
+                assert!(rate_floor(&s, b, floor) <= rate_limit(&s, b, floor, sus));
+            }
         }
     }
 }

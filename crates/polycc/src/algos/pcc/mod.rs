@@ -644,9 +644,11 @@ mod tests {
                  loss 30-60 s {loss:.4}, queue {queue}"
             );
             assert!(app_mbps > 1.9, "{name}: {app_mbps}");
-            // Twice the delivered 2 Mbit/s, plus a probing step (5 %) and Allegro's ε; the
-            // starting phase's doublings run an RTT ahead of the first judged MI (< 16).
-            assert!(max < 4.6, "{name}: max rate {max}");
+            // An MI that sends at least half its rate is validated and may raise it, so the
+            // rate settles near twice the 2 Mbit/s used (a little more: an MI's send rate is
+            // over the time its packets took), plus Allegro's ε (4.66); the starting phase's
+            // doublings run an RTT ahead of the first judged MI (< 16).
+            assert!(max < 5.0, "{name}: max rate {max}");
             assert!(
                 start_max < 16.0,
                 "{name}: max rate in the first second {start_max}"

@@ -28,7 +28,7 @@
 //! event is attributed, and the event's other packets are taken to be the pending ones just
 //! below it (see `MonitorQueue::on_acked_aggregate`).
 
-use crate::algos::pcc::app_limited::{not_validated, rate_floor, rate_limit};
+use crate::algos::pcc::app_limited::{not_validated, rate_floor, rate_limit, sustained, validated};
 use crate::algos::pcc::monitor::{
     MiPlan, MiStats, MonitorConfig, MonitorQueue, MIN_PACKETS_PER_MI,
 };
@@ -132,6 +132,9 @@ pub(crate) struct PccSender<C: RateControl> {
     packets_sent: u64,
     /// Bytes in flight after the latest event (the transport's count).
     in_flight: Bytes,
+    /// When the latest validated MI was judged, or the sender first saw an event
+    /// (`app_limited.rs`).
+    validated_at: Option<Time>,
 }
 
 impl<C: RateControl> PccSender<C> {
@@ -151,6 +154,7 @@ impl<C: RateControl> PccSender<C> {
             host_paces: true,
             packets_sent: 0,
             in_flight: 0,
+            validated_at: None,
         }
     }
 
@@ -236,19 +240,22 @@ impl<C: RateControl> PccSender<C> {
                 let before = self.ctl.base_rate();
                 realign |= self.ctl.on_mi(&s, &path);
                 if not_validated(&s, self.mss) {
-                    // app_limited.rs: an application-limited MI never raises the rate, and
-                    // lowers it below an initial window per RTT only on loss.
-                    let floor = Rate::from_bytes_over(
-                        self.initial_cwnd.max(MIN_WINDOW_PACKETS * self.mss),
-                        path.srtt(),
+                    // app_limited.rs: an application-limited MI never raises the rate, lowers it
+                    // below an initial window per RTT only on loss, and to what the flow used
+                    // only once nothing has been validated for RFC 7661's NVP.
+                    let floor = self.restart_rate(&path);
+                    let long = sustained(*self.validated_at.get_or_insert(now), now);
+                    let (low, high) = (
+                        rate_floor(&s, before, floor),
+                        rate_limit(&s, before, floor, long),
                     );
-                    let (low, high) =
-                        (rate_floor(&s, before, floor), rate_limit(&s, before, floor));
                     let rate = self.ctl.base_rate();
                     if rate > high || rate < low {
                         self.ctl.set_rate(rate.clamp(low, high), &path);
                         realign = true;
                     }
+                } else if validated(&s, self.mss) {
+                    self.validated_at = Some(now);
                 }
                 self.last = Some(s);
             }
@@ -259,6 +266,15 @@ impl<C: RateControl> PccSender<C> {
                 return;
             }
         }
+    }
+
+    /// An initial window per smoothed RTT: the least rate an application-limited sender is
+    /// taken down to without loss, and where an idle one restarts (`app_limited.rs`).
+    fn restart_rate(&self, path: &PathView) -> Rate {
+        Rate::from_bytes_over(
+            self.initial_cwnd.max(MIN_WINDOW_PACKETS * self.mss),
+            path.srtt(),
+        )
     }
 
     fn restart_at(&mut self, now: Time, rate: Rate) {
@@ -275,6 +291,14 @@ impl<C: RateControl> CongestionControl for PccSender<C> {
     }
 
     fn on_sent(&mut self, now: Time, sent: &SentPacket) {
+        let validated_at = *self.validated_at.get_or_insert(now);
+        if self.in_flight == 0 && sustained(validated_at, now) {
+            // app_limited.rs: idle for longer than the non-validated period, the sender
+            // restarts from an initial window per RTT, as RFC 7661 reduces its window then.
+            let restart = self.restart_rate(&self.path(now)).min(self.ctl.base_rate());
+            self.validated_at = Some(now);
+            self.restart_at(now, restart);
+        }
         self.process(now);
         self.packets_sent += 1;
         self.mq.on_sent(now, sent.pn, sent.bytes);
