@@ -116,6 +116,13 @@ def test_keys_the_emulator_cannot_honour_are_refused_by_name(tmp_path: Path) -> 
     assert r.returncode == 2, r.stderr
     assert "flows (cubic).traffic.kind" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "o").exists()
+    # A page loader is the simulator's only.
+    page = 'traffic = { kind = "page", pages = [["10KB"]], interval = "1s" }\n'
+    scen.write_text(KERNEL_CUBIC.format(duration="1s") + page)
+    r = polycc_process("run", scen, "--backend", "emu", "--out", tmp_path / "p")
+    assert r.returncode == 2, r.stderr
+    assert "flows (cubic).traffic.kind" in r.stderr and "page" in r.stderr
+    assert not (tmp_path / "p").exists()
 
 
 def test_the_simulator_runs_kernel_flows_as_their_models(tmp_path: Path) -> None:

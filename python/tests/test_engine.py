@@ -280,6 +280,39 @@ def test_a_dash_player_reports_its_stalls_and_chunks(tmp_path: Path) -> None:
     assert "Video players (DASH)" in html
 
 
+def test_a_browser_reports_its_page_load_times(tmp_path: Path) -> None:
+    # A 10 KB document, then 200 KB, every 2 s on 10 Mbit/s, 40 ms: each load is two transfers
+    # (rows of transfers.parquet), each asked for a round trip before it comes, and the report
+    # lists the browser.
+    scenario = {
+        "name": "pages",
+        "duration": "20s",
+        "links": [{"id": "b", "rate": "10Mbps", "queue": {"size": "1bdp"}}],
+        "flows": [
+            {
+                "id": "web",
+                "cca": "cubic",
+                "rtt": "40ms",
+                "traffic": {
+                    "kind": "page",
+                    "pages": [["10KB", "200KB"]],
+                    "interval": "2s",
+                    "arrivals": "periodic",
+                },
+            }
+        ],
+    }
+    r = api.run(scenario)
+    (f,) = r.summary["flows"]
+    assert f["page_loads"] == 10 and f["page_loads_delayed"] == 0
+    # Two round trips and 210 KB at 10 Mbit/s (0.17 s) at least; well under the 2 s interval.
+    assert 0.08 + 0.168 <= f["page_load_s"]["min"] <= f["page_load_s"]["p95"] < 1.0
+    assert 0.04 <= f["page_response_s"]["mean"] < f["page_load_s"]["mean"]
+    assert sorted(set(r.transfers["bytes"])) == [10e3, 200e3] and len(r.transfers) == 20
+    html = (r.write(tmp_path / "res") / "report.html").read_text()
+    assert "Page loads" in html
+
+
 def test_web_flows_write_one_row_per_transfer(tmp_path: Path) -> None:
     # Several sources' transfers in one table, so completion times pool over all of them.
     web = {

@@ -441,5 +441,6 @@ fn flow_summary(
         frames_lost: video.as_ref().map(|v| v.lost),
         competing_detected_fraction: video.as_ref().and_then(|v| v.competing),
         streaming: None,
+        browsing: None,
     }
 }

@@ -61,6 +61,13 @@ pub fn check(model: &Model, kernel_ccas: &[String]) -> Result<(), EmuError> {
                     .into(),
             ));
         }
+        if matches!(f.traffic, Traffic::Page(_)) {
+            return Err(refuse(
+                at("traffic.kind"),
+                "page (a browser loading pages level by level) is modelled in the simulator                  only; use --backend sim"
+                    .into(),
+            ));
+        }
         if f.send_jitter.is_some() {
             return Err(refuse(
                 at("send_jitter"),

@@ -100,6 +100,23 @@ pub struct FlowSummary {
     /// DASH flows: the player's figures (flattened into the flow's keys).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub streaming: Option<StreamingSummary>,
+    /// Page-load flows: the browser's figures (flattened into the flow's keys).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub browsing: Option<PageSummary>,
+}
+
+/// What a page-load flow's browser saw (`traffic = { kind = "page" }`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PageSummary {
+    /// Loads completed.
+    pub page_loads: u64,
+    /// Of those, loads that waited for the one before them to end.
+    pub page_loads_delayed: u64,
+    /// Page load time of the completed loads: from the load's start to the last byte of its
+    /// last level, s.
+    pub page_load_s: Option<Percentiles>,
+    /// Page response time: from the load's start to the last byte of its document, s.
+    pub page_response_s: Option<Percentiles>,
 }
 
 /// What a DASH flow's player saw (`traffic = { kind = "dash" }`).

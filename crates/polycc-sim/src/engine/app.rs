@@ -1,12 +1,16 @@
 //! The application on top of a flow: what data exists when (bulk, one sized transfer, repeated
 //! web-like transfers) or, for unresponsive sources, when each packet is emitted.
 
+use crate::engine::page_loader::PageLoader;
 use crate::engine::player::Player;
 use crate::scenario::Traffic;
 use polycc::units::{Duration, Time};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use std::collections::VecDeque;
+
+/// Mixed into the application's seed for a page loader's stream (any constant apart from 0).
+const PAGE_STREAM: u64 = 0x7061_6765_6c6f_6164;
 
 /// One transfer of a sized or web flow.
 #[derive(Clone, Copy, Debug)]
@@ -40,6 +44,8 @@ pub struct App {
     periods: u64,
     /// DASH flows: the player at the receiver.
     pub player: Option<Box<Player>>,
+    /// Page-load flows: the browser at the receiver.
+    pub loader: Option<Box<PageLoader>>,
     /// The application's own random stream (request and packet gaps), so that a seed gives the
     /// same arrivals whatever else in the run draws random numbers, and whichever backend
     /// runs it.
@@ -53,8 +59,14 @@ impl App {
             Traffic::Dash(d) => Some(Box::new(Player::new((**d).clone()))),
             _ => None,
         };
+        // Its own stream, apart from the request gaps' (a constant of ours).
+        let loader = match &traffic {
+            Traffic::Page(p) => Some(Box::new(PageLoader::new((**p).clone(), seed ^ PAGE_STREAM))),
+            _ => None,
+        };
         App {
             player,
+            loader,
             rng: Pcg64Mcg::seed_from_u64(seed),
             periods: 0,
             traffic,

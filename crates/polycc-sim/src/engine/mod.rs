@@ -11,6 +11,7 @@ mod fast_link;
 mod handshake;
 pub mod link;
 mod packet;
+mod page_loader;
 pub mod pipe;
 mod player;
 mod pn_ranges;
@@ -635,6 +636,11 @@ impl Simulator {
                     self.q.push(now + wait + owd, Ev::App(f));
                 }
             }
+            Traffic::Page(_) => {
+                if let Some(l) = fl.app.loader.as_mut() {
+                    self.q.push(l.first(now), Ev::App(f));
+                }
+            }
         }
         Ok(())
     }
@@ -731,6 +737,22 @@ impl Simulator {
                     self.begin_next_transfer(f, first)?;
                 }
             }
+            Traffic::Page(_) => {
+                let owd = fl.reverse_owd;
+                let Some(l) = fl.app.loader.as_mut() else {
+                    return Ok(());
+                };
+                let (bytes, wakes) = l.poll(now, owd);
+                for at in wakes.into_iter().flatten() {
+                    self.q.push(at, Ev::App(f));
+                }
+                if let Some(bytes) = bytes {
+                    fl.app.request(now, bytes);
+                    fl.receiver.transfer_end = fl.app.receiving_end();
+                    let first = fl.app.transfers.len() == 1;
+                    self.begin_next_transfer(f, first)?;
+                }
+            }
             Traffic::OnOff { .. } => {
                 let sending = fl.app.sending();
                 if let Some(s) = fl.sender.as_mut() {
@@ -752,14 +774,13 @@ impl Simulator {
         let Some(&idx) = fl.app.queued.front() else {
             return Ok(());
         };
-        // A DASH player fetches its chunks over one connection.
-        let persistent = matches!(
-            fl.app.traffic,
-            Traffic::Web {
-                persistent: true,
-                ..
-            } | Traffic::Dash(_)
-        );
+        // A DASH player fetches its chunks over one connection; a browser a page's levels.
+        let persistent = match &fl.app.traffic {
+            Traffic::Web { persistent, .. } => *persistent,
+            Traffic::Dash(_) => true,
+            Traffic::Page(_) => !fl.app.loader.as_ref().is_some_and(|l| l.opens_connection()),
+            _ => false,
+        };
         let cc = if first || persistent {
             None
         } else {
@@ -1147,6 +1168,15 @@ impl Simulator {
                     // A DASH player's next request reaches the server a one-way delay later.
                     if let Some(wait) = fl.app.player.as_mut().and_then(|pl| pl.on_chunk(now)) {
                         self.q.push(now + wait + fl.reverse_owd, Ev::App(f));
+                    }
+                    // A browser's next request (or next load) likewise.
+                    if let Some(at) = fl
+                        .app
+                        .loader
+                        .as_mut()
+                        .and_then(|l| l.on_level(now, fl.reverse_owd))
+                    {
+                        self.q.push(at, Ev::App(f));
                     }
                 }
                 fl.receiver.transfer_end = fl.app.receiving_end();

@@ -5,6 +5,7 @@ pub mod dash;
 pub mod external;
 pub mod host;
 pub mod linux_stack;
+pub mod page;
 pub mod quantity;
 mod resolve;
 pub mod spec;
@@ -91,7 +92,7 @@ fn untagged_hint(msg: String) -> String {
         let what = if msg.contains("CcSpec") {
             "expected a CCA name (\"cubic\") or a table with `name` (e.g. { name = \"cubic\", beta = 0.7 })"
         } else if msg.contains("TrafficSpec") {
-            "expected \"bulk\" or a table with kind = bulk | sized | web | on_off | cbr | poisson | video | dash and its keys (sized: size; web: size, interval, arrivals, connection; on_off: on, off, periods; cbr/poisson: rate; video: fps, min_rate, max_rate, packet, fec, retransmit, frame_noise; dash: bitrates, chunk, buffer, startup, abr, length)"
+            "expected \"bulk\" or a table with kind = bulk | sized | web | on_off | cbr | poisson | video | dash | page and its keys (sized: size; web: size, interval, arrivals, connection; on_off: on, off, periods; cbr/poisson: rate; video: fps, min_rate, max_rate, packet, fec, retransmit, frame_noise; dash: bitrates, chunk, buffer, startup, abr, length; page: pages, interval, arrivals, connection)"
         } else if msg.contains("AckPolicy") {
             "expected \"every\", \"delayed\" or { every = 2, max_delay = \"25ms\" }"
         } else if msg.contains("TraceSpec") {
@@ -189,6 +190,8 @@ pub enum Traffic {
     Video(VideoModel),
     /// Adaptive video streaming (`spec::TrafficTable::Dash`).
     Dash(Box<dash::DashModel>),
+    /// Page loads (`spec::TrafficTable::Page`).
+    Page(Box<page::PageModel>),
 }
 
 /// A validated real-time video source (see `spec::TrafficTable::Video`).
@@ -236,6 +239,7 @@ impl Traffic {
             Traffic::Poisson { .. } => "poisson",
             Traffic::Video(_) => "video",
             Traffic::Dash(_) => "dash",
+            Traffic::Page(_) => "page",
         }
     }
 }

@@ -578,6 +578,21 @@ pub enum TrafficTable {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         length: Option<DurationQ>,
     },
+    /// Web page loads: a browser at the receiver loads one of `pages` (picked at random) every
+    /// `interval` (`arrivals` as for web traffic), one load at a time. A page is a list of
+    /// levels (sizes): the document, then the objects it references, then theirs; each level
+    /// is asked for once the one before has arrived, and comes as one transfer (HTTP/2's
+    /// multiplexed objects). Each load opens a new connection unless `connection =
+    /// "persistent"`.
+    Page {
+        pages: Vec<Vec<SizeQ>>,
+        interval: DurationQ,
+        #[serde(default = "default_arrivals")]
+        arrivals: Arrivals,
+        /// Checked when the scenario is resolved, so that a bad value is named in the error.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        connection: Option<String>,
+    },
 }
 
 /// PIBES §IV defaults: 30 frames/s, the encoder's range 0.5 – 8 Mbit/s, 1200-byte datagrams

@@ -418,6 +418,24 @@ pub(super) fn check_model(
                     n,
                 );
             }
+            Traffic::Page(ref p) => {
+                // A load a mean interval apart, each as many transfers as its page's levels.
+                let levels = p.pages.iter().map(Vec::len).max().unwrap_or(1) as f64;
+                let n = span / p.interval.as_secs_f64() * levels;
+                let what = format!(
+                    "flow {:?}: {} page-load transfers (a load per {})",
+                    f.id,
+                    count(n),
+                    p.interval
+                );
+                transfer_terms(
+                    &mut memory,
+                    &mut events,
+                    format!("flows[{i}].traffic.interval"),
+                    what,
+                    n,
+                );
+            }
             Traffic::Dash(ref d) => {
                 // At most one chunk per chunk length of video once the buffer is full, and
                 // faster only while it fills: bounded by the buffer's chunks on top.

@@ -2,6 +2,7 @@
 //! checked.
 
 use crate::scenario::dash::{Abr, DashModel};
+use crate::scenario::page::PageModel;
 use crate::scenario::quantity::{self, DurationQ, RateQ, SizeQ};
 use crate::scenario::spec::{Arrivals, Periods, Scenario, TrafficSpec, TrafficTable};
 use crate::scenario::{Origin, ScenarioError, Traffic, VideoModel};
@@ -11,11 +12,17 @@ use quantity::Size;
 /// Web traffic's `connection` values.
 const WEB_PER_REQUEST: &str = "per_request";
 const WEB_PERSISTENT: &str = "persistent";
+/// Page traffic's default `connection`: a new connection for each load.
+const PAGE_PER_PAGE: &str = "per_page";
 /// Shortest DASH chunk accepted: segments are seconds long; below this a unit slip ("4ms" for
 /// "4s") would make a request per few packets.
 const MIN_DASH_CHUNK: Duration = Duration::from_millis(100);
 /// Most ladder levels accepted (services use up to a dozen or so).
 const MAX_DASH_LEVELS: usize = 32;
+/// Most pages, and levels per page, accepted: a page's dependency chain is a few levels deep
+/// (document, style sheets and scripts, what they load), and a page set is a site list.
+const MAX_PAGES: usize = 1000;
+const MAX_PAGE_LEVELS: usize = 16;
 
 /// The source of a flow; errors name `at` (the flow's `traffic` key) or the key under it.
 pub(super) fn resolve_flow_traffic(
@@ -51,7 +58,7 @@ fn resolve_traffic(t: &TrafficSpec, mss: u64) -> Result<Traffic, String> {
     Ok(match t {
         TrafficSpec::Named(n) if n == "bulk" => Traffic::Bulk,
         TrafficSpec::Named(n) => {
-            return Err(format!("unknown traffic {n:?}; allowed: \"bulk\" or a table with kind = bulk | sized | web | on_off | cbr | poisson | video | dash"))
+            return Err(format!("unknown traffic {n:?}; allowed: \"bulk\" or a table with kind = bulk | sized | web | on_off | cbr | poisson | video | dash | page"))
         }
         TrafficSpec::Table(TrafficTable::Bulk) => Traffic::Bulk,
         TrafficSpec::Table(TrafficTable::Sized { size }) => Traffic::Sized { bytes: size_bytes(size)? },
@@ -73,6 +80,22 @@ fn resolve_traffic(t: &TrafficSpec, mss: u64) -> Result<Traffic, String> {
         TrafficSpec::Table(TrafficTable::Poisson { rate }) => Traffic::Poisson { rate: rate.value },
         TrafficSpec::Table(TrafficTable::Video { fps, min_rate, max_rate, packet, fec, retransmit, frame_noise }) => {
             Traffic::Video(video(*fps, min_rate, max_rate, packet, *fec, *retransmit, *frame_noise)?)
+        }
+        TrafficSpec::Table(TrafficTable::Page { pages, interval, arrivals, connection }) => {
+            if interval.value.is_zero() {
+                return Err("interval must be positive".into());
+            }
+            let persistent = match connection.as_deref() {
+                None | Some(PAGE_PER_PAGE) => false,
+                Some(WEB_PERSISTENT) => true,
+                Some(c) => {
+                    return Err(format!(
+                        "connection = {c:?} is not allowed; use \"{PAGE_PER_PAGE}\" (a new connection per page load, the default) or \"{WEB_PERSISTENT}\" (one connection for all loads)"
+                    ))
+                }
+            };
+            let poisson = *arrivals == Arrivals::Poisson;
+            Traffic::Page(Box::new(page(pages, interval.value, poisson, persistent, size_bytes)?))
         }
         TrafficSpec::Table(TrafficTable::Dash { bitrates, chunk, buffer, startup, abr, length }) => {
             let rates: Vec<Rate> = bitrates.iter().map(|r| r.value).collect();
@@ -135,6 +158,39 @@ fn dash(
     })
 }
 
+/// Page loads' pages, checked: each level's size as a transfer's, `pages[i][j]` named.
+fn page(
+    pages: &[Vec<SizeQ>],
+    interval: Duration,
+    poisson: bool,
+    persistent: bool,
+    size_bytes: impl Fn(&SizeQ) -> Result<u64, String>,
+) -> Result<PageModel, String> {
+    if pages.is_empty() || pages.len() > MAX_PAGES {
+        return Err(format!("pages must list 1 to {MAX_PAGES} pages"));
+    }
+    let mut out = Vec::with_capacity(pages.len());
+    for (i, levels) in pages.iter().enumerate() {
+        if levels.is_empty() || levels.len() > MAX_PAGE_LEVELS {
+            return Err(format!(
+                "pages[{i}] must list 1 to {MAX_PAGE_LEVELS} levels (the document, then what it references, ...)"
+            ));
+        }
+        let sizes = levels
+            .iter()
+            .enumerate()
+            .map(|(j, s)| size_bytes(s).map_err(|m| format!("pages[{i}][{j}]: {m}")))
+            .collect::<Result<Vec<u64>, String>>()?;
+        out.push(sizes);
+    }
+    Ok(PageModel {
+        pages: out,
+        interval,
+        poisson,
+        persistent,
+    })
+}
+
 /// Web-like transfers; the size is checked after the interval and the connection.
 fn web(
     interval: &DurationQ,
@@ -143,7 +199,7 @@ fn web(
     size_bytes: impl Fn() -> Result<u64, String>,
 ) -> Result<Traffic, String> {
     if interval.value.is_zero() {
-        return Err("web interval must be positive".into());
+        return Err("interval must be positive".into());
     }
     let persistent = match connection {
         None | Some(WEB_PER_REQUEST) => false,
