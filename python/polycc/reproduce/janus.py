@@ -76,6 +76,7 @@ from polycc.reproduce.janus_criteria import (
     SEND_JITTER_KNOB,
     closing,
 )
+from polycc.reproduce.janus_pages import exp_page_load
 from polycc.reproduce.janus_video import exp_rebuffering
 from polycc.reproduce.kernel_tcp import LINUX_CCA, kernel_tcp_flows
 from polycc.reproduce.scenario_file import PACKET_BYTES, ScenarioFile, rate_mbps, size_text
@@ -103,6 +104,7 @@ def experiments(ctx: Context) -> list[Section]:
         _exp_rmin,
         _exp_variants,
         exp_rebuffering,
+        exp_page_load,
     ]
     return [step(ctx) for step in steps]
 

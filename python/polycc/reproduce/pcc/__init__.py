@@ -42,6 +42,7 @@ from polycc.reproduce.pcc import (
     allegro_short_flows,
     allegro_tcp_friendliness,
     proteus_bbr_s,
+    proteus_pages,
     proteus_scavenger,
     proteus_video,
 )
@@ -210,6 +211,16 @@ NEW_WHY: dict[str, str] = {
     "11b": "As 11a.",
     "12a": "Allegro Fig. 10, a headline result issue 19 names as not reproduced.",
     "12b": "As 12a.",
+    "13a": "Proteus Figs. 12–13, a headline result issue 19 names as not reproduced; it needs a "
+    "video player (`dash` traffic).",
+    "13b": "As 13a.",
+    "13c": "As 13a.",
+    "13d": "As 13a.",
+    "13e": "As 13a.",
+    "14a": "Proteus Fig. 11(b), a headline result issue 19 names as not reproduced; it needs a "
+    "browser (`page` traffic).",
+    "14b": "As 14a.",
+    "14c": "As 14a.",
     "7d": "CUBIC's share of cases (51.3 %), judged apart from BBR's (7a) as the paper gives both.",
     "1i": "Added after the first run under issue 19 (§4.4.2's second number), at the paper's 151× "
     "and the ratio tolerance.",
@@ -255,5 +266,6 @@ def experiments(ctx: Context) -> list[Section]:
         allegro_tcp_friendliness.run,
         allegro_incast.run,
         proteus_video.run,
+        proteus_pages.run,
     ]
     return [step(ctx) for step in steps]

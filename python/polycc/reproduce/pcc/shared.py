@@ -54,6 +54,11 @@ def window_means(xs: Sequence[float], per: int) -> list[float]:
     return [statistics.fmean(xs[i : i + per]) for i in range(0, len(xs) - per + 1, per)]
 
 
+def ratios(a: Sequence[float], b: Sequence[float]) -> list[float]:
+    """Per seed, `a` over `b`: infinite over zero, NaN for 0 / 0."""
+    return [x / y if y > 0 else (math.nan if x == 0 else math.inf) for x, y in zip(a, b, strict=True)]
+
+
 def ratio2(value: float) -> str:
     """A ratio to two decimals ("1.25×"), a dash when missing: for criteria whose bounds need
     them (0.80× .. 1.25×)."""
