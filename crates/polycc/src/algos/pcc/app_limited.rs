@@ -21,7 +21,9 @@
 //! idle application does not drive the rate to nothing. Capping sooner, at every gap, sent a
 //! chunked video download back to an initial window per RTT at each chunk, and PCC's rate
 //! search takes many MIs to climb back (Proteus Figs. 12–13: a 4K player got 27 Mbit/s of
-//! 70–120; REPRODUCTION.md's PCC section 13). Nor
+//! 70–120; REPRODUCTION.md's PCC section 13). An idle sender judges no MI, so one that sends
+//! again after more than the NVP without a validated MI restarts from that initial-window
+//! rate (`PccSender::on_sent`). Nor
 //! may such an MI take the rate below that initial-window rate unless it lost packets
 //! (`rate_floor`). The controller restarts its search at the bound (`RateControl::set_rate`).
 //! A sender with enough data fills every MI (a paced one sends its rate to within one packet
@@ -139,7 +141,7 @@ mod tests {
             rate_limit(&s, Rate::from_mbps(20), floor, true),
             Rate::from_mbps(4)
         );
-        // Before the limitation has lasted an RTO only the rate before the MI bounds it.
+        // Within the non-validated period only the rate before the MI bounds it.
         assert_eq!(
             rate_limit(&s, Rate::from_mbps(20), floor, false),
             Rate::from_mbps(20)
