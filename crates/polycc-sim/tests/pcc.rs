@@ -442,14 +442,7 @@ fn request_response_flows_never_raise_their_rate_while_idle() {
     // 5.5 to 10.6 Mbit/s mean, at most 11.7 at 30 s.
     for cca in PCC_VARIANTS {
         let out = requests(cca, "250KB", "1s", "30s", "per_request");
-        let t = out.flows.f64s("t_s").expect("t_s");
-        let rate = out.flows.f64s("pacing_rate_mbps").expect("pacing rate");
-        let late: Vec<f64> = t
-            .iter()
-            .zip(&rate)
-            .filter(|(t, _)| **t >= 1.0)
-            .map(|(_, r)| *r)
-            .collect();
+        let late = pacing_rates(&out, 1.0, f64::INFINITY);
         let mean = late.iter().sum::<f64>() / late.len() as f64;
         let last = *late.last().expect("samples");
         let goodput = out.summary.flows[0].goodput_mbps;
@@ -458,6 +451,17 @@ fn request_response_flows_never_raise_their_rate_while_idle() {
         assert!(mean < 15.0, "{cca} mean pacing rate {mean}");
         assert!(last < 15.0, "{cca} pacing rate at 30 s {last}");
     }
+}
+
+/// The flow's pacing rates (Mbit/s) in the bins from `from` to before `to` (seconds).
+fn pacing_rates(out: &RunOutput, from: f64, to: f64) -> Vec<f64> {
+    let t = out.flows.f64s("t_s").expect("t_s");
+    let rate = out.flows.f64s("pacing_rate_mbps").expect("pacing rate");
+    t.iter()
+        .zip(&rate)
+        .filter(|(t, _)| **t >= from && **t < to)
+        .map(|(_, r)| *r)
+        .collect()
 }
 
 /// `cca` sending for 20 s, silent for `off`, then sending again, on 20 Mbit/s, 40 ms: its
@@ -479,15 +483,8 @@ fn rate_around_a_silence(cca: &str, off_s: u64) -> (f64, f64) {
     "#,
         20 + off_s + 1
     ));
-    let t = out.flows.f64s("t_s").expect("t_s");
-    let rate = out.flows.f64s("pacing_rate_mbps").expect("pacing rate");
     let at = |from: f64, to: f64| {
-        let v: Vec<f64> = t
-            .iter()
-            .zip(&rate)
-            .filter(|(t, _)| **t >= from && **t < to)
-            .map(|(_, r)| *r)
-            .collect();
+        let v = pacing_rates(&out, from, to);
         v.iter().sum::<f64>() / v.len().max(1) as f64
     };
     let restart = 20.0 + off_s as f64;
