@@ -194,10 +194,14 @@ def test_proteus_video_players_stream_and_stall_only_when_forced(quick: ReportRe
     assert len(e.seeds) == 2 and all(0.2 < v < 3.0 for v in e.seeds)
 
 
-def test_pages_load_slower_beside_ledbat_than_beside_proteus_s(quick: ReportResult) -> None:
-    # Proteus Fig. 11(b) (quick: the full 600-s runs, 2 seeds): LEDBAT's 100 ms target queue slows every
-    # round trip of a page load, Proteus-S keeps little queue (14b, 14c: LEDBAT over Proteus-S).
-    for rid in ("14b", "14c"):
+def test_scavengers_beside_video_players_and_page_loads(quick: ReportResult) -> None:
+    # Proteus Fig. 11 (quick: 1 and 8 players, the full 600-s page runs, 2 seeds). (b) LEDBAT's
+    # 100 ms target queue slows every round trip of a page load, Proteus-S keeps little queue
+    # (14d, 14e: LEDBAT over Proteus-S). (a) With 8 players, each ratio of bitrates has a value
+    # per seed, and CUBIC in the background costs the players more than LEDBAT (14b).
+    for rid in ("14d", "14e"):
         r = quick.get(rid)
         assert len(r.seeds) == 2 and all(v > 1.1 for v in r.seeds), r
-    assert all(v > 0 for v in quick.get("14a").seeds)
+    assert all(v > 0 for v in quick.get("14c").seeds)
+    assert all(0.5 < v < 2.0 for v in quick.get("14a").seeds), quick.get("14a")
+    assert all(v > 1.0 for v in quick.get("14b").seeds), quick.get("14b")

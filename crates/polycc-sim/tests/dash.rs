@@ -97,6 +97,27 @@ fn bola_settles_below_what_the_link_carries_and_does_not_stall() {
 }
 
 #[test]
+fn the_dash_js_rule_reaches_the_top_of_a_ladder_that_plain_bola_never_does() {
+    // 100 Mbit/s for one player of a 0.25-15 Mbit/s ladder: its buffer waits a chunk below the
+    // 30 s target, where BOLA's buffer rule alone picks 5 Mbit/s; dash.js's rule counts that
+    // waiting as a placeholder buffer, climbs to 15 Mbit/s and stays.
+    let ladder = r#"["0.25Mbps", "0.5Mbps", "0.75Mbps", "1Mbps", "1.25Mbps", "1.9Mbps", "3.1Mbps", "5Mbps", "10Mbps", "15Mbps"]"#;
+    let mean = |abr: &str| {
+        let (s, _) = streaming(&scenario(
+            "100Mbps",
+            "120s",
+            &format!(r#"{{ kind = "dash", bitrates = {ladder}, abr = "{abr}" }}"#),
+        ));
+        eprintln!("{abr}: {s:?}");
+        assert_eq!(s.rebuffers, 0, "{abr}: {s:?}");
+        s.chunk_bitrate_mbps.unwrap()
+    };
+    let (rule, basic) = (mean("bola"), mean("bola-basic"));
+    assert!(rule > 12.0, "dash.js rule {rule}");
+    assert!(basic < 6.0, "BOLA alone {basic}");
+}
+
+#[test]
 fn a_video_of_given_length_ends_without_a_stall() {
     let (s, _) = streaming(&scenario(
         "20Mbps",

@@ -43,6 +43,38 @@ impl Bola {
         })
     }
 
+    /// Number of ladder levels.
+    pub fn levels(&self) -> usize {
+        self.bitrates.len()
+    }
+
+    /// Bitrate of ladder level `m`, bit/s.
+    pub fn bitrate(&self, m: usize) -> f64 {
+        self.bitrates[m]
+    }
+
+    /// The buffer level at which level `m`'s score reaches zero, V·p·(υ_m + γ·p): above it
+    /// BOLA would rather wait than fetch at `m`.
+    pub fn buffer_for(&self, m: usize) -> f64 {
+        self.vp * (self.utilities[m] + self.gp)
+    }
+
+    /// The least buffer level at which level `q` scores at least as well as every lower level.
+    pub fn least_buffer_for(&self, q: usize) -> f64 {
+        let (bq, uq) = (self.bitrates[q], self.utilities[q]);
+        (0..q)
+            .map(|i| {
+                let (bi, ui) = (self.bitrates[i], self.utilities[i]);
+                self.vp * (self.gp + (bq * ui - bi * uq) / (bq - bi))
+            })
+            .fold(0.0, f64::max)
+    }
+
+    /// The highest level whose bitrate is at most `bps` (the lowest if none is).
+    pub fn level_for_throughput(&self, bps: f64) -> usize {
+        self.bitrates.iter().rposition(|&b| b <= bps).unwrap_or(0)
+    }
+
     /// The ladder level for a buffer of `buffer_s` seconds of video.
     pub fn level(&self, buffer_s: f64) -> usize {
         let mut best = (0, f64::NEG_INFINITY);
@@ -87,6 +119,18 @@ mod tests {
         let bola = Bola::new(&ladder(), 12.0).unwrap();
         assert_eq!(bola.level(3.5), 0);
         assert_eq!(bola.level(12.0), 5);
+    }
+
+    #[test]
+    fn the_least_buffer_for_a_level_is_where_it_starts_to_win() {
+        let bola = Bola::new(&ladder(), 30.0).unwrap();
+        for q in 1..6 {
+            let b = bola.least_buffer_for(q);
+            assert!(bola.level(b + 1e-6) >= q, "level {q} from {b}");
+            assert!(bola.level(b - 1e-3) < q, "below {b} a lower level wins");
+        }
+        assert_eq!(bola.level_for_throughput(9e6), 3);
+        assert_eq!(bola.level_for_throughput(0.5e6), 0);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 pub mod app;
 mod bola;
+mod bola_rule;
 pub mod connection;
 pub mod delay_histogram;
 pub mod delayed_ack;

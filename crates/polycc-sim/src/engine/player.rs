@@ -1,10 +1,12 @@
 //! The DASH player at a `dash` flow's receiver: its buffer of video, playback and stalls, and
 //! when it asks for the next chunk at which bitrate. Chunks come one at a time: the next is
-//! asked for once the last has arrived and fits in the buffer. Playback starts once `startup`
-//! of video is buffered; an empty buffer stalls it (a rebuffering event) until `startup` is
+//! asked for once the last has arrived and fits in the buffer (and after the ABR rule's own
+//! delay, `engine::bola_rule`); its bitrate is decided then. Playback starts once `startup` of
+//! video is buffered; an empty buffer stalls it (a rebuffering event) until `startup` is
 //! buffered again.
 
 use crate::engine::bola::Bola;
+use crate::engine::bola_rule::BolaRule;
 use crate::scenario::dash::{Abr, DashModel};
 use polycc::units::{Duration, Rate, Time};
 
@@ -37,10 +39,22 @@ impl PlayerStats {
     }
 }
 
+/// How the player picks a level (`Abr`).
+#[derive(Clone)]
+enum Chooser {
+    Fixed(usize),
+    Basic(Bola),
+    Rule(Box<BolaRule>),
+}
+
 #[derive(Clone)]
 pub struct Player {
     model: DashModel,
-    bola: Option<Bola>,
+    chooser: Chooser,
+    /// Level of the next chunk, decided when the last one arrived (or at the start).
+    next_level: usize,
+    /// When the chunk on its way was asked for.
+    asked_at: Time,
     /// Seconds of video buffered at `at`.
     buffered: f64,
     at: Time,
@@ -58,13 +72,23 @@ pub struct Player {
 
 impl Player {
     pub fn new(model: DashModel) -> Player {
-        let bola = match model.abr {
-            Abr::Bola => Bola::new(&model.bitrates, model.buffer.as_secs_f64()),
-            _ => None,
+        let chooser = match model.abr {
+            Abr::Lowest => Chooser::Fixed(0),
+            Abr::Highest => Chooser::Fixed(model.bitrates.len() - 1),
+            Abr::Bola | Abr::BolaBasic => {
+                match Bola::new(&model.bitrates, model.buffer.as_secs_f64()) {
+                    // One bitrate: nothing to choose.
+                    None => Chooser::Fixed(0),
+                    Some(b) if model.abr == Abr::BolaBasic => Chooser::Basic(b),
+                    Some(b) => Chooser::Rule(Box::new(BolaRule::new(b, model.chunk.as_secs_f64()))),
+                }
+            }
         };
         Player {
             model,
-            bola,
+            chooser,
+            next_level: 0,
+            asked_at: Time::ZERO,
             buffered: 0.0,
             at: Time::ZERO,
             playing: false,
@@ -92,6 +116,9 @@ impl Player {
                 if !ended {
                     self.stalled_since = Some(self.at + Duration::from_secs_f64(self.buffered));
                     self.stats.rebuffers += 1;
+                    if let Chooser::Rule(r) = &mut self.chooser {
+                        r.on_stall();
+                    }
                 }
                 self.buffered = 0.0;
                 self.playing = false;
@@ -103,18 +130,20 @@ impl Player {
         self.at = now;
     }
 
-    fn level_at(&self, buffer_s: f64) -> usize {
-        let top = self.model.bitrates.len() - 1;
-        match (self.model.abr, &self.bola) {
-            (Abr::Lowest, _) => 0,
-            (Abr::Bola, Some(b)) => b.level(buffer_s),
-            _ => top,
+    /// The level of the next chunk with `buffer_s` buffered after `idle_s` of waiting since the
+    /// last chunk arrived, and the ABR rule's delay before asking for it, s.
+    fn choose(&mut self, buffer_s: f64, idle_s: f64) -> (usize, f64) {
+        match &mut self.chooser {
+            Chooser::Fixed(level) => (*level, 0.0),
+            Chooser::Basic(b) => (b.level(buffer_s), 0.0),
+            Chooser::Rule(r) => r.decide(buffer_s, idle_s),
         }
     }
 
     /// The player starts at `now`: whether it will ask for a chunk (a video of no chunks left).
     pub fn first(&mut self, now: Time) -> Option<Duration> {
         self.at = now;
+        self.next_level = self.choose(0.0, 0.0).0;
         self.more().then_some(Duration::ZERO)
     }
 
@@ -122,11 +151,12 @@ impl Player {
         self.model.chunks.is_none_or(|n| self.requested < n)
     }
 
-    /// The player asks for the next chunk at `now`, at the level its ABR picks from the buffer
-    /// then; returns the chunk's bytes and bitrate.
+    /// The player asks for the next chunk at `now`, at the level decided for it; returns the
+    /// chunk's bytes and bitrate.
     pub fn request(&mut self, now: Time) -> (u64, Rate) {
         self.advance(now);
-        let level = self.level_at(self.buffered);
+        let level = self.next_level;
+        self.asked_at = now;
         self.first_request.get_or_insert(now);
         self.pending = Some(level);
         self.requested += 1;
@@ -143,6 +173,10 @@ impl Player {
     pub fn on_chunk(&mut self, now: Time) -> Option<Duration> {
         self.advance(now);
         let level = self.pending.take()?;
+        if let Chooser::Rule(r) = &mut self.chooser {
+            let bits = 8.0 * self.model.chunk_bytes(level) as f64;
+            r.on_download(bits, (now - self.asked_at).as_secs_f64());
+        }
         self.buffered += self.model.chunk.as_secs_f64();
         self.stats.chunks += 1;
         self.bitrate_sum_mbps += self.model.bitrates[level].as_mbps_f64();
@@ -162,12 +196,24 @@ impl Player {
         // Ask once the next chunk fits; while stalled or before the start nothing drains.
         let overflow =
             self.buffered + self.model.chunk.as_secs_f64() - self.model.buffer.as_secs_f64();
-        let wait = if self.playing && overflow > 0.0 {
-            Duration::from_secs_f64(overflow)
+        let room = if self.playing && overflow > 0.0 {
+            overflow
         } else {
-            Duration::ZERO
+            0.0
         };
-        self.more().then_some(wait)
+        if !self.more() {
+            return None;
+        }
+        // Decided when the player would ask, the buffer then played down by the wait (it
+        // cannot run out meanwhile: it waits only with a chunk's room short of a full buffer).
+        let buffer_then = if self.playing {
+            self.buffered - room
+        } else {
+            self.buffered
+        };
+        let (level, delay) = self.choose(buffer_then, room);
+        self.next_level = level;
+        Some(Duration::from_secs_f64(room + delay))
     }
 
     /// The player's figures at the end of the run (`end`): playback up to it, and a stall in

@@ -6,8 +6,12 @@ use polycc::units::{Duration, Rate};
 /// How the player picks each chunk's bitrate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Abr {
-    /// BOLA (Spiteri et al., INFOCOM'16), as dash.js's BOLA rule sets it up (`engine::bola`).
+    /// dash.js's BOLA rule (`engine::bola_rule`): BOLA with its start-up phase, placeholder
+    /// buffer, BOLA-O cap and stall safety.
     Bola,
+    /// BOLA's buffer-based choice alone (Spiteri et al., INFOCOM'16, BOLA-BASIC), set up as
+    /// dash.js sets it up (`engine::bola`).
+    BolaBasic,
     /// Always the highest bitrate (Proteus §6.3's Fig. 13 forces its agent so).
     Highest,
     /// Always the lowest bitrate.
@@ -16,11 +20,12 @@ pub enum Abr {
 
 impl Abr {
     /// The scenario's names, for messages.
-    pub const NAMES: &'static str = "\"bola\", \"highest\" or \"lowest\"";
+    pub const NAMES: &'static str = "\"bola\", \"bola-basic\", \"highest\" or \"lowest\"";
 
     pub fn from_name(name: &str) -> Option<Abr> {
         match name {
             "bola" => Some(Abr::Bola),
+            "bola-basic" => Some(Abr::BolaBasic),
             "highest" => Some(Abr::Highest),
             "lowest" => Some(Abr::Lowest),
             _ => None,

@@ -41,8 +41,8 @@ from polycc.reproduce.pcc import (
     allegro_shallow_buffer,
     allegro_short_flows,
     allegro_tcp_friendliness,
+    proteus_applications,
     proteus_bbr_s,
-    proteus_pages,
     proteus_scavenger,
     proteus_video,
 )
@@ -217,10 +217,12 @@ NEW_WHY: dict[str, str] = {
     "13c": "As 13a.",
     "13d": "As 13a.",
     "13e": "As 13a.",
-    "14a": "Proteus Fig. 11(b), a headline result issue 19 names as not reproduced; it needs a "
-    "browser (`page` traffic).",
+    "14a": "Proteus Fig. 11, a headline result issue 19 names as not reproduced; it needs video "
+    "players with dash.js's BOLA rule and a browser (`dash` and `page` traffic).",
     "14b": "As 14a.",
     "14c": "As 14a.",
+    "14d": "As 14a.",
+    "14e": "As 14a.",
     "7d": "CUBIC's share of cases (51.3 %), judged apart from BBR's (7a) as the paper gives both.",
     "1i": "Added after the first run under issue 19 (§4.4.2's second number), at the paper's 151× "
     "and the ratio tolerance.",
@@ -266,6 +268,6 @@ def experiments(ctx: Context) -> list[Section]:
         allegro_tcp_friendliness.run,
         allegro_incast.run,
         proteus_video.run,
-        proteus_pages.run,
+        proteus_applications.run,
     ]
     return [step(ctx) for step in steps]
