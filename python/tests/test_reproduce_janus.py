@@ -104,7 +104,7 @@ def test_the_report_records_what_does_not_hold(quick: ReportResult) -> None:
     assert "| 4c |" in text and "QUICK" in text
     assert "**Verdicts changed by issue 19** (before: 22 of 26 held" in text
     assert "- **1a** held before issue 19 (<= 1.5 s) and does not hold now" in text
-    new = {"2e", "3g", "7e", "7f", "8a", "8b", "8c", "8d", "9a", "9b", "9c"}
+    new = {"2e", "3g", "7e", "7f", "8a", "8b", "8c", "8d", "9a", "9b", "9c", "10a", "10b"}
     assert set(OLD_CRITERIA) >= {r.id for r in quick.reproductions if not r.knob} - new
 
 
@@ -116,6 +116,15 @@ def test_page_loads_wait_behind_cubics_queue(quick: ReportResult) -> None:
     assert prt.holds and all(v >= 2.0 for v in prt.seeds), prt
     assert "Google" in quick.get("9b").why and "Facebook" in quick.get("9a").why
     assert all(v > 0 for v in quick.get("9a").seeds)
+
+
+def test_janus_settles_near_its_minimum_target_beside_cubic(quick: ReportResult) -> None:
+    # Fig. 19 (quick: R_min 4 and 10 Mbit/s): against CUBIC Janus settles between its
+    # switching bound (1 - gamma)·R_min and R_min (10b), so at the fair share it gets less than
+    # CUBIC (10a below 1).
+    held = quick.get("10b")
+    assert all(1 - GAMMA - 0.1 < v < 1.0 for v in held.seeds), held
+    assert all(0.3 < v < 1.0 for v in quick.get("10a").seeds), quick.get("10a")
 
 
 def test_a_janus_run_plots_its_policy_state(tmp_path: Path) -> None:

@@ -77,6 +77,7 @@ from polycc.reproduce.janus_criteria import (
     closing,
 )
 from polycc.reproduce.janus_pages import exp_page_load
+from polycc.reproduce.janus_rmin_sweep import exp_rmin_sweep
 from polycc.reproduce.janus_video import exp_rebuffering
 from polycc.reproduce.kernel_tcp import LINUX_CCA, kernel_tcp_flows
 from polycc.reproduce.scenario_file import PACKET_BYTES, ScenarioFile, rate_mbps, size_text
@@ -105,6 +106,7 @@ def experiments(ctx: Context) -> list[Section]:
         _exp_variants,
         exp_rebuffering,
         exp_page_load,
+        exp_rmin_sweep,
     ]
     return [step(ctx) for step in steps]
 

@@ -228,6 +228,13 @@ CRIT_8D = AtMost(0.0, paper=0.0)
 #: (the tolerance the PCC section gives "the same" where the paper prints no number).
 ALMOST = 1.25
 CRIT_9A = Band(1.0, 1 / ALMOST, ALMOST, paper_number=False)
+#: 10a (Fig. 19): "the throughput for Janus flows is within a small fraction of the Cubic flows,
+#: and R_min approaches the fair share": with R_min at the fair share, Janus's goodput over
+#: CUBIC's, "within a small fraction" read as within ×1.25 either way.
+CRIT_10A = Band(1.0, 1 / ALMOST, ALMOST, paper_number=False)
+#: 10b: "the minimum target rate is satisfied" (§8.5): at every R_min up to the fair share,
+#: Janus's goodput over R_min, the lowest, as a target reached (at most BOUND_POINTS below 1).
+CRIT_10B = bound(1.0)
 #: 9b, 9c: CUBIC "leads to more than 2X larger PRT and PLT": CUBIC's over Janus's, at least 2.
 CRIT_9B = AtLeast(2.0, paper=2.0)
 CRIT_9C = AtLeast(2.0, paper=2.0)
@@ -346,6 +353,8 @@ NEW_WHY: dict[str, str] = {
     "9a": "Fig. 14, a headline result issue 19 names as not reproduced; it needs a browser (`page` traffic).",
     "9b": "As 9a.",
     "9c": "As 9a.",
+    "10a": "Fig. 19, a headline result issue 19 names as not reproduced.",
+    "10b": "As 10a.",
 }
 
 
