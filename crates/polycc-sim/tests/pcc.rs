@@ -464,13 +464,12 @@ fn pacing_rates(out: &RunOutput, from: f64, to: f64) -> Vec<f64> {
         .collect()
 }
 
-/// `cca` sending for 20 s, silent for `off`, then sending again, on 20 Mbit/s, 40 ms: its
-/// pacing rate (Mbit/s) just before the silence and in the first second after it.
-fn rate_around_a_silence(cca: &str, off_s: u64) -> (f64, f64) {
-    let out = run(&format!(
+/// One flow of `cca` with `traffic` on 20 Mbit/s, 40 ms, a 1-BDP buffer, for `duration`.
+fn one_flow(cca: &str, duration: &str, traffic: &str) -> RunOutput {
+    run(&format!(
         r#"
-        name = "pcc-silence"
-        duration = "{}s"
+        name = "pcc-one-flow"
+        duration = "{duration}"
         [[links]]
         id = "b"
         rate = "20Mbps"
@@ -479,10 +478,19 @@ fn rate_around_a_silence(cca: &str, off_s: u64) -> (f64, f64) {
         id = "a"
         cca = "{cca}"
         rtt = "40ms"
-        traffic = {{ kind = "on_off", on = "20s", off = "{off_s}s", periods = "fixed" }}
-    "#,
-        20 + off_s + 1
-    ));
+        traffic = {traffic}
+    "#
+    ))
+}
+
+/// `cca` sending for 20 s, silent for `off`, then sending again, on 20 Mbit/s, 40 ms: its
+/// pacing rate (Mbit/s) just before the silence and in the first second after it.
+fn rate_around_a_silence(cca: &str, off_s: u64) -> (f64, f64) {
+    let out = one_flow(
+        cca,
+        &format!("{}s", 20 + off_s + 1),
+        &format!(r#"{{ kind = "on_off", on = "20s", off = "{off_s}s", periods = "fixed" }}"#),
+    );
     let at = |from: f64, to: f64| {
         let v = pacing_rates(&out, from, to);
         v.iter().sum::<f64>() / v.len().max(1) as f64
@@ -509,21 +517,13 @@ fn a_sender_idle_past_the_non_validated_period_restarts_low() {
 /// `cca` fetching `size` every `interval` (periodic arrivals) for `duration` on 20 Mbit/s,
 /// 40 ms, 1-BDP buffer, on a new connection per request or on one persistent connection.
 fn requests(cca: &str, size: &str, interval: &str, duration: &str, connection: &str) -> RunOutput {
-    let out = run(&format!(
-        r#"
-        name = "pcc-requests"
-        duration = "{duration}"
-        [[links]]
-        id = "b"
-        rate = "20Mbps"
-        queue = {{ size = "1bdp" }}
-        [[flows]]
-        id = "a"
-        cca = "{cca}"
-        rtt = "40ms"
-        traffic = {{ kind = "web", size = "{size}", interval = "{interval}", arrivals = "periodic", connection = "{connection}" }}
-    "#
-    ));
+    let out = one_flow(
+        cca,
+        duration,
+        &format!(
+            r#"{{ kind = "web", size = "{size}", interval = "{interval}", arrivals = "periodic", connection = "{connection}" }}"#
+        ),
+    );
     dump(&out, 10);
     out
 }

@@ -381,6 +381,19 @@ def changed_verdicts(
     return [head, "", *items] if items else [head]
 
 
+def median(xs: Sequence[float]) -> float:
+    """The median of the values of `xs` that are not NaN (infinite ones count); NaN when none."""
+    kept = [float(x) for x in xs if not math.isnan(x)]
+    return statistics.median(kept) if kept else math.nan
+
+
+def farthest_from_one(xs: Sequence[float]) -> float:
+    """The ratio of `xs` farthest from 1 by factor (0 and ∞ count as farthest; NaN if any is)."""
+    if any(math.isnan(x) for x in xs):
+        return math.nan
+    return max(xs, key=lambda x: math.inf if x <= 0 or math.isinf(x) else abs(math.log(x)))
+
+
 def median_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
     """The bootstrap percentile interval of the median of `values` (NaN, NaN when empty; the value
     itself for one)."""

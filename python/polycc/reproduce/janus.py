@@ -11,7 +11,6 @@ settings, two seeds) for the tests.
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,6 +25,7 @@ from polycc.reproduce.common import (
     fmt,
     judge_over_seeds,
     mbps,
+    median,
     ms,
     num,
     pct,
@@ -113,12 +113,6 @@ def experiments(ctx: Context) -> list[Section]:
 
 def _seeds(ctx: Context) -> int:
     return 2 if ctx.quick else SEEDS
-
-
-def _med(xs: Sequence[float]) -> float:
-    """The median of the finite (or infinite, never NaN) values of `xs`; NaN when none."""
-    v = [float(x) for x in xs if not math.isnan(x)]
-    return statistics.median(v) if v else math.nan
 
 
 def _last(r: RunResult, flow: str, col: str, t: float) -> float:
@@ -284,7 +278,7 @@ def _exp_switching(ctx: Context) -> Section:
     turned = [o.aggressive_at - burst[0] for o in outs]
     back = [o.back - burst[1] if o.stays else math.nan for o in outs]
     queue = [o.rtt_after - path_ms for o in outs]
-    lowest = _med([o.lowest_target for o in outs])
+    lowest = median([o.lowest_target for o in outs])
     # Diagnostic: Algorithm 1 kept from lowering R' during the burst (its first interval,
     # tau·gamma/(1 − gamma) RTTs, longer than the run), so the flow returns at P_avg > R.
     back_at_r: list[float] = []
@@ -299,16 +293,17 @@ def _exp_switching(ctx: Context) -> Section:
             o.back - burst[1] if o.stays else math.nan for o in (switching_outcome(r, burst) for r in held)
         ]
     table = Table(["quantity", f"median of {len(runs)} seeds"])
-    table.add("first conservative stage at", seconds(_med(first)))
+    table.add("first conservative stage at", seconds(median(first)))
     table.add(
-        f"aggressive from (cross traffic {num(burst[0])}–{num(burst[1])} s)", seconds(_med(turned) + burst[0])
+        f"aggressive from (cross traffic {num(burst[0])}–{num(burst[1])} s)",
+        seconds(median(turned) + burst[0]),
     )
-    table.add("back to conservative (and staying) at", seconds(_med(back) + burst[1]))
+    table.add("back to conservative (and staying) at", seconds(median(back) + burst[1]))
     table.add("R' lowest during the burst", mbps(lowest))
-    table.add("goodput 11–15 s", mbps(_med([o.goodput_after for o in outs])))
+    table.add("goodput 11–15 s", mbps(median([o.goodput_after for o in outs])))
     table.add(
         f"RTT 11–15 s (path: {num(file.rtt_ms())} ms + {num(serialisation_ms)} ms serialisation)",
-        ms(_med([o.rtt_after for o in outs])),
+        ms(median([o.rtt_after for o in outs])),
     )
     fig = "Fig. 6"
     secs2 = lambda v: seconds(v, 2)  # noqa: E731
@@ -365,7 +360,7 @@ def _exp_switching(ctx: Context) -> Section:
                     Diagnostic (runs switching-tau{num(NO_REDUCTION_TAU)}, not counted): with
                     Algorithm 1's first interval stretched beyond the burst (tau =
                     {num(NO_REDUCTION_TAU)}), R' stays at R and the flow is back
-                    {seconds(_med(back_at_r), 2)} after the burst (median), still faster than the
+                    {seconds(median(back_at_r), 2)} after the burst (median), still faster than the
                     paper's 2 s, in which P took about 1 s after the burst to reach its bottom
                     (EWMA smoothing, §4.3) before it climbed back to R.
                     """
@@ -511,7 +506,7 @@ def _exp_mmf(ctx: Context) -> Section:
         runs = ctx.run_seeds(f"mmf-{label}-{cap:g}", scen, _baseline(ctx, scen, cca), seeds=n)
         # CUBIC and PCC ignore the targets: compare them with the equal share, as the paper does.
         ref = mmf_shares(cap, targets) if label == "janus" else {f: cap / len(targets) for f in targets}
-        got = {f: _med([_mean(r, f, "throughput_mbps", *window) for r in runs]) for f in targets}
+        got = {f: median([_mean(r, f, "throughput_mbps", *window) for r in runs]) for f in targets}
         dev[(label, cap)] = [mmf_deviation(r, ref, window) for r in runs]
         settle[(label, cap)] = [_settle_time(r, list(targets), 30.0, 60.0, 0.2) for r in runs]
         first_share[(label, cap)] = [_mean(r, first, "throughput_mbps", *window) / cap for r in runs]
@@ -519,8 +514,8 @@ def _exp_mmf(ctx: Context) -> Section:
             label,
             f"{cap:g} Mbit/s",
             *[f"{got[f]:.2f} ({ref[f]:.2f})" for f in targets],
-            pct(_med(dev[(label, cap)])),
-            seconds(_med(settle[(label, cap)])),
+            pct(median(dev[(label, cap)])),
+            seconds(median(settle[(label, cap)])),
         )
     fig = "Figs. 11–12"
     why_mmf = prose(
@@ -583,7 +578,7 @@ def _exp_mmf(ctx: Context) -> Section:
                 _signed_seconds,
                 prose(
                     f"""
-                    Janus {seconds(_med(j))}, CUBIC {seconds(_med(c))}, PCC-tp {seconds(_med(p))}
+                    Janus {seconds(median(j))}, CUBIC {seconds(median(c))}, PCC-tp {seconds(median(p))}
                     (medians; PCC-tp's runs that never settle count as infinitely slow). Janus'
                     three earlier flows are already at their final rates when the 4 Mbit/s flow
                     joins at 30 s, and it reaches its target within a second (rate control sets
@@ -686,10 +681,10 @@ def _exp_web_delay(ctx: Context) -> Section:
                 above.append(float(np.mean(rate > link)) if rate.size else math.nan)
         table.add(
             label,
-            ms(_med(p95[label])),
-            pct(_med(util[label])),
-            ms(_med(queue[label])),
-            fmt(_med(transfers), 0),
+            ms(median(p95[label])),
+            pct(median(util[label])),
+            ms(median(queue[label])),
+            fmt(median(transfers), 0),
         )
     web = ctx.scenario_file("web-delay.toml")
     # The buffer's delay when full: its packets at the link rate.
@@ -739,15 +734,15 @@ def _exp_web_delay(ctx: Context) -> Section:
             ratio,
             prose(
                 f"""
-                CUBIC's p95, {ms(_med(p95["CUBIC"]))}, is the delay of the full
+                CUBIC's p95, {ms(median(p95["CUBIC"]))}, is the delay of the full
                 {size_text(web.buffer())} buffer ({ms(full_buffer_ms)} at {num(link)} Mbit/s), so
                 ×1.5 of 10× asks Janus' web p95 to be at most
-                {ms(_med(p95["CUBIC"]) / CRIT_3B.lo)}. Beside Janus-0's long flow, a
-                conservative Vegas flow that fills the link ({pct(_med(util["Janus-0"]))}) and keeps
-                its 2–4 packets queued (median queue {ms(_med(queue["Janus-0"]))}), each 100 KB
+                {ms(median(p95["CUBIC"]) / CRIT_3B.lo)}. Beside Janus-0's long flow, a
+                conservative Vegas flow that fills the link ({pct(median(util["Janus-0"]))}) and keeps
+                its 2–4 packets queued (median queue {ms(median(queue["Janus-0"]))}), each 100 KB
                 transfer queues behind that window, which Vegas shrinks by one packet an RTT:
-                {ms(_med(p95["Janus-0"]))}; beside Janus-12's long flow, held at 12–13.2 Mbit/s by
-                rate control, {ms(_med(p95["Janus-12"]))}.
+                {ms(median(p95["Janus-0"]))}; beside Janus-12's long flow, held at 12–13.2 Mbit/s by
+                rate control, {ms(median(p95["Janus-12"]))}.
                 """
             )
             + (
@@ -786,7 +781,7 @@ def _exp_web_delay(ctx: Context) -> Section:
                 ratios("PCC-tp", "Janus-12"),
                 CRIT_3E,
                 ratio,
-                f"PCC-tp's web p95 is the full buffer ({ms(_med(p95['PCC-tp']))}) in every seed, as "
+                f"PCC-tp's web p95 is the full buffer ({ms(median(p95['PCC-tp']))}) in every seed, as "
                 f"CUBIC's; the paper's 5× puts its PCC-tp at about half its CUBIC's delay.",
             )
         )
@@ -804,11 +799,11 @@ def _exp_web_delay(ctx: Context) -> Section:
                     Not reproduced; a property of PCC's latency utility on a FIFO link shared
                     with bursty flows rather than of Janus. pcc-allegro with Allegro's latency
                     utility (§4.4.1, utility = "allegro-latency") keeps a median bottleneck queue
-                    of {ms(_med(queue["PCC-rtt"]))} over the run (PCC-tp
-                    {ms(_med(queue["PCC-tp"]))}, CUBIC {ms(_med(queue["CUBIC"]))}; medians over the
-                    seeds) and sends above the {num(link)} Mbit/s link rate {pct(_med(above))} of
+                    of {ms(median(queue["PCC-rtt"]))} over the run (PCC-tp
+                    {ms(median(queue["PCC-tp"]))}, CUBIC {ms(median(queue["CUBIC"]))}; medians over the
+                    seeds) and sends above the {num(link)} Mbit/s link rate {pct(median(above))} of
                     the run, but it gives up no throughput and the web p95 is
-                    {ms(_med(p95["PCC-rtt"]))}. Two defects of ours were found and fixed on the
+                    {ms(median(p95["PCC-rtt"]))}. Two defects of ours were found and fixed on the
                     way. (1) The paper prints the RTT factor as the bare ratio RTT_(n−1)/RTT_n,
                     too shallow to stop a trial 1 % above the rate while a queue stands; the
                     authors' code applies Sigmoid_10(1 − RTT_(n−1)/RTT_n), which we use (with the
@@ -829,7 +824,7 @@ def _exp_web_delay(ctx: Context) -> Section:
                     start) lifts the RTT by tens of ms within one monitor interval, far more
                     than the 1–5 % trials change it, so the trials it overlaps decide at random
                     and now and then raise the rate over a standing queue (seed 1: 33–38 s, up
-                    to 134 ms, read by hand); and a long flow at {pct(_med(util["PCC-rtt"]))} of
+                    to 134 ms, read by hand); and a long flow at {pct(median(util["PCC-rtt"]))} of
                     the link leaves each transfer to
                     queue behind it, where Janus-12's rate control leaves 12–13.2 Mbit/s. The
                     paper's PCC-rtt gave up throughput (73 %); ours does not. Allegro proposes
@@ -848,7 +843,7 @@ def _exp_web_delay(ctx: Context) -> Section:
                 CRIT_3G,
                 ratio,
                 "As 3f: the long flow's start-up queue, the web transfers' RTT swings in its "
-                f"trials, and a long flow at {pct(_med(util['PCC-rtt']))} of the link.",
+                f"trials, and a long flow at {pct(median(util['PCC-rtt']))} of the link.",
             )
         )
     return Section(
@@ -898,13 +893,13 @@ def _exp_bulk(ctx: Context) -> Section:
     q_avg_delay = safe_div(4 * PACKET_BYTES * 8 / 1e3, bulk_during)
     table = Table(["quantity", "value (seed 1)", f"with {SEND_JITTER_KNOB} (median of {n} seeds)"])
     mix_j = {
-        "mean": _med(
+        "mean": median(
             [float(np.mean([_mean(r, f, "goodput_mbps", 25.0, 40.0) for f in bg])) for r in mixes_j]
         ),
-        "slowest": _med([slowest_newcomer(r) for r in mixes_j]),
-        "bulk": _med([_mean(r, "bulk", "goodput_mbps", 25.0, 40.0) for r in mixes_j]),
-        "after": _med([_mean(r, "bulk", "goodput_mbps", 50.0, 60.0) for r in mixes_j]),
-        "queue": _med([_mean(r, "bulk", "rtt_ms", 25.0, 40.0) - 60.0 for r in mixes_j]),
+        "slowest": median([slowest_newcomer(r) for r in mixes_j]),
+        "bulk": median([_mean(r, "bulk", "goodput_mbps", 25.0, 40.0) for r in mixes_j]),
+        "after": median([_mean(r, "bulk", "goodput_mbps", 50.0, 60.0) for r in mixes_j]),
+        "queue": median([_mean(r, "bulk", "rtt_ms", 25.0, 40.0) - 60.0 for r in mixes_j]),
     }
     table.add(f"Fig. 15: each {num(share)} Mbit/s flow, 25–40 s (mean)", mbps(bg_mean), mbps(mix_j["mean"]))
     table.add(f"Fig. 15: slowest {num(share)} Mbit/s flow, 25–40 s", mbps(bg_slowest), mbps(mix_j["slowest"]))
@@ -945,13 +940,13 @@ def _exp_bulk(ctx: Context) -> Section:
         table.add(
             f"Fig. 16: throughput deviation (max − min over the run), {cca}",
             mbps(devs[cca][0]),
-            mbps(_med(devs_j[cca])),
+            mbps(median(devs_j[cca])),
         )
         rtt = [
             float(np.mean([float(f["rtt_ms"]["mean"]) for f in r.summary["flows"]]))
             for r in (runs[0], *runs_j)
         ]
-        table.add(f"Fig. 16: mean RTT, {cca} (propagation 60 ms)", ms(rtt[0]), ms(_med(rtt[1:])))
+        table.add(f"Fig. 16: mean RTT, {cca} (propagation 60 ms)", ms(rtt[0]), ms(median(rtt[1:])))
     dev_ratio = [safe_div(a, b) for a, b in zip(devs["janus"], devs["cubic"], strict=True)]
     dev_ratio_j = [safe_div(a, b) for a, b in zip(devs_j["janus"], devs_j["cubic"], strict=True)]
     claim_4a = (
@@ -1037,11 +1032,11 @@ def _exp_bulk(ctx: Context) -> Section:
                 {seconds(frozen)}, with backlogs of {", ".join(fmt(x, 1) for x in backlogs)}
                 packets (second half of the run); exact simulation has no noise to move them.
                 With {SEND_JITTER_KNOB} (4c-jitter, medians) Janus' deviation falls to
-                {mbps(_med(devs_j["janus"]))} against CUBIC's {mbps(_med(devs_j["cubic"]))} (the
+                {mbps(median(devs_j["janus"]))} against CUBIC's {mbps(median(devs_j["cubic"]))} (the
                 Linux model takes no send-time noise: CUBIC's runs without it), a ratio of
-                {_two(_med(dev_ratio_j))}. CUBIC's four flows on the Linux model (unpaced,
+                {_two(median(dev_ratio_j))}. CUBIC's four flows on the Linux model (unpaced,
                 ACK-clocked by the kernel's delayed ACKs; equal RTTs, started together) deviate by
-                {mbps(_med(devs["cubic"]))}; on the default stack, paced, they shared far more
+                {mbps(median(devs["cubic"]))}; on the default stack, paced, they shared far more
                 evenly (0.47 Mbit/s in the runs before issue 19 moved CUBIC to the Linux model, a
                 ratio of 3.28). Janus' flows keep a far shorter queue (mean RTT rows).
                 Where in that band they stop is set by the end of the start: the buffer clearing
@@ -1374,7 +1369,7 @@ def _exp_rmin(ctx: Context) -> Section:
                 f"""
                 Two flows wanting 10 Mbit/s fill the 20 Mbit/s link exactly, so an even split
                 would give each {mbps(10.0 * PAYLOAD_SHARE)} of payload; the slower flow sits
-                {mbps(10.0 * PAYLOAD_SHARE - _med(after))} below that.
+                {mbps(10.0 * PAYLOAD_SHARE - median(after))} below that.
                 """
             ),
         ),
@@ -1453,11 +1448,11 @@ def _exp_variants(ctx: Context) -> Section:
         backlogs[label] = [_backlog_packets(r, f, 25.0, leaves) for f in both]
         table.add(
             label,
-            mbps(_med([_mean(x, "flow-1", "goodput_mbps", joins / 2, joins) for x in runs])),
-            *[mbps(_med([_mean(x, f, "goodput_mbps", 25.0, leaves) for x in runs])) for f in both],
-            mbps(_med(back[label]) * target),
-            seconds(_med(converge[label])),
-            seconds(_med(regain[label]), 2),
+            mbps(median([_mean(x, "flow-1", "goodput_mbps", joins / 2, joins) for x in runs])),
+            *[mbps(median([_mean(x, f, "goodput_mbps", 25.0, leaves) for x in runs])) for f in both],
+            mbps(median(back[label]) * target),
+            seconds(median(converge[label])),
+            seconds(median(regain[label]), 2),
         )
     reps: list[Reproduction] = []
     for k, label in enumerate(variants):

@@ -7,15 +7,15 @@ sites behind a Janus proxy, loaded by an Android app."""
 from __future__ import annotations
 
 import math
-import statistics
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from polycc.reproduce.common import (
     Context,
     Section,
     Table,
+    farthest_from_one,
     judge_over_seeds,
+    median,
     num,
     prose,
     ratio,
@@ -51,17 +51,6 @@ def _loads(r: RunResult) -> tuple[float, float]:
     )
 
 
-def _med(xs: Sequence[float]) -> float:
-    v = [x for x in xs if not math.isnan(x)]
-    return statistics.median(v) if v else math.nan
-
-
-def _farthest_from_one(xs: Sequence[float]) -> float:
-    """The value farthest from 1 on a log scale (a ratio's worst case over the sites)."""
-    v = [x for x in xs if x > 0 and math.isfinite(x)]
-    return max(v, key=lambda x: abs(math.log(x))) if v else math.nan
-
-
 def exp_page_load(ctx: Context) -> Section:
     seeds = 2 if ctx.quick else SEEDS
     file = ctx.scenario_file(SCENARIO)
@@ -89,8 +78,8 @@ def exp_page_load(ctx: Context) -> Section:
     )
     for site, page in sites.items():
         cells = [
-            f"{seconds(_med([p for p, _ in loads[(k, site)]]), 2)} / "
-            f"{seconds(_med([r for _, r in loads[(k, site)]]), 2)}"
+            f"{seconds(median([p for p, _ in loads[(k, site)]]), 2)} / "
+            f"{seconds(median([r for _, r in loads[(k, site)]]), 2)}"
             for k in settings
         ]
         table.add(f"{site} ({' + '.join(page)})", *cells)
@@ -103,7 +92,7 @@ def exp_page_load(ctx: Context) -> Section:
             for i in range(seeds)
         ]
 
-    ideal = per_seed("Janus-12", "no long flow", 0, _farthest_from_one)
+    ideal = per_seed("Janus-12", "no long flow", 0, farthest_from_one)
     plt_ratio = per_seed("CUBIC", "Janus-12", 0, min)
     prt_ratio = per_seed("CUBIC", "Janus-12", 1, min)
     link = file.rate_mbps()
@@ -112,7 +101,7 @@ def exp_page_load(ctx: Context) -> Section:
     def site_ratios(num_k: str, den_k: str) -> dict[str, float]:
         """Per site, the median over seeds of `num_k`'s page load time over `den_k`'s."""
         return {
-            site: _med(
+            site: median(
                 [
                     safe_div(a[0], b[0])
                     for a, b in zip(loads[(num_k, site)], loads[(den_k, site)], strict=True)

@@ -5,8 +5,6 @@ against the loss-based flow, and with R_min at the fair share the two flows get 
 from __future__ import annotations
 
 import math
-import statistics
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from polycc.reproduce.common import (
@@ -15,6 +13,7 @@ from polycc.reproduce.common import (
     Table,
     fmt,
     judge_over_seeds,
+    median,
     num,
     pct,
     prose,
@@ -41,11 +40,6 @@ def _goodput(r: RunResult, flow: str, from_s: float) -> float:
     return float(sel.mean()) if len(sel) else math.nan
 
 
-def _med(xs: Sequence[float]) -> float:
-    v = [x for x in xs if not math.isnan(x)]
-    return statistics.median(v) if v else math.nan
-
-
 def exp_rmin_sweep(ctx: Context) -> Section:
     seeds = 2 if ctx.quick else SEEDS
     file = ctx.scenario_file(SCENARIO)
@@ -62,21 +56,21 @@ def exp_rmin_sweep(ctx: Context) -> Section:
         cubic[m] = [_goodput(r, "cubic", SETTLED_S) for r in runs]
     table = Table(["R_min (Mbit/s)", "Janus (Mbit/s)", "CUBIC (Mbit/s)", "Janus / R_min", "Janus / CUBIC"])
     for m in rmins:
-        j, c = _med(janus[m]), _med(cubic[m])
+        j, c = median(janus[m]), median(cubic[m])
         table.add(num(m), fmt(j, 2), fmt(c, 2), pct(j / m, 0), ratio(j / c))
     at_fair = max(m for m in rmins if m <= fair)
     even = [j / c if c > 0 else math.nan for j, c in zip(janus[at_fair], cubic[at_fair], strict=True)]
     held = [min(janus[m][i] / m for m in rmins if m <= fair) for i in range(seeds)]
-    lowest = min((m for m in rmins if m <= fair), key=lambda m: _med(janus[m]) / m)
+    lowest = min((m for m in rmins if m <= fair), key=lambda m: median(janus[m]) / m)
     why = prose(
         f"""
         Against a loss-based flow Algorithm 1 lowers Janus's target to R_min, and the
         conservative stage turns aggressive only when the flow's throughput falls below
         (1 − gamma)·R (§4.3, gamma = {num(GAMMA)}): between {pct(1 - GAMMA, 0)} of R_min and
         R_min Janus stays conservative and CUBIC takes the rest. It gets
-        {", ".join(f"{fmt(_med(janus[m]), 1)} at R_min {num(m)}" for m in rmins)} Mbit/s
-        (medians from {num(SETTLED_S)} s on), {pct(min(_med(janus[m]) / m for m in rmins), 0)}
-        to {pct(max(_med(janus[m]) / m for m in rmins), 0)} of R_min, the lowest at
+        {", ".join(f"{fmt(median(janus[m]), 1)} at R_min {num(m)}" for m in rmins)} Mbit/s
+        (medians from {num(SETTLED_S)} s on), {pct(min(median(janus[m]) / m for m in rmins), 0)}
+        to {pct(max(median(janus[m]) / m for m in rmins), 0)} of R_min, the lowest at
         {num(lowest)} Mbit/s: at the switching bound, short of R_min itself, so at the fair
         share it gets less than CUBIC. The paper's figure shows Janus within a small fraction of
         CUBIC; its bottleneck and R_min values are not given.

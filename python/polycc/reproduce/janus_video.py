@@ -6,8 +6,6 @@ the Linux model. The players are polycc's DASH player (`traffic = { kind = "dash
 from __future__ import annotations
 
 import math
-import statistics
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from polycc.reproduce.common import (
@@ -15,6 +13,7 @@ from polycc.reproduce.common import (
     Section,
     Table,
     judge_over_seeds,
+    median,
     num,
     prose,
     ratio,
@@ -44,12 +43,6 @@ def _player(r: RunResult, flow: str) -> dict[str, float]:
         "ratio": float(f["rebuffer_ratio"]),
         "goodput": float(f["goodput_mbps"]),
     }
-
-
-def _med(xs: Sequence[float]) -> float:
-    """The median of the values that are not NaN (NaN when none)."""
-    v = [x for x in xs if not math.isnan(x)]
-    return statistics.median(v) if v else math.nan
 
 
 def _times(n: float) -> str:
@@ -84,11 +77,11 @@ def exp_rebuffering(ctx: Context) -> Section:
         ev, dur, st = TABLE_3[k]
         table.add(
             label,
-            num(_med([x["rebuffers"] for x in s])),
-            seconds(_med([x["rebuffer_s"] for x in s])),
-            seconds(_med([x["startup_s"] for x in s])),
-            f"{100 * _med([x['ratio'] for x in s]):.1f} %",
-            f"{_med([x['goodput'] for x in s]):.2f} / {_med([x['goodput'] for x in lo]):.2f}",
+            num(median([x["rebuffers"] for x in s])),
+            seconds(median([x["rebuffer_s"] for x in s])),
+            seconds(median([x["startup_s"] for x in s])),
+            f"{100 * median([x['ratio'] for x in s]):.1f} %",
+            f"{median([x['goodput'] for x in s]):.2f} / {median([x['goodput'] for x in lo]):.2f}",
             f"{ev}, {num(dur)} s, {num(st)} s",
         )
     events = [
@@ -104,8 +97,8 @@ def exp_rebuffering(ctx: Context) -> Section:
     link = num(file.rate_mbps())
     hi = num(rate_mbps(file.flow(P1440)["traffic"]["bitrates"][0]))
     lo_rate = num(rate_mbps(file.flow(P1080)["traffic"]["bitrates"][0]))
-    janus_stalls = _med([x["rebuffers"] for x in stats["janus"]])
-    cubic_stalls = _med([x["rebuffers"] for x in stats["cubic"]])
+    janus_stalls = median([x["rebuffers"] for x in stats["janus"]])
+    cubic_stalls = median([x["rebuffers"] for x in stats["cubic"]])
     infinite = "; a ratio over no stall is infinite" if janus_stalls == 0 else ""
     why_ratio = prose(
         f"""
@@ -118,7 +111,7 @@ def exp_rebuffering(ctx: Context) -> Section:
         and its chunk sizes, are not given.
         """
     )
-    start = {k: _med([x["startup_s"] for x in stats[k]]) for k in stats}
+    start = {k: median([x["startup_s"] for x in stats[k]]) for k in stats}
     why_start = prose(
         f"""
         The 1440P player starts once its first 5 s chunk ({num(float(hi) * 5 / 8)} MB) is in:

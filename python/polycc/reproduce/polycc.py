@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import statistics
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +36,7 @@ from polycc.reproduce.common import (
     changed_verdicts,
     fmt,
     judge_over_seeds,
+    median,
     num,
     pct,
     prose,
@@ -170,12 +170,6 @@ def seeds_for(ctx: Context) -> int:
 def per_seed(rows: Sequence[Mapping[str, Any]], key: str) -> list[float]:
     """`key` of a sweep point's rows, one value per seed in seed order (NaN where missing)."""
     return [math.nan if r.get(key) is None else float(r[key]) for r in rows]
-
-
-def median(xs: Sequence[float]) -> float:
-    """The median of the non-NaN values of `xs` (NaN when none), for tables and prose."""
-    finite = [x for x in xs if not math.isnan(x)]
-    return statistics.median(finite) if finite else math.nan
 
 
 def seed_ratios(a: Sequence[float], b: Sequence[float]) -> list[float]:

@@ -160,7 +160,8 @@ impl App {
 }
 
 /// An exponential draw with the given mean.
-fn exp(mean: Duration, rng: &mut impl Rng) -> Duration {
+/// An exponential draw around `mean`.
+pub(super) fn exp(mean: Duration, rng: &mut impl Rng) -> Duration {
     let u: f64 = rng.gen_range(f64::EPSILON..1.0);
     mean.mul_f64(-u.ln())
 }

@@ -732,10 +732,7 @@ impl Simulator {
                             fl.apply_intent(now, intent);
                         }
                     }
-                    fl.app.request(now, bytes);
-                    fl.receiver.transfer_end = fl.app.receiving_end();
-                    let first = fl.app.transfers.len() == 1;
-                    self.begin_next_transfer(f, first)?;
+                    self.request_transfer(f, bytes)?;
                 }
             }
             Traffic::Page(_) => {
@@ -748,10 +745,7 @@ impl Simulator {
                     self.q.push(at, Ev::App(f));
                 }
                 if let Some(bytes) = bytes {
-                    fl.app.request(now, bytes);
-                    fl.receiver.transfer_end = fl.app.receiving_end();
-                    let first = fl.app.transfers.len() == 1;
-                    self.begin_next_transfer(f, first)?;
+                    self.request_transfer(f, bytes)?;
                 }
             }
             Traffic::OnOff { .. } => {
@@ -766,6 +760,17 @@ impl Simulator {
             _ => {}
         }
         Ok(())
+    }
+
+    /// A receiver-driven application (a DASH player, a browser) asked for `bytes` that reach
+    /// the sender now: registers the transfer and starts it (the previous one is complete).
+    fn request_transfer(&mut self, f: u32, bytes: u64) -> Result<(), SimError> {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        fl.app.request(now, bytes);
+        fl.receiver.transfer_end = fl.app.receiving_end();
+        let first = fl.app.transfers.len() == 1;
+        self.begin_next_transfer(f, first)
     }
 
     /// Starts the next queued transfer of a sized or web flow, on a fresh connection state for

@@ -3,6 +3,8 @@
 //! another is in progress waits for it. A level is asked for once the level before has arrived
 //! in full, and the request reaches the server a one-way delay later.
 
+use crate::engine::app::exp;
+use crate::output::{PageSummary, Percentiles};
 use crate::scenario::page::PageModel;
 use polycc::units::{Duration, Time};
 use rand::{Rng, SeedableRng};
@@ -66,12 +68,10 @@ impl PageLoader {
     }
 
     fn gap(&mut self) -> Duration {
-        let mean = self.model.interval;
         if self.model.poisson {
-            let u: f64 = self.rng.gen_range(f64::EPSILON..1.0);
-            mean.mul_f64(-u.ln())
+            exp(self.model.interval, &mut self.rng)
         } else {
-            mean
+            self.model.interval
         }
     }
 
@@ -144,6 +144,22 @@ impl PageLoader {
         load.loaded = Some(now);
         self.active = None;
         self.begin(now, owd)
+    }
+}
+
+impl PageLoader {
+    /// The completed loads' figures, for the run's summary.
+    pub fn summary(&self) -> PageSummary {
+        let done: Vec<&PageLoad> = self.loads.iter().filter(|p| p.loaded.is_some()).collect();
+        let since = |t: Option<Time>, p: &PageLoad| t.map_or(0.0, |t| (t - p.began).as_secs_f64());
+        let plt: Vec<f64> = done.iter().map(|p| since(p.loaded, p)).collect();
+        let prt: Vec<f64> = done.iter().map(|p| since(p.document, p)).collect();
+        PageSummary {
+            page_loads: done.len() as u64,
+            page_loads_delayed: done.iter().filter(|p| p.began > p.arrived).count() as u64,
+            page_load_s: Percentiles::of_samples(&plt),
+            page_response_s: Percentiles::of_samples(&prt),
+        }
     }
 }
 

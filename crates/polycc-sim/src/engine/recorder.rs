@@ -2,11 +2,10 @@
 
 use super::delay_histogram::DelayHistogram;
 use super::link::LinkDir;
-use super::page_loader::PageLoad;
 use super::video::VideoSource;
 use super::Flow;
 use crate::output::{
-    jain_index, Column, FlowSummary, LinkSummary, MeanP95, PageSummary, Percentiles, StrColumn,
+    jain_index, Column, FlowSummary, LinkSummary, MeanP95, Percentiles, StrColumn,
     StreamingSummary, Summary, Table,
 };
 use crate::scenario::{Model, Traffic};
@@ -764,21 +763,7 @@ impl Recorder {
                         bitrate_switches: s.switches,
                     }
                 }),
-                browsing: fl.app.loader.as_ref().map(|l| {
-                    let done: Vec<_> = l.loads.iter().filter(|p| p.loaded.is_some()).collect();
-                    let since = |t: Option<Time>, p: &&PageLoad| {
-                        t.map_or(0.0, |t| (t - p.began).as_secs_f64())
-                    };
-                    let plt: Vec<f64> = done.iter().map(|p| since(p.loaded, p)).collect();
-                    let prt: Vec<f64> = done.iter().map(|p| since(p.document, p)).collect();
-                    PageSummary {
-                        page_loads: done.len() as u64,
-                        page_loads_delayed: done.iter().filter(|p| p.began > p.arrived).count()
-                            as u64,
-                        page_load_s: Percentiles::of_samples(&plt),
-                        page_response_s: Percentiles::of_samples(&prt),
-                    }
-                }),
+                browsing: fl.app.loader.as_ref().map(|l| l.summary()),
             });
         }
         let mut ls = Vec::new();

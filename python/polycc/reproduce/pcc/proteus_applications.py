@@ -24,7 +24,7 @@ from polycc.reproduce.common import (
     seconds,
 )
 from polycc.reproduce.kernel_tcp import kernel_tcp
-from polycc.reproduce.pcc.shared import PROTEUS, RATIO_FACTOR, SEEDS, median, ratio2, ratios
+from polycc.reproduce.pcc.shared import PROTEUS, RATIO_FACTOR, SEEDS, median, ratio2, seed_ratios
 from polycc.reproduce.scenario_file import rate_mbps, size_text
 from polycc.video import seconds as duration_s
 
@@ -161,7 +161,7 @@ def run(ctx: Context) -> Section:
             f"with {most} videos DASH gets a higher bitrate beside Proteus-S than beside LEDBAT "
             "(Proteus-S / LEDBAT)",
             "2.5×",
-            ratios(bitrate[(SCAVENGER, most)], bitrate[(LEDBAT, most)]),
+            seed_ratios(bitrate[(SCAVENGER, most)], bitrate[(LEDBAT, most)]),
             CRIT_14A,
             ratio2,
             why_video,
@@ -171,7 +171,7 @@ def run(ctx: Context) -> Section:
             fig_a,
             f"LEDBAT hurts DASH less than CUBIC does ({most} videos, LEDBAT / CUBIC)",
             "> 1 (figure)",
-            ratios(bitrate[(LEDBAT, most)], bitrate[(CUBIC, most)]),
+            seed_ratios(bitrate[(LEDBAT, most)], bitrate[(CUBIC, most)]),
             CRIT_14B,
             ratio2,
             "As 14a.",
@@ -181,7 +181,7 @@ def run(ctx: Context) -> Section:
             fig,
             "Proteus-S has almost no impact on page loading (median load time, Proteus-S / none)",
             "almost none",
-            ratios(plt_p50[SCAVENGER], plt_p50[NONE]),
+            seed_ratios(plt_p50[SCAVENGER], plt_p50[NONE]),
             CRIT_14C,
             ratio2,
             why,
@@ -191,7 +191,7 @@ def run(ctx: Context) -> Section:
             fig,
             "pages load faster beside Proteus-S than beside LEDBAT (median, LEDBAT / Proteus-S)",
             "1.48× (48.2 %)",
-            ratios(plt_p50[LEDBAT], plt_p50[SCAVENGER]),
+            seed_ratios(plt_p50[LEDBAT], plt_p50[SCAVENGER]),
             CRIT_14D,
             ratio2,
             "As 14c.",
@@ -201,7 +201,7 @@ def run(ctx: Context) -> Section:
             fig,
             "... and on average (mean, LEDBAT / Proteus-S)",
             "1.33× (33.3 %)",
-            ratios(plt_mean[LEDBAT], plt_mean[SCAVENGER]),
+            seed_ratios(plt_mean[LEDBAT], plt_mean[SCAVENGER]),
             CRIT_14E,
             ratio2,
             "As 14c.",

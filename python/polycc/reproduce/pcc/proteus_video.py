@@ -29,7 +29,7 @@ from polycc.reproduce.pcc.shared import (
     farthest_from_one,
     median,
     ratio2,
-    ratios,
+    seed_ratios,
 )
 from polycc.reproduce.scenario_file import rate_mbps, size_text
 
@@ -125,7 +125,7 @@ def run(ctx: Context) -> Section:
     def gain(rates: Sequence[int]) -> list[float]:
         """Per seed, the largest relative 4K bitrate gain of Proteus-H over the bandwidths."""
         per_rate = [
-            ratios(
+            seed_ratios(
                 _per_seed(res, HYBRID, m, [FOUR_K], "chunk_bitrate_mbps"),
                 _per_seed(res, PRIMARY, m, [FOUR_K], "chunk_bitrate_mbps"),
             )
@@ -135,7 +135,7 @@ def run(ctx: Context) -> Section:
 
     def hd_effect(rates: Sequence[int]) -> list[float]:
         per_rate = [
-            ratios(
+            seed_ratios(
                 _per_seed(res, HYBRID, m, HD, "chunk_bitrate_mbps"),
                 _per_seed(res, PRIMARY, m, HD, "chunk_bitrate_mbps"),
             )
@@ -144,7 +144,7 @@ def run(ctx: Context) -> Section:
         return [farthest_from_one([x[s] for x in per_rate]) for s in range(seeds)]
 
     def rebuffer(r: dict[Any, list[dict[str, Any]]], flows: Sequence[str]) -> list[float]:
-        return ratios(
+        return seed_ratios(
             _per_seed(r, HYBRID, QUOTED_MBPS, flows, "rebuffer_ratio"),
             _per_seed(r, PRIMARY, QUOTED_MBPS, flows, "rebuffer_ratio"),
         )

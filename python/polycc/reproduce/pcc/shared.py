@@ -12,6 +12,8 @@ from polycc.reproduce.common import BOUND_POINTS as BOUND_POINTS
 from polycc.reproduce.common import RATIO_FACTOR as RATIO_FACTOR
 from polycc.reproduce.common import SEEDS as SEEDS
 from polycc.reproduce.common import SHARE_POINTS as SHARE_POINTS
+from polycc.reproduce.common import farthest_from_one as farthest_from_one
+from polycc.reproduce.common import median as median
 from polycc.reproduce.common import num, safe_div
 from polycc.reproduce.scenario_file import PACKET_BYTES
 
@@ -54,22 +56,10 @@ def window_means(xs: Sequence[float], per: int) -> list[float]:
     return [statistics.fmean(xs[i : i + per]) for i in range(0, len(xs) - per + 1, per)]
 
 
-def ratios(a: Sequence[float], b: Sequence[float]) -> list[float]:
-    """Per seed, `a` over `b`: infinite over zero, NaN for 0 / 0."""
-    return [x / y if y > 0 else (math.nan if x == 0 else math.inf) for x, y in zip(a, b, strict=True)]
-
-
 def ratio2(value: float) -> str:
     """A ratio to two decimals ("1.25×"), a dash when missing: for criteria whose bounds need
     them (0.80× .. 1.25×)."""
     return "–" if math.isnan(value) else f"{value:.2f}×"
-
-
-def farthest_from_one(xs: Sequence[float]) -> float:
-    """The ratio of `xs` farthest from 1 by factor (0 and ∞ count as farthest; NaN if any is)."""
-    if any(math.isnan(x) for x in xs):
-        return math.nan
-    return max(xs, key=lambda x: math.inf if x <= 0 or math.isinf(x) else abs(math.log(x)))
 
 
 def kilobytes(packets: int) -> str:
@@ -105,9 +95,3 @@ def per_seed(rows: Sequence[dict[str, Any]], key: str) -> list[float]:
 def seed_ratios(a: Sequence[float], b: Sequence[float]) -> list[float]:
     """a[i] / b[i] per seed (∞ where b is 0 and a is not, NaN where both are)."""
     return [safe_div(x, y) for x, y in zip(a, b, strict=True)]
-
-
-def median(xs: Sequence[float]) -> float:
-    """The median of the finite values of `xs` (NaN when none), for the tables."""
-    finite = [x for x in xs if not math.isnan(x)]
-    return statistics.median(finite) if finite else float("nan")

@@ -82,20 +82,10 @@ fn resolve_traffic(t: &TrafficSpec, mss: u64) -> Result<Traffic, String> {
             Traffic::Video(video(*fps, min_rate, max_rate, packet, *fec, *retransmit, *frame_noise)?)
         }
         TrafficSpec::Table(TrafficTable::Page { pages, interval, arrivals, connection }) => {
-            if interval.value.is_zero() {
-                return Err("interval must be positive".into());
-            }
-            let persistent = match connection.as_deref() {
-                None | Some(PAGE_PER_PAGE) => false,
-                Some(WEB_PERSISTENT) => true,
-                Some(c) => {
-                    return Err(format!(
-                        "connection = {c:?} is not allowed; use \"{PAGE_PER_PAGE}\" (a new connection per page load, the default) or \"{WEB_PERSISTENT}\" (one connection for all loads)"
-                    ))
-                }
-            };
+            let interval = positive_interval(interval)?;
+            let persistent = persistent(connection.as_deref(), PAGE_PER_PAGE, "page load", "loads")?;
             let poisson = *arrivals == Arrivals::Poisson;
-            Traffic::Page(Box::new(page(pages, interval.value, poisson, persistent, size_bytes)?))
+            Traffic::Page(Box::new(page(pages, interval, poisson, persistent, size_bytes)?))
         }
         TrafficSpec::Table(TrafficTable::Dash { bitrates, chunk, buffer, startup, abr, length }) => {
             let rates: Vec<Rate> = bitrates.iter().map(|r| r.value).collect();
@@ -191,6 +181,32 @@ fn page(
     })
 }
 
+/// A mean interval between requests, checked.
+fn positive_interval(interval: &DurationQ) -> Result<Duration, String> {
+    if interval.value.is_zero() {
+        return Err("interval must be positive".into());
+    }
+    Ok(interval.value)
+}
+
+/// Whether `connection` keeps one connection for every `what` (else `fresh`, the default: a
+/// new one for each).
+fn persistent(
+    connection: Option<&str>,
+    fresh: &str,
+    what: &str,
+    whats: &str,
+) -> Result<bool, String> {
+    match connection {
+        None => Ok(false),
+        Some(c) if c == fresh => Ok(false),
+        Some(WEB_PERSISTENT) => Ok(true),
+        Some(c) => Err(format!(
+            "connection = {c:?} is not allowed; use \"{fresh}\" (a new connection per {what}, the default) or \"{WEB_PERSISTENT}\" (one connection for all {whats})"
+        )),
+    }
+}
+
 /// Web-like transfers; the size is checked after the interval and the connection.
 fn web(
     interval: &DurationQ,
@@ -198,18 +214,8 @@ fn web(
     connection: Option<&str>,
     size_bytes: impl Fn() -> Result<u64, String>,
 ) -> Result<Traffic, String> {
-    if interval.value.is_zero() {
-        return Err("interval must be positive".into());
-    }
-    let persistent = match connection {
-        None | Some(WEB_PER_REQUEST) => false,
-        Some(WEB_PERSISTENT) => true,
-        Some(c) => {
-            return Err(format!(
-                "connection = {c:?} is not allowed; use \"{WEB_PER_REQUEST}\" (a new connection per request, the default) or \"{WEB_PERSISTENT}\" (one connection for all requests)"
-            ))
-        }
-    };
+    positive_interval(interval)?;
+    let persistent = persistent(connection, WEB_PER_REQUEST, "request", "requests")?;
     Ok(Traffic::Web {
         bytes: size_bytes()?,
         interval: interval.value,
