@@ -266,21 +266,32 @@ fn intents_reach_the_controller_over_quic_at_their_times() {
     // The sample closest to a bin's end is what the bin shows; skip the bins before the
     // connection's first snapshot (later on a loaded machine: certificates, handshake) and
     // those around the change (the intent is posted from a thread that may be late).
+    // What shows is R', which Algorithm 1 may lower by (1 - gamma) steps below the intent's R
+    // (an aggressive stage whose RTT grows, as a slow start's may) and raises back to R: so R'
+    // never exceeds the intent in force, and reaches it.
     let first = target.iter().position(|v| !v.is_nan()).unwrap_or(t.len());
-    let mut checked = [0, 0];
+    let mut seen: [Vec<f64>; 2] = Default::default();
     for k in first..t.len() {
-        let (want, which) = match t[k] {
+        let (intent, which) = match t[k] {
             x if x < 1.9 => (8.0, 0),
             x if x >= 2.3 => (4.0, 1),
             _ => continue,
         };
-        assert_eq!(target[k], want, "bin at {} s: {target:?}", t[k]);
-        checked[which] += 1;
+        assert!(
+            target[k] > 0.0 && target[k] <= intent,
+            "bin at {} s above the intent's {intent}: {target:?}",
+            t[k]
+        );
+        seen[which].push(target[k]);
     }
-    assert!(
-        checked[0] >= 10 && checked[1] >= 10,
-        "{checked:?}: {target:?}"
-    );
+    for (which, intent) in [(0, 8.0), (1, 4.0)] {
+        let at_intent = seen[which].iter().filter(|&&v| v == intent).count();
+        assert!(
+            seen[which].len() >= 10 && at_intent * 2 >= seen[which].len(),
+            "R' at the intent's {intent} in {at_intent} of {} bins: {target:?}",
+            seen[which].len()
+        );
+    }
 }
 
 #[test]
