@@ -12,6 +12,7 @@ import numpy as np
 
 from polycc.reproduce.common import Context, fmt, safe_div, seconds
 from polycc.reproduce.pibes.model import CCAS, seeds
+from polycc.reproduce.scenario_file import PACKET_BYTES
 from polycc.reproduce.timeseries import flow_mean, window
 
 if TYPE_CHECKING:
@@ -32,13 +33,18 @@ def utilisation(r: RunResult, flow: str, t0: float, t1: float, cap: float | None
     return safe_div(flow_mean(r, flow, "throughput_mbps", t0, t1), cap or capacity(r, t0, t1))
 
 
+def decoded_frames(frames: pd.DataFrame, flow: str, t0: float = 0.0, t1: float = math.inf) -> pd.DataFrame:
+    """The settled, decodable frames of `flow` produced in [t0, t1)."""
+    if frames.empty:
+        return frames
+    f = frames[(frames["flow"] == flow) & (frames["settled"] == 1) & (frames["decoded"] == 1)]
+    return f[(f["generated_s"] >= t0) & (f["generated_s"] < t1)]
+
+
 def frame_delays(frames: pd.DataFrame, flow: str, t0: float = 0.0, t1: float = math.inf) -> np.ndarray:
     """Delays (ms) of the settled, decodable frames of `flow` produced in [t0, t1)."""
-    if frames.empty:
-        return np.array([])
-    f = frames[(frames["flow"] == flow) & (frames["settled"] == 1) & (frames["decoded"] == 1)]
-    f = f[(f["generated_s"] >= t0) & (f["generated_s"] < t1)]
-    delays: np.ndarray = f["delay_ms"].to_numpy(dtype=float)
+    f = decoded_frames(frames, flow, t0, t1)
+    delays: np.ndarray = f["delay_ms"].to_numpy(dtype=float) if len(f) else np.array([])
     return delays
 
 
@@ -90,13 +96,40 @@ def med(xs: Sequence[float]) -> float:
     return float(np.median(v)) if v else math.nan
 
 
+def _link(ctx: Context, scenario: str) -> dict[str, Any]:
+    """The first link of a scenario file, as written."""
+    doc = tomllib.loads(ctx.scenario(scenario).read_text(encoding="utf-8"))
+    link: dict[str, Any] = doc["links"][0]
+    return link
+
+
+def _trace_ms(ctx: Context, scenario: str) -> np.ndarray:
+    """The delivery opportunities (ms) of a cellular scenario's mahimahi trace, one a packet."""
+    path = (ctx.scenarios / _link(ctx, scenario)["trace"]).resolve()
+    ms: np.ndarray = np.loadtxt(path, dtype=np.int64, ndmin=1)
+    return ms
+
+
 def trace_gaps_ms(ctx: Context, scenario: str) -> np.ndarray:
     """The gaps (ms) between the delivery opportunities of a cellular scenario's mahimahi trace."""
-    doc = tomllib.loads(ctx.scenario(scenario).read_text(encoding="utf-8"))
-    path = (ctx.scenarios / doc["links"][0]["trace"]).resolve()
-    ms = np.loadtxt(path, dtype=np.int64, ndmin=1)
-    gaps: np.ndarray = np.diff(ms)
+    gaps: np.ndarray = np.diff(_trace_ms(ctx, scenario))
     return gaps
+
+
+def trace_as_steps(ctx: Context, scenario: str, step_s: float, duration_s: float) -> dict[str, Any]:
+    """The scenario's first link with its mahimahi trace replaced by capacity steps of `step_s`
+    over the first `duration_s`, each at the rate of the trace's opportunities in it: a link that
+    serves a bandwidth changed at intervals, as a trace replayed through a rate-limited pipe is,
+    rather than packets at the trace's own milliseconds."""
+    link = {k: v for k, v in _link(ctx, scenario).items() if k != "trace"}
+    step_ms = round(1000 * step_s)
+    steps = round(1000 * duration_s) // step_ms
+    counts = np.bincount(_trace_ms(ctx, scenario) // step_ms, minlength=steps)[:steps]
+    link["schedule"] = [
+        {"at": f"{k * step_ms}ms", "rate": f"{n * PACKET_BYTES * 8 / step_ms / 1000:.6g}Mbps"}
+        for k, n in enumerate(counts)
+    ]
+    return link
 
 
 def trace_missing(ctx: Context, scenario: str) -> str | None:
