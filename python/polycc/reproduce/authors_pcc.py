@@ -277,7 +277,7 @@ def render(points: dict[Key, Point], notes: str = "") -> str:
     if loads:
         lines.append(
             f"The host's 1-minute load average during the runs: {min(loads):.1f}–{max(loads):.1f} on 2 cores "
-            "(other work shared the machine)."
+            "(the runs' own processes included)."
         )
     lines += [
         "",
