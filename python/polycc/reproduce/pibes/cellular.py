@@ -235,6 +235,15 @@ def _claim_alone(competing: list[list[float]], on_steps: dict[str, list[float]])
     )
 
 
+def _step_text(step_s: float, sep: str = " ") -> str:
+    """A step's length as the section writes it: "100 ms", "1 s" (`sep` "-": "100-ms")."""
+    return f"{1000 * step_s:g}{sep}ms" if step_s < 1 else f"{step_s:g}{sep}s"
+
+
+def _steps_label(step_s: float) -> str:
+    return f"{_step_text(step_s, '-')} steps"
+
+
 def _setup(file: ScenarioFile, duration: float, r_max: float) -> str:
     return prose(
         f"""
@@ -248,14 +257,10 @@ def _setup(file: ScenarioFile, duration: float, r_max: float) -> str:
         millisecond the trace lists, several in some and none in others; the paper's testbed
         replayed its captures through a modified Dummynet, whose pipe serves a bandwidth. So
         PIBES also runs on each trace replayed as capacity steps of
-        {" and ".join(f"{1000 * s:g} ms" for s in STEPS_S)}, each step at the rate of the
+        {" and of ".join(_step_text(s) for s in STEPS_S)}, each step at the rate of the
         trace's opportunities in it (rows "steps").
         """
     )
-
-
-def _steps_label(step_s: float) -> str:
-    return f"{1000 * step_s:g}-ms steps" if step_s < 1 else f"{step_s:g}-s steps"
 
 
 def run(ctx: Context) -> Section:
