@@ -29,11 +29,13 @@ fn polycc_controllers_over_udp_agree_with_the_simulator() {
         let (e, s) = (&emu.summary.flows[0], &sim.summary.flows[0]);
         eprintln!(
             "{cca}: goodput emu {:.2} sim {:.2} Mbit/s; RTT mean emu {:.1} sim {:.1} ms; \
-             min emu {:.2} sim {:.2}",
+             p50 emu {:.1} sim {:.1}; min emu {:.2} sim {:.2}",
             e.goodput_mbps,
             s.goodput_mbps,
             e.rtt_ms.mean,
             s.rtt_ms.mean,
+            e.rtt_ms.p50,
+            s.rtt_ms.p50,
             e.rtt_ms.min,
             s.rtt_ms.min
         );
