@@ -990,6 +990,8 @@ def _exp_bandwidth_halving(ctx: Context) -> Section:
                 New with issue 19. By the fixed definition BBR v1 settles
                 {_settled(h.conv["bbr"])} (see 2a for why it stays at the band's edge); to within
                 ±10 % of its own final level it takes {fmt(own["bbr"], 2)} s (median). {ideal}
+                The kernel's BBR v1 on the same scenario in the testbed is measured in the section
+                after this paper's ("PolyCC's convergence premise on the real kernel").
                 """
             ),
         ),
