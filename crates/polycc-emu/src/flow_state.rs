@@ -31,6 +31,7 @@ impl Sample {
             ("min_rtt_ms", min_rtt_us as f64 / 1000.0),
             ("delivery_rate_mbps", i.delivery_rate as f64 * 8.0 / 1e6),
             ("retransmits", i.total_retrans as f64),
+            ("inflight_wire_bytes", i.inflight_wire_bytes() as f64),
         ];
         // The kernel reports "no threshold yet" as a huge number.
         if i.snd_ssthresh < i32::MAX as u32 / 2 {

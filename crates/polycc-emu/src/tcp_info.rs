@@ -15,6 +15,9 @@ const APP_LIMITED_BYTE: usize = 7;
 pub struct TcpInfo {
     pub ca_state: u8,
     pub app_limited: bool,
+    /// The path MTU: the size on the wire of a full segment (IP and TCP headers and options
+    /// included), which `snd_mss` is the payload of.
+    pub pmtu: u32,
     pub snd_mss: u32,
     pub unacked: u32,
     pub sacked: u32,
@@ -90,6 +93,7 @@ impl TcpInfo {
             ca_state: at!(u8_at, tcpi_ca_state),
             app_limited: u8_at(APP_LIMITED_BYTE) & 1 == 1,
             snd_mss: at!(u32_at, tcpi_snd_mss),
+            pmtu: at!(u32_at, tcpi_pmtu),
             unacked: at!(u32_at, tcpi_unacked),
             sacked: at!(u32_at, tcpi_sacked),
             lost: at!(u32_at, tcpi_lost),
@@ -114,9 +118,19 @@ impl TcpInfo {
     /// Bytes in flight as the kernel counts them (`tcp_packets_in_flight`): sent and not
     /// acknowledged, minus SACKed and presumed lost, plus retransmitted, times the MSS.
     pub fn inflight_bytes(&self) -> u64 {
-        let packets = (self.unacked as u64 + self.retrans as u64)
-            .saturating_sub(self.sacked as u64 + self.lost as u64);
-        packets * self.snd_mss as u64
+        self.inflight_packets() * self.snd_mss as u64
+    }
+
+    /// The same packets counted as IP packets of a full segment each (`pmtu` bytes), the
+    /// simulator's unit: a BDP of the link's rate is in these bytes. Payload bytes when the
+    /// kernel reports no path MTU.
+    pub fn inflight_wire_bytes(&self) -> u64 {
+        self.inflight_packets() * self.pmtu.max(self.snd_mss) as u64
+    }
+
+    fn inflight_packets(&self) -> u64 {
+        (self.unacked as u64 + self.retrans as u64)
+            .saturating_sub(self.sacked as u64 + self.lost as u64)
     }
 
     pub fn cwnd_bytes(&self) -> u64 {
@@ -209,6 +223,7 @@ mod tests {
         let put32 = |b: &mut [u8], o: usize, v: u32| b[o..o + 4].copy_from_slice(&v.to_ne_bytes());
         put32(&mut b, offset_of!(libc::tcp_info, tcpi_snd_cwnd), 10);
         put32(&mut b, offset_of!(libc::tcp_info, tcpi_snd_mss), 1448);
+        put32(&mut b, offset_of!(libc::tcp_info, tcpi_pmtu), 1500);
         put32(&mut b, offset_of!(libc::tcp_info, tcpi_unacked), 7);
         put32(&mut b, offset_of!(libc::tcp_info, tcpi_sacked), 2);
         put32(&mut b, offset_of!(libc::tcp_info, tcpi_retrans), 1);
@@ -217,6 +232,7 @@ mod tests {
         let i = TcpInfo::parse(&b);
         assert_eq!(i.cwnd_bytes(), 14480);
         assert_eq!(i.inflight_bytes(), 6 * 1448);
+        assert_eq!(i.inflight_wire_bytes(), 6 * 1500);
         assert_eq!(i.state_name(), "recovery");
         assert!(i.app_limited);
         // A short (older) struct reads the missing fields as zero.

@@ -65,6 +65,20 @@ rtt = "40ms"
         panic!("cwnd column");
     };
     assert!(cwnd[5..].iter().all(|c| *c > 10.0 * 1448.0), "{cwnd:?}");
+    // Bytes in flight in the simulator's unit, IP packets, beside the kernel's payload bytes:
+    // 1500 for each 1448 on this path.
+    let (Some(Column::F64(payload)), Some(Column::F64(wire))) = (
+        out.flows.column("inflight_bytes"),
+        out.flows.column("cc_inflight_wire_bytes"),
+    ) else {
+        panic!("in-flight columns");
+    };
+    for (p, w) in payload.iter().zip(wire).skip(5) {
+        assert!(
+            (w - p / 1448.0 * 1500.0).abs() < 1e-6,
+            "{p} payload, {w} wire"
+        );
+    }
 }
 
 #[test]
