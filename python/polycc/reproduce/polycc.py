@@ -747,7 +747,7 @@ class _Halving:
     steady_max_btl_bw: dict[str, list[float]]
 
 
-def _settled_cell(values: Sequence[float]) -> str:
+def settled_cell(values: Sequence[float]) -> str:
     """A convergence time over seeds for the table: the median of the seeds that settled and how
     many did ("6.16 (5/5)", "– (0/5)")."""
     k = sum(not math.isnan(v) for v in values)
@@ -856,7 +856,7 @@ def _exp_bandwidth_halving(ctx: Context) -> Section:
     for label in ccas:
         table.add(
             labels[label],
-            _settled_cell(h.conv[label]),
+            settled_cell(h.conv[label]),
             fmt(final[label], 2),
             fmt(own[label], 2),
             med["goodput_after"][label],

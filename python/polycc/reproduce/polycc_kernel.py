@@ -29,6 +29,7 @@ from polycc.reproduce.polycc import (
     NEW_BDP_BYTES,
     PAPER_BBR_CONVERGENCE_S,
     convergence_time,
+    settled_cell,
 )
 from polycc.reproduce.real_stacks import run_file, section_main
 
@@ -84,11 +85,6 @@ def measure(r: RunResult) -> Halving:
     )
 
 
-def _settled(values: Sequence[float]) -> str:
-    """The median of the runs that settled and how many did ("6.27 (5/5)", "– (0/5)")."""
-    return f"{fmt(median(values), 2)} ({sum(not math.isnan(v) for v in values)}/{len(values)})"
-
-
 def render(papers: Path) -> str:
     scenario = papers / "polycc" / "bandwidth-halving.toml"
     table = Table(
@@ -109,9 +105,9 @@ def render(papers: Path) -> str:
         runs = got[label] = [measure(run_file(scenario, {**over, "seed": s}, backend)) for s in SEEDS]
         table.add(
             label,
-            _settled([m.conv_s for m in runs]),
+            settled_cell([m.conv_s for m in runs]),
             fmt(median([m.final for m in runs]), 2),
-            _settled([m.own_s for m in runs]),
+            settled_cell([m.own_s for m in runs]),
             fmt(median([m.queue_ms for m in runs])),
             fmt(median([m.goodput_mbps for m in runs])),
         )
