@@ -160,7 +160,42 @@ def test_tcp_friendliness_pcc_is_not_friendlier_than_ten_parallel_tcp_flows(quic
     assert len(a.seeds) == 2 and a.value < 1.0 and quick.failing("11a")
     b = quick.get("11b")
     assert len(b.seeds) == 2 and b.value < 1.0 and quick.failing("11b")
-    assert "loss" in a.why and "Mathis" in a.why
+    assert "Mathis" in a.why and "drops fall on its bursts" in a.why
+    assert "start-up left it far above its share" in b.why
+    # The knob rows (send-time noise on the PCC flows) are there, labelled and over both seeds.
+    for knob in ("11a-jitter", "11b-jitter"):
+        assert quick.get(knob).knob and len(quick.get(knob).seeds) == 2
+
+
+def _tcp_beside_one_pcc_flow(send_jitter: str, seed: int) -> tuple[float, float, float]:
+    """(normal TCP's loss rate, the PCC flow's, TCP's goodput) on 100 Mbit/s, 10 ms, 1 BDP, 20 s."""
+    doc = {
+        "name": "tcp-beside-pcc",
+        "duration": "20s",
+        "seed": seed,
+        "links": [{"id": "b", "rate": "100Mbps", "queue": {"kind": "droptail", "size": "1bdp"}}],
+        "flows": [
+            {"id": "tcp", "cca": "cubic", "stack": "linux", "rtt": "10ms"},
+            {"id": "pcc", "cca": "pcc-allegro", "rtt": "10ms", "send_jitter": send_jitter},
+        ],
+    }
+    s = polycc.run(doc).flow_summary().set_index("id")
+    return (
+        float(s.loc["tcp", "loss_rate"]),
+        float(s.loc["pcc", "loss_rate"]),
+        float(s.loc["tcp", "goodput_mbps"]),
+    )
+
+
+def test_exact_pacing_puts_the_drops_on_the_normal_tcp_flow() -> None:
+    # What 11a's text rests on: an exactly paced PCC flow keeps the drop-tail queue full and the
+    # kernel TCP flow's window bursts take the drops, several times the PCC flow's loss rate; with
+    # U[0, 1 ms] of send-time noise on the PCC flow the two lose alike and TCP gets more.
+    exact = [_tcp_beside_one_pcc_flow("0ms", seed) for seed in (1, 2, 3)]
+    noisy = [_tcp_beside_one_pcc_flow("1ms", seed) for seed in (1, 2, 3)]
+    assert all(tcp > 3 * pcc for tcp, pcc, _ in exact), exact
+    assert all(tcp < 1.5 * pcc for tcp, pcc, _ in noisy), noisy
+    assert sorted(g for *_, g in noisy)[1] > 1.4 * sorted(g for *_, g in exact)[1]
 
 
 def test_incast_tcp_collapses_on_the_minimum_rto_and_pcc_does_not(quick: ReportResult) -> None:
