@@ -238,5 +238,25 @@ def test_scavengers_beside_video_players_and_page_loads(quick: ReportResult) -> 
         r = quick.get(rid)
         assert len(r.seeds) == 2 and all(v > 1.1 for v in r.seeds), r
     assert all(v > 0 for v in quick.get("14c").seeds)
+    assert "Within a load Proteus-S yields little" in quick.get("14c").why
     assert all(0.5 < v < 2.0 for v in quick.get("14a").seeds), quick.get("14a")
     assert all(v > 1.0 for v in quick.get("14b").seeds), quick.get("14b")
+
+
+def test_during_loads_splits_the_bins_a_transfer_is_in() -> None:
+    # 100-ms bins from 0 to 0.9 s; one transfer from 0.25 s to 0.55 s is in the bins starting at
+    # 0.2, 0.3, 0.4 and 0.5 s. The background sends 50 Mbit/s in those and 90 in the rest.
+    import pandas as pd
+
+    from polycc.reproduce.pcc.proteus_applications import during_loads
+
+    t = [round(0.1 * i, 1) for i in range(10)]
+    busy = [0.2, 0.3, 0.4, 0.5]
+    rows = [{"t_s": x, "flow": "web", "goodput_mbps": 0.0, "rtt_ms": 60.0 if x in busy else 20.0} for x in t]
+    rows += [
+        {"t_s": x, "flow": "background", "goodput_mbps": 50.0 if x in busy else 90.0, "rtt_ms": 40.0}
+        for x in t
+    ]
+    transfers = pd.DataFrame({"requested_s": [0.25], "completed_s": [0.55]})
+    d = during_loads(pd.DataFrame(rows), transfers)
+    assert (d.background_in, d.background_out, d.web_rtt_in) == (50.0, 90.0, 60.0)

@@ -727,6 +727,12 @@ class Context:
 
         return pd.read_parquet(self.out / name / "runs" / str(row["run_id"]) / "timeseries.parquet")
 
+    def transfers(self, name: str, row: Mapping[str, Any]) -> pd.DataFrame:
+        """The per-transfer table of one run of sweep `name` (its results row)."""
+        import pandas as pd
+
+        return pd.read_parquet(self.out / name / "runs" / str(row["run_id"]) / "transfers.parquet")
+
     def run(
         self, name: str, scenario: str, overrides: Mapping[str, Any] | None = None, *, plots: bool = True
     ) -> RunResult:

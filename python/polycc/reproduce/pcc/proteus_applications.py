@@ -9,7 +9,10 @@ from __future__ import annotations
 import math
 import re
 import statistics
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from polycc.reproduce.common import (
     Band,
@@ -21,12 +24,16 @@ from polycc.reproduce.common import (
     WithinFactor,
     fmt,
     num,
+    pct,
     seconds,
 )
 from polycc.reproduce.kernel_tcp import kernel_tcp
 from polycc.reproduce.pcc.shared import PROTEUS, RATIO_FACTOR, SEEDS, median, ratio2, seed_ratios
 from polycc.reproduce.scenario_file import rate_mbps, size_text
 from polycc.video import seconds as duration_s
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 VIDEO, PAGES = "proteus-dash.toml", "proteus-pages.toml"
 #: The background flow's settings, by the paper's legend.
@@ -65,6 +72,42 @@ def _background(label: str, duration_s: float) -> dict[str, Any]:
     return {"flows.1.cca": {SCAVENGER: "proteus-s", LEDBAT: "ledbat"}[label]}
 
 
+#: Vivace's rate control under Proteus (dossier §7.2, PCC-Uspace master): a rate change is at
+#: most ω0 of the rate, plus δ per consecutive clipped step (`kInitialMaxStepSize`,
+#: `kIncrementalStepSize`); a scavenger decides a decrease only when both of its 2 pairs of MIs
+#: agree, its MIs each about one minimum RTT long.
+STEP_BOUND = 0.05
+SCAVENGER_PROBE_MIS = 4
+
+
+@dataclass(frozen=True)
+class DuringLoads:
+    """One page-load run, split into the 100-ms bins a page transfer is in (from its request to
+    its last byte) and the others."""
+
+    #: The background flow's mean goodput in the loads' bins and in the others, Mbit/s.
+    background_in: float
+    background_out: float
+    #: The page flow's mean RTT in the loads' bins, ms.
+    web_rtt_in: float
+
+
+def during_loads(ts: pd.DataFrame, transfers: pd.DataFrame) -> DuringLoads:
+    """Splits one run's time series by whether a page transfer is under way in a bin."""
+    web = ts[ts["flow"] == "web"].set_index("t_s")
+    bins = web.index.to_numpy()
+    width = float(bins[1] - bins[0]) if len(bins) > 1 else math.inf
+    active = np.zeros(len(bins), dtype=bool)
+    for start, end in zip(transfers["requested_s"], transfers["completed_s"], strict=True):
+        active |= (bins + width > start) & (bins < end)
+    bg = ts[ts["flow"] == "background"].set_index("t_s")["goodput_mbps"].reindex(bins)
+    return DuringLoads(
+        float(bg[active].mean()),
+        float(bg[~active].mean()),
+        float(web["rtt_ms"][active].mean()),
+    )
+
+
 def _mean_bitrate(row: dict[str, Any]) -> float:
     """The players' mean chunk bitrate in one run, Mbit/s."""
     vals = [float(v) for k, v in row.items() if PLAYER_KEY.fullmatch(k) and v is not None]
@@ -101,6 +144,10 @@ def run(ctx: Context) -> Section:
     bg_mbps = {b: [float(r["flow.background.goodput_mbps"]) for r in rows] for b, rows in pages.items()}
     bg_rtt = {b: [float(r["flow.background.rtt_ms.mean"]) for r in rows] for b, rows in pages.items()}
     loads = {b: [float(r["flow.web.page_loads"]) for r in rows] for b, rows in pages.items()}
+    split = {
+        b: [during_loads(ctx.timeseries("proteus-pages", r), ctx.transfers("proteus-pages", r)) for r in rows]
+        for b, rows in pages.items()
+    }
 
     table = Table(
         [
@@ -112,6 +159,8 @@ def run(ctx: Context) -> Section:
             "loads",
             "background: Mbit/s",
             "background: mean RTT (ms)",
+            "background during loads / between (Mbit/s)",
+            "page flow's mean RTT during loads (ms)",
         ]
     )
     for b in backgrounds:
@@ -124,6 +173,11 @@ def run(ctx: Context) -> Section:
             num(median(loads[b])),
             "–" if b == NONE else fmt(median(bg_mbps[b]), 1),
             "–" if b == NONE else fmt(median(bg_rtt[b]), 1),
+            "–"
+            if b == NONE
+            else f"{fmt(median([d.background_in for d in split[b]]), 1)} / "
+            f"{fmt(median([d.background_out for d in split[b]]), 1)}",
+            fmt(median([d.web_rtt_in for d in split[b]]), 1),
         )
     link = file.rate_mbps()
     queue_ms = file.buffer_bytes() * 8 / (link * 1e3)
@@ -134,7 +188,17 @@ def run(ctx: Context) -> Section:
         f"{num(base)} ms base) but {fmt(median(bg_mbps[SCAVENGER]), 1)} of the {num(link)} Mbit/s, "
         f"and the median load takes {seconds(median(plt_p50[SCAVENGER]), 2)}: a load is over in "
         "a few round trips, and the page flow's TCP shares the link with a flow that already "
-        "holds it; whether Proteus-S yields within a load was not measured. LEDBAT holds its "
+        "holds it. Within a load Proteus-S yields little: in the 100-ms bins a page transfer is in "
+        f"it sends {fmt(median([d.background_in for d in split[SCAVENGER]]), 1)} Mbit/s, against "
+        f"{fmt(median([d.background_out for d in split[SCAVENGER]]), 1)} in the others, and the "
+        "page flow's RTT there averages "
+        f"{fmt(median([d.web_rtt_in for d in split[SCAVENGER]]), 1)} ms (alone "
+        f"{fmt(median([d.web_rtt_in for d in split[NONE]]), 1)} ms): the two build a queue. Its "
+        f"rate control lowers the rate only once both pairs of a probing round agree "
+        f"({SCAVENGER_PROBE_MIS} MIs of about its {num(base)}-ms RTT), and then by at most "
+        f"{pct(STEP_BOUND, 0)} per "
+        f"MI ({pct(STEP_BOUND, 0)} more per clipped step), slow against a load that needs a few "
+        "round trips. LEDBAT holds its "
         f"100 ms target (mean RTT {fmt(median(bg_rtt[LEDBAT]), 1)} ms), which every round trip of a "
         "load waits behind."
     )
