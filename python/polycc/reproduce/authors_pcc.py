@@ -327,15 +327,14 @@ def main(argv: list[str] | None = None) -> None:
     print(body)
     if args.doc:
         doc = args.repo / "VALIDATION.md"
-        text = doc.read_text(encoding="utf-8")
-        notes_begin = "<!-- authors-pcc:notes -->"
-        # The hand-written findings after the generated tables are kept as they are.
-        notes = (
-            text[text.index(notes_begin) :].split("<!-- reproduce:")[0].rstrip()
-            if notes_begin in text
-            else ""
-        )
-        update_document(doc, SECTION, render(points, notes))
+        update_document(doc, SECTION, render(points, kept_notes(doc, "<!-- authors-pcc:notes -->")))
+
+
+def kept_notes(doc: Path, marker: str) -> str:
+    """The hand-written findings a generated section of `doc` keeps after its tables: from
+    `marker` to the section's end marker, as they are ("" when there are none)."""
+    text = doc.read_text(encoding="utf-8") if doc.exists() else ""
+    return text[text.index(marker) :].split("<!-- reproduce:")[0].rstrip() if marker in text else ""
 
 
 if __name__ == "__main__":
