@@ -31,9 +31,17 @@ def test_the_scavengers_share_one_link_with_the_kernels_cubic_joining_later() ->
     assert web["traffic"]["connection"] == "per_request" and web["traffic"]["size"] == ap.WEB_SIZE
     for doc in (theirs, ours, none):
         Scenario.from_dict(doc).validate()
-    # Per primary and seed: the three sides in the testbed, then ours and none in the simulator.
+    # The hybrid: PCC-Uspace's with its threshold, ours with the same `threshold_mbps`.
+    h_theirs = ap.scenario_doc(ap.THEIRS, ap.HYBRID, 1, BINS)["flows"][0]
+    h_ours = ap.scenario_doc(ap.OURS, ap.HYBRID, 1, BINS)["flows"][0]
+    assert h_theirs["sender"].endswith("{port} Vivace Hybrid 5")
+    assert h_ours["cca"] == {"name": "proteus-h", "threshold_mbps": 5.0}
+    assert "traffic" not in ap.scenario_doc(ap.OURS, ap.HYBRID, 1, BINS)["flows"][1]
+    # Per case and seed: the sides in the testbed, then ours (and none) in the simulator; the
+    # hybrid's case has no run without a background flow (the bulk case's is the same).
     g = ap.grid()
-    assert len(g) == len(ap.PRIMARIES) * len(ap.SEEDS) * 5
+    assert len(g) == 2 * len(ap.SEEDS) * 5 + len(ap.SEEDS) * 3
+    assert not [k for k in g if k[1] == ap.HYBRID and k[0] == ap.NONE]
     assert [(k[0], k[3]) for k in g[:5]] == [
         (ap.THEIRS, "emu"),
         (ap.OURS, "emu"),
@@ -72,3 +80,15 @@ def test_ours_yields_to_a_bulk_primary_and_slows_short_transfers_in_the_simulato
     assert web.fct_p50_s > 3 * alone.fct_p50_s
     text = ap.render({p.key(): p for p in (bulk, web, alone)})
     assert "| kernel CUBIC, 500 KB every 2 s | polycc's `proteus-s` | simulator |" in text
+    assert "Proteus-H (threshold" not in text
+
+
+def test_ours_hybrid_fills_the_link_alone_and_keeps_about_its_threshold_beside_cubic() -> None:
+    # Proteus-H with a 5 Mbit/s threshold on 20 Mbit/s, in the simulator: alone it is a primary
+    # above its threshold's rate, beside the bulk kernel CUBIC flow it keeps some of the link but
+    # far from its fair half.
+    h = ap.run_point(ap.OURS, ap.HYBRID, 1, "sim", BINS)
+    assert h.alone_mbps > 0.8 * ap.RATE_MBPS
+    assert 0.1 * ap.HYBRID_THRESHOLD_MBPS < h.scavenger_mbps < 0.4 * ap.RATE_MBPS
+    text = ap.render({h.key(): h})
+    assert "### Proteus-H (threshold 5 Mbit/s)" in text and "| polycc's `proteus-h` | simulator |" in text

@@ -1,5 +1,5 @@
-"""Proteus-S, the authors' code beside polycc's, in the emulated testbed (VALIDATION.md, "Proteus-S:
-the authors' code in the testbed").
+"""Proteus-S and Proteus-H, the authors' code beside polycc's, in the emulated testbed
+(VALIDATION.md, "Proteus-S and Proteus-H: the authors' code in the testbed, beside polycc's").
 
 PCC-Uspace master's scavenger (`pccclient send SERVER PORT Vivace Scavenger 0.0015`, built by
 `scripts/build-authors-pcc.sh`; dossier §7.3) runs as an outside program (`stack = "external"`)
@@ -7,9 +7,11 @@ on the same emulated link as polycc's `proteus-s` on polycc's UDP sender (`stack
 as a baseline no scavenger at all. Each starts alone and a primary on the kernel's TCP (CUBIC,
 `stack = "linux"`) joins at `JOIN_S`: a bulk flow (Proteus Fig. 10's case), or a sequence of
 `WEB_SIZE` transfers every `WEB_INTERVAL`, each on a new connection (Fig. 11(b)'s page loads,
-which claim 14c finds slowed 2.4x beside polycc's Proteus-S in the simulator). 20 Mbit/s, 30 ms,
-1 BDP drop-tail, `RUN_SECONDS` per run, seeds `SEEDS`; both sides measured by the emulator on the
-link. About 10 minutes of real time. Needs root, the testbed and the built binaries.
+which claim 14c finds slowed 2.4x beside polycc's Proteus-S in the simulator). The hybrid
+(`Vivace Hybrid <threshold>` against `proteus-h`) meets the bulk flow the same way. 20 Mbit/s,
+30 ms, 1 BDP drop-tail, `RUN_SECONDS` per run, seeds `SEEDS`; both sides measured by the
+emulator on the link. About 40 minutes of real time. Needs root, the testbed and the built
+binaries.
 
     sudo nice -n -15 .venv/bin/python -m polycc.reproduce.authors_proteus [--doc] [--reuse]
 """
@@ -52,27 +54,39 @@ DEVIATION_COEFFICIENT = "0.0015"
 #: The scavenger's side: the authors' program, polycc's controller, or none.
 THEIRS, OURS, NONE = "theirs", "ours", "none"
 SIDES = (THEIRS, OURS, NONE)
-PRIMARIES = ("bulk", "web")
+#: The cases: the scavenger beside a bulk or a web primary, and the hybrid (Proteus-H) beside a
+#: bulk primary (`Point.primary` names the case).
+BULK, WEB, HYBRID = "bulk", "web", "hybrid-bulk"
+PRIMARIES = (BULK, WEB, HYBRID)
+#: Proteus-H's threshold, Mbit/s (a quarter of the link): below it the hybrid is a primary, above
+#: it a scavenger (dossier §7.3; master has no default).
+HYBRID_THRESHOLD_MBPS = 5.0
+#: The window over which a flow that starts alone is measured before the primary joins, s.
+ALONE_S = (2.0, JOIN_S)
 
 
 def scenario_doc(side: str, primary: str, seed: int, bins: Binaries) -> dict[str, Any]:
     """One run: the scavenger of `side` from 0 s (none: no flow) and the primary from `JOIN_S`."""
     flows: list[dict[str, Any]] = []
+    hybrid = primary == HYBRID
     if side == THEIRS:
+        utility = f"Hybrid {HYBRID_THRESHOLD_MBPS:g}" if hybrid else f"Scavenger {DEVIATION_COEFFICIENT}"
         flows.append(
             {
                 "id": "background",
                 "rtt": RTT,
                 "stack": "external",
-                "sender": f"exec {bins.vivace_sender} send {{receiver_ip}} {{port}} Vivace Scavenger "
-                f"{DEVIATION_COEFFICIENT}",
+                "sender": f"exec {bins.vivace_sender} send {{receiver_ip}} {{port}} Vivace {utility}",
                 "receiver": f"exec {bins.vivace_receiver} recv {{port}}",
             }
         )
     elif side == OURS:
-        flows.append({"id": "background", "rtt": RTT, "stack": "udp", "cca": "proteus-s"})
+        cca: str | dict[str, Any] = (
+            {"name": "proteus-h", "threshold_mbps": HYBRID_THRESHOLD_MBPS} if hybrid else "proteus-s"
+        )
+        flows.append({"id": "background", "rtt": RTT, "stack": "udp", "cca": cca})
     web: dict[str, Any] = {"id": "web", "cca": "cubic", "stack": "linux", "rtt": RTT, "start": f"{JOIN_S:g}s"}
-    if primary == "web":
+    if primary == WEB:
         web["traffic"] = {
             "kind": "web",
             "size": WEB_SIZE,
@@ -109,6 +123,9 @@ class Point:
     scavenger_in_mbps: float
     scavenger_out_mbps: float
     load1: float
+    #: The background flow's throughput alone, over `ALONE_S` (NaN in runs recorded before it
+    #: was measured).
+    alone_mbps: float = float("nan")
 
     def key(self) -> tuple[str, str, int, str]:
         return (self.side, self.primary, self.seed, self.backend)
@@ -130,9 +147,11 @@ def run_point(
     mbps = late.groupby("flow").throughput_mbps.mean()
     nan = float("nan")
     fct, inside, outside, yielded = nan, nan, nan, nan
-    if primary == "bulk" and side != NONE:
+    if primary == BULK and side != NONE:
         yielded = yield_time(ts)
-    if primary == "web":
+    bg = ts[(ts.flow == "background") & (ts.t_s >= ALONE_S[0]) & (ts.t_s < ALONE_S[1])]
+    alone = float(bg.throughput_mbps.mean()) if len(bg) else nan
+    if primary == WEB:
         tr = r.transfers
         fct = float(tr[tr.requested_s >= FROM_S].fct_s.median())
         if side != NONE:
@@ -150,6 +169,7 @@ def run_point(
         scavenger_in_mbps=inside,
         scavenger_out_mbps=outside,
         load1=os.getloadavg()[0],
+        alone_mbps=alone,
     )
 
 
@@ -168,9 +188,11 @@ def grid() -> list[tuple[str, str, int, str]]:
     falls on each alike), ours and none in the simulator too."""
     keys = []
     for primary in PRIMARIES:
+        # The hybrid's case without a background flow is the bulk case's.
+        sides = (THEIRS, OURS) if primary == HYBRID else SIDES
         for seed in SEEDS:
-            keys += [(side, primary, seed, "emu") for side in SIDES]
-            keys += [(side, primary, seed, "sim") for side in (OURS, NONE)]
+            keys += [(side, primary, seed, "emu") for side in sides]
+            keys += [(side, primary, seed, "sim") for side in sides if side != THEIRS]
     return keys
 
 
@@ -204,7 +226,7 @@ def render(points: dict[tuple[str, str, int, str], Point], notes: str = "") -> s
         ]
     )
     label = {THEIRS: "PCC-Uspace's Proteus-S", OURS: "polycc's `proteus-s`", NONE: "none"}
-    for primary in PRIMARIES:
+    for primary in (BULK, WEB):
         for side in SIDES:
             for backend in ("emu", "sim"):
                 ps = [
@@ -212,7 +234,7 @@ def render(points: dict[tuple[str, str, int, str], Point], notes: str = "") -> s
                 ]
                 if not ps:
                     continue
-                what = "bulk" if primary == "bulk" else f"{_spaced(WEB_SIZE)} every {_spaced(WEB_INTERVAL)}"
+                what = "bulk" if primary == BULK else f"{_spaced(WEB_SIZE)} every {_spaced(WEB_INTERVAL)}"
                 rows.add(
                     f"kernel CUBIC, {what}",
                     label[side],
@@ -220,16 +242,16 @@ def render(points: dict[tuple[str, str, int, str], Point], notes: str = "") -> s
                     _med(ps, "primary_mbps"),
                     _med(ps, "scavenger_mbps") if side != NONE else "–",
                     ", ".join(_yield_text(p.yield_s) for p in sorted(ps, key=lambda p: p.seed))
-                    if primary == "bulk" and side != NONE
+                    if primary == BULK and side != NONE
                     else "–",
-                    _med(ps, "fct_p50_s") if primary == "web" else "–",
+                    _med(ps, "fct_p50_s") if primary == WEB else "–",
                     f"{_med(ps, 'scavenger_in_mbps', 1)} / {_med(ps, 'scavenger_out_mbps', 1)}"
-                    if primary == "web" and side != NONE
+                    if primary == WEB and side != NONE
                     else "–",
                 )
     loads = [p.load1 for p in points.values() if p.backend == "emu"]
     lines = [
-        "## Proteus-S: the authors' code in the testbed, beside polycc's",
+        "## Proteus-S and Proteus-H: the authors' code in the testbed, beside polycc's",
         "",
         "Generated by `sudo nice -n -15 .venv/bin/python -m polycc.reproduce.authors_proteus --doc`; do",
         "not edit by hand (the findings below the table are written by hand). The scavenger starts",
@@ -250,9 +272,48 @@ def render(points: dict[tuple[str, str, int, str], Point], notes: str = "") -> s
             "(the runs' own processes included)."
         )
     lines += ["", rows.markdown()]
+    hybrid = hybrid_table(points)
+    if hybrid:
+        lines += [
+            "",
+            f"### Proteus-H (threshold {HYBRID_THRESHOLD_MBPS:g} Mbit/s) beside a bulk kernel CUBIC flow",
+            "",
+            f"The same link and join; PCC-Uspace's `pccclient ... Vivace Hybrid {HYBRID_THRESHOLD_MBPS:g}` "
+            f"against polycc's `proteus-h` with `threshold_mbps = {HYBRID_THRESHOLD_MBPS:g}`. Below its",
+            "threshold the hybrid utility is the primary's, above it the scavenger's: alone it should",
+            "fill the link, beside CUBIC keep about the threshold.",
+            "",
+            hybrid,
+        ]
     if notes:
         lines += ["", notes]
     return "\n".join(lines) + "\n"
+
+
+def hybrid_table(points: dict[tuple[str, str, int, str], Point]) -> str:
+    """The hybrid's rows ("" without hybrid runs)."""
+    rows = Table(
+        [
+            "hybrid",
+            "where",
+            f"alone, {ALONE_S[0]:g}–{ALONE_S[1]:g} s (Mbit/s)",
+            f"beside CUBIC, from {FROM_S:g} s (Mbit/s)",
+            "CUBIC (Mbit/s)",
+        ]
+    )
+    label = {THEIRS: "PCC-Uspace's Proteus-H", OURS: "polycc's `proteus-h`"}
+    for side in (THEIRS, OURS):
+        for backend in ("emu", "sim"):
+            ps = [p for p in points.values() if (p.side, p.primary, p.backend) == (side, HYBRID, backend)]
+            if ps:
+                rows.add(
+                    label[side],
+                    "testbed" if backend == "emu" else "simulator",
+                    _med(ps, "alone_mbps"),
+                    _med(ps, "scavenger_mbps"),
+                    _med(ps, "primary_mbps"),
+                )
+    return rows.markdown() if rows.rows else ""
 
 
 def load_cache(path: Path) -> dict[tuple[str, str, int, str], Point]:

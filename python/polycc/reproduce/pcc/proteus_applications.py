@@ -199,8 +199,8 @@ def run(ctx: Context) -> Section:
         f"{pct(STEP_BOUND, 0)} per "
         f"MI ({pct(STEP_BOUND, 0)} more per clipped step), slow against a load that needs a few "
         "round trips. PCC-Uspace's own Proteus-S, run in the testbed beside a kernel CUBIC flow's "
-        "short transfers, slows them as much (VALIDATION.md, \"Proteus-S: the authors' code in the "
-        "testbed, beside polycc's\"). LEDBAT holds its "
+        "short transfers, slows them as much (VALIDATION.md, \"Proteus-S and Proteus-H: the authors' "
+        "code in the testbed, beside polycc's\"). LEDBAT holds its "
         f"100 ms target (mean RTT {fmt(median(bg_rtt[LEDBAT]), 1)} ms), which every round trip of a "
         "load waits behind."
     )
