@@ -250,11 +250,13 @@ impl VivaceControl {
         self.k = 0;
         self.rounds = 0;
         // Proteus-H (dossier §7.3): scavenger rules when the probe's upper rate exceeds the
-        // threshold.
+        // threshold. Master compares the rate in units of 2^20 bit/s (`kMegabit`) with the
+        // threshold, so the rules switch at 1.048576× the threshold in decimal Mbit/s (the
+        // utility itself switches at the threshold in decimal Mbit/s).
         self.role = if self.cfg.scavenger {
             Role::Scavenger
         } else if let Some(t) = self.utility.scavenger_above_mbps() {
-            let upper = self.rate.as_bps() as f64 * (1.0 + self.cfg.probing_step) / 1e6;
+            let upper = self.rate.as_bps() as f64 * (1.0 + self.cfg.probing_step) / MEGABIT;
             if upper > t {
                 Role::Scavenger
             } else {
@@ -744,6 +746,44 @@ mod tests {
         }
         assert_eq!(c.state(), "starting");
         assert_eq!(c.base_rate(), Rate::from_bps(500_000));
+    }
+
+    /// A hybrid's utility stub: the rising `Linear` utility with a scavenger threshold.
+    #[derive(Debug)]
+    struct Hybrid(f64);
+    impl Utility for Hybrid {
+        fn name(&self) -> &str {
+            "hybrid-stub"
+        }
+        fn utility(&self, m: &UtilityInput) -> f64 {
+            m.send_rate_mbps
+        }
+        fn scavenger_above_mbps(&self) -> Option<f64> {
+            Some(self.0)
+        }
+    }
+
+    #[test]
+    fn a_hybrid_probes_as_a_scavenger_above_its_threshold_in_master_units() {
+        // Threshold 5: master switches to the scavenger's two pairs once 1.05·r / 2^20 > 5,
+        // i.e. above r = 4.993 Mbit/s (decimal). At 4.9 Mbit/s (5.145 decimal after the step,
+        // 4.907 in master's units) it probes as a primary, with three pairs; at 5.0 Mbit/s as a
+        // scavenger.
+        for (mbps_x10, pairs) in [(49, PRIMARY_PAIRS), (50, SCAVENGER_PAIRS)] {
+            let mut c = VivaceControl::new(
+                VivaceConfig::default(),
+                Box::new(Hybrid(5.0)),
+                None,
+                Rate::from_mbps(10),
+            );
+            c.set_rate(Rate::from_bps(mbps_x10 * 100_000), &path());
+            assert_eq!(
+                probe(&mut c).len(),
+                2 * pairs,
+                "at {} Mbit/s",
+                mbps_x10 as f64 / 10.0
+            );
+        }
     }
 
     #[test]
