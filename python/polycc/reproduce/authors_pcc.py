@@ -23,13 +23,15 @@ import argparse
 import json
 import os
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from statistics import mean
-from typing import Any
+from typing import Any, TypeVar
 
 from polycc.reproduce.common import Table, update_document
+
+T = TypeVar("T")
 
 #: The section's markers in VALIDATION.md (`<!-- reproduce:authors-pcc:begin -->`).
 SECTION = "authors-pcc"
@@ -193,10 +195,24 @@ def grid(algos: Sequence[str]) -> list[Key]:
 
 
 def load_cache(path: Path) -> dict[Key, Point]:
+    return {p.key(): p for p in cached(path, Point)}
+
+
+def cached(path: Path, make: Callable[..., T]) -> list[T]:
+    """The runs recorded in a cache file, one JSON object a line (none when it is absent)."""
     if not path.exists():
-        return {}
-    points = [Point(**json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
-    return {p.key(): p for p in points}
+        return []
+    return [make(**json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+
+
+def load_line(loads: Sequence[float]) -> list[str]:
+    """The sentence giving the host's load during the testbed runs (none without runs)."""
+    if not loads:
+        return []
+    return [
+        f"The host's 1-minute load average during the runs: {min(loads):.1f}–{max(loads):.1f} on 2 cores "
+        "(the runs' own processes included)."
+    ]
 
 
 def _cell(values: Iterable[float], digits: int = 1) -> str:
@@ -274,11 +290,7 @@ def render(points: dict[Key, Point], notes: str = "") -> str:
         '"Ours in the simulator": the same scenario file run by `polycc run` (the simulator\'s',
         "sender model, no host noise), for reference.",
     ]
-    if loads:
-        lines.append(
-            f"The host's 1-minute load average during the runs: {min(loads):.1f}–{max(loads):.1f} on 2 cores "
-            "(the runs' own processes included)."
-        )
+    lines += load_line(loads)
     lines += [
         "",
         "### PCC Allegro (NSDI'15): `modong/pcc` vs polycc `pcc-allegro`",

@@ -26,7 +26,7 @@ from pathlib import Path
 from statistics import median
 from typing import TYPE_CHECKING, Any
 
-from polycc.reproduce.authors_pcc import Binaries, binaries_of, build, kept_notes
+from polycc.reproduce.authors_pcc import Binaries, binaries_of, build, cached, kept_notes, load_line
 from polycc.reproduce.common import Table, update_document
 from polycc.reproduce.pcc.proteus_applications import during_loads
 
@@ -266,11 +266,7 @@ def render(points: dict[tuple[str, str, int, str], Point], notes: str = "") -> s
         '(`stack = "udp"`), or absent; all measured by the emulator on the link (throughput: wire bytes',
         "delivered). The simulator's rows run the same scenario file for reference.",
     ]
-    if loads:
-        lines.append(
-            f"The host's 1-minute load average during the runs: {min(loads):.1f}–{max(loads):.1f} on 2 cores "
-            "(the runs' own processes included)."
-        )
+    lines += load_line(loads)
     lines += ["", rows.markdown()]
     hybrid = hybrid_table(points)
     if hybrid:
@@ -317,10 +313,7 @@ def hybrid_table(points: dict[tuple[str, str, int, str], Point]) -> str:
 
 
 def load_cache(path: Path) -> dict[tuple[str, str, int, str], Point]:
-    if not path.exists():
-        return {}
-    points = [Point(**json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
-    return {p.key(): p for p in points}
+    return {p.key(): p for p in cached(path, Point)}
 
 
 def main(argv: list[str] | None = None) -> None:
