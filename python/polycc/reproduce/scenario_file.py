@@ -73,6 +73,13 @@ def size_text(text: Any) -> str:
         return f"{num(v)}-BDP"
     if unit in _PACKETS:
         return f"{num(v)}-packet"
+    return quantity_text(text)
+
+
+def quantity_text(text: Any) -> str:
+    """A scenario quantity as prose, its number and unit apart: "500KB" as "500 KB", "2s" as
+    "2 s"."""
+    v, unit = _split(text)
     return f"{num(v)} {unit}"
 
 
