@@ -401,6 +401,12 @@ impl CongestionControl for Auto {
         NAME
     }
 
+    /// The controller running at the start hears the handshake; a later one adopts the
+    /// transport's RTT state, which already holds it.
+    fn on_handshake(&mut self, now: Time, rtt: Duration) {
+        self.active.on_handshake(now, rtt);
+    }
+
     fn on_sent(&mut self, now: Time, sent: &SentPacket) {
         self.flow.on_sent(sent);
         self.active.on_sent(now, sent);

@@ -41,6 +41,13 @@ fn a_flow_starts_on_the_clean_paths_controller() {
 }
 
 #[test]
+fn the_running_controller_hears_the_handshake() {
+    let mut cc = auto(json!({ "clean": "vegas" })).expect("builds");
+    cc.on_handshake(Time::ZERO, Duration::from_millis(60));
+    assert_eq!(cc.telemetry().get("base_rtt_ms"), Some(60.0));
+}
+
+#[test]
 fn an_intent_hands_the_flow_to_its_specialist_with_the_window_and_bulk_hands_it_back() {
     let mut cc = auto(json!({})).expect("builds");
     let now = Time::ZERO + Duration::from_millis(500);

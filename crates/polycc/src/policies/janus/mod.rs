@@ -496,6 +496,14 @@ impl CongestionControl for Janus {
         "janus"
     }
 
+    /// Both stages' controllers hear the handshake: each was built for this flow at its start,
+    /// and the conservative one (Vegas) takes its base RTT from it, as it does over the kernel's
+    /// TCP, where the shim's first report carries the SYN's round trip.
+    fn on_handshake(&mut self, now: Time, rtt: Duration) {
+        self.conservative.on_handshake(now, rtt);
+        self.aggressive.on_handshake(now, rtt);
+    }
+
     fn on_sent(&mut self, now: Time, sent: &SentPacket) {
         self.flow.on_sent(sent);
         self.active_mut().on_sent(now, sent);

@@ -103,6 +103,24 @@ fn janus() -> Janus {
     .expect("defaults build")
 }
 
+#[test]
+fn both_stages_hear_the_handshake() {
+    let mut cc = Janus::new(
+        &CcContext::new(MSS),
+        &Registry::standard(),
+        JanusConfig {
+            aggressive: CcSpec::named("bbr"),
+            ..JanusConfig::default()
+        },
+    )
+    .expect("builds");
+    cc.on_handshake(Time::ZERO, Duration::from_millis(60));
+    let t = cc.conservative.telemetry();
+    assert_eq!(t.get("base_rtt_ms"), Some(60.0), "vegas: {:?}", t.entries());
+    let t = cc.aggressive.telemetry();
+    assert_eq!(t.get("min_rtt_ms"), Some(60.0), "bbr: {:?}", t.entries());
+}
+
 fn bandwidth_guarantee(mbps: u64, min_mbps: u64) -> Intent {
     Intent::BandwidthGuarantee {
         target_rate: Rate::from_mbps(mbps),

@@ -39,7 +39,7 @@ use crate::cc::{
 use crate::intent::Intent;
 use crate::policies::handover::{self, FlowView, Overrides};
 use crate::signals::{AckEvent, Feedback, FrameInfo, LossEvent, PacketOutcome, SentPacket};
-use crate::units::{Bytes, Rate, Time};
+use crate::units::{Bytes, Duration, Rate, Time};
 
 /// The target x* of `closest` fusion.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -435,6 +435,13 @@ impl Poly {
 impl CongestionControl for Poly {
     fn name(&self) -> &str {
         "poly"
+    }
+
+    /// Every member runs the flow from its start, so every member hears its handshake.
+    fn on_handshake(&mut self, now: Time, rtt: Duration) {
+        for m in &mut self.members {
+            m.cc.on_handshake(now, rtt);
+        }
     }
 
     fn on_sent(&mut self, now: Time, sent: &SentPacket) {

@@ -26,6 +26,7 @@ struct Probe {
     rate: Option<Rate>,
     feedback: bool,
     timer: Option<Time>,
+    handshakes: u64,
     sent: u64,
     acks: u64,
     losses: u64,
@@ -72,6 +73,7 @@ fn build_probe(
         rate: p.rate_mbps.map(|m| Rate::from_bps_f64(m * 1e6)),
         feedback: p.feedback,
         timer: p.timer_ms.map(|ms| ctx.now + Duration::from_millis(ms)),
+        handshakes: 0,
         sent: 0,
         acks: 0,
         losses: 0,
@@ -87,6 +89,9 @@ fn build_probe(
 impl CongestionControl for Probe {
     fn name(&self) -> &str {
         "probe"
+    }
+    fn on_handshake(&mut self, _: Time, _: Duration) {
+        self.handshakes += 1;
     }
     fn on_sent(&mut self, _: Time, _: &SentPacket) {
         self.sent += 1;
@@ -125,6 +130,7 @@ impl CongestionControl for Probe {
     fn telemetry(&self) -> Telemetry {
         let mut t = Telemetry::new("probing");
         for (k, v) in [
+            ("handshakes", self.handshakes),
             ("sent", self.sent),
             ("acks", self.acks),
             ("losses", self.losses),
@@ -227,6 +233,7 @@ fn every_member_sees_every_event() {
         "copilots": [{"name": "probe", "feedback": true}, {"name": "probe", "timer_ms": 30}],
     }));
     assert_eq!(p.next_timer(), Some(at_ms(30)));
+    p.on_handshake(Time::ZERO, Duration::from_millis(10));
     for pn in 0..5 {
         p.on_sent(
             Time::ZERO,
@@ -268,6 +275,7 @@ fn every_member_sees_every_event() {
     assert_eq!(p.next_timer(), None);
     p.on_frame(at_ms(31), &FrameInfo::default());
     for i in 0..3 {
+        assert_eq!(member_count(&p, i, "handshakes"), 1.0, "member {i}");
         assert_eq!(member_count(&p, i, "sent"), 5.0, "member {i}");
         assert_eq!(member_count(&p, i, "acks"), 3.0, "member {i}");
         assert_eq!(member_count(&p, i, "losses"), 1.0, "member {i}");
