@@ -20,6 +20,10 @@
 #            lines' text, not their numbers). Built with arch=AMD64 (the Makefiles' default
 #            IA32 reads the TSC with a 32-bit asm constraint) and its library before its apps
 #            (their Makefiles race under make -j).
+#   allegro-lr: the same code built a second time with Allegro's §4.4.2 loss-resilient utility,
+#            T·(1 − L), in that line's place: `(t-l)/time*(1-l/t)` in the code's terms (t
+#            packets sent in the MI, l of them lost, over its length); the paper ran it for its
+#            heavy-loss result (issue 19, claim 1h), the published code has no switch for it.
 #   vivace:  g++ >= 11 finds no operator== for `timespec` in its `std::unordered_map` (the
 #            code declares one inside namespace std, where two-phase lookup no longer sees it):
 #            the same comparison as an inline function at global scope (found by argument-
@@ -67,13 +71,19 @@ must_change() {
     fi
 }
 
+# build_allegro NAME: modong/pcc into $OUT/NAME, with the NSDI'15 utility (allegro) or the
+# loss-resilient one (allegro-lr).
 build_allegro() {
-    fetch allegro modong/pcc
-    local d="$OUT/allegro"
+    local name=$1
+    fetch "$name" modong/pcc
+    local d="$OUT/$name"
     local cc="$d/sender/app/cc.h"
     # The NSDI'15 utility (README: "uncomment cc.h:302 and comment out cc.h:303").
     must_change "$cc" 's|^//utility = ((t-l)/time\*(1-1/(1+exp(-100\*(l/t-0.05))))-1\*l/time);|utility = ((t-l)/time*(1-1/(1+exp(-100*(l/t-0.05))))-1*l/time);|'
     must_change "$cc" 's|^utility = ((t-l)/time\*(1-1/(1+exp(-100\*(l/t-0.05))))\* (1-1/(1+exp(-10\*(1-previous_rtt/rtt)))) -1\*l/time)/rtt\*1000;|//&|'
+    if [[ $name == allegro-lr ]]; then
+        must_change "$cc" 's|^utility = ((t-l)/time\*(1-1/(1+exp(-100\*(l/t-0.05))))-1\*l/time);|utility = (t-l)/time*(1-l/t);|'
+    fi
     for side in sender receiver; do
         make -s -C "$d/$side/src" -j"$JOBS" arch=AMD64 >"$d/$side.build.log" 2>&1 ||
             { tail -20 "$d/$side.build.log" >&2; exit 1; }
@@ -97,21 +107,25 @@ build_vivace() {
 
 which=${1:-all}
 case $which in
-    allegro) build_allegro ;;
+    allegro) build_allegro allegro ;;
+    allegro-lr) build_allegro allegro-lr ;;
     vivace) build_vivace ;;
-    all) build_allegro; build_vivace ;;
-    *) echo "usage: $0 [allegro|vivace|all]" >&2; exit 2 ;;
+    all) build_allegro allegro; build_allegro allegro-lr; build_vivace ;;
+    *) echo "usage: $0 [allegro|allegro-lr|vivace|all]" >&2; exit 2 ;;
 esac
 
 # Allegro's apps link their side's UDT library (LD_LIBRARY_PATH, as its README says); Vivace's
 # are linked statically.
-if [[ $which != vivace ]]; then
-    echo "ALLEGRO_SENDER=$OUT/allegro/sender/app/appclient"
-    echo "ALLEGRO_SENDER_LIB=$OUT/allegro/sender/src"
-    echo "ALLEGRO_RECEIVER=$OUT/allegro/receiver/app/appserver"
-    echo "ALLEGRO_RECEIVER_LIB=$OUT/allegro/receiver/src"
-fi
-if [[ $which != allegro ]]; then
+for name in allegro allegro-lr; do
+    if [[ $which == "$name" || $which == all ]]; then
+        prefix=$(tr a-z- A-Z_ <<<"$name")
+        echo "${prefix}_SENDER=$OUT/$name/sender/app/appclient"
+        echo "${prefix}_SENDER_LIB=$OUT/$name/sender/src"
+        echo "${prefix}_RECEIVER=$OUT/$name/receiver/app/appserver"
+        echo "${prefix}_RECEIVER_LIB=$OUT/$name/receiver/src"
+    fi
+done
+if [[ $which == vivace || $which == all ]]; then
     echo "VIVACE_SENDER=$OUT/vivace/src/app/pccclient"
     echo "VIVACE_RECEIVER=$OUT/vivace/src/app/pccserver"
 fi

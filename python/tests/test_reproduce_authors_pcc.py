@@ -15,6 +15,10 @@ ALLEGRO_RECEIVER=/c/allegro/receiver/app/appserver
 ALLEGRO_RECEIVER_LIB=/c/allegro/receiver/src
 VIVACE_SENDER=/c/vivace/src/app/pccclient
 VIVACE_RECEIVER=/c/vivace/src/app/pccserver
+ALLEGRO_LR_SENDER=/c/allegro-lr/sender/app/appclient
+ALLEGRO_LR_SENDER_LIB=/c/allegro-lr/sender/src
+ALLEGRO_LR_RECEIVER=/c/allegro-lr/receiver/app/appserver
+ALLEGRO_LR_RECEIVER_LIB=/c/allegro-lr/receiver/src
 """
 
 
@@ -61,3 +65,43 @@ def test_the_grid_puts_theirs_next_to_ours_and_the_table_shows_the_ratio() -> No
     row = next(line for line in text.splitlines() if line.startswith("| 8 pkt | 3 %"))
     assert "12.0 (10.0–14.0)" in row and "18.0 (18.0–18.0)" in row and "| 0.67 |" in row
     assert "Vivace" not in text
+
+
+def test_the_loss_resilient_build_runs_beside_ours_with_that_utility() -> None:
+    bins = ap.binaries_of(BUILD_OUTPUT)
+    theirs = ap.scenario_doc("allegro-lr", True, "1bdp", 0.5, 3, bins)["flows"][0]
+    assert theirs["sender"].startswith("LD_LIBRARY_PATH=/c/allegro-lr/sender/src exec /c/allegro-lr/")
+    ours = ap.scenario_doc("allegro-lr", False, "1bdp", 0.5, 3, bins)
+    assert ours["flows"][0]["cca"] == {"name": "pcc-allegro", "utility": "loss-resilient"}
+    Scenario.from_dict(ours).validate()
+    # Only the heavy-loss points, 1 BDP, with their own seeds.
+    g = ap.grid(["allegro-lr"])
+    assert {(k[2], k[3]) for k in g} == {("1bdp", x) for x in ap.LR_LOSSES}
+    assert len(g) == len(ap.LR_LOSSES) * len(ap.LR_SEEDS) * 3
+    # An older saved build output without the loss-resilient build is refused by name.
+    old = ap.binaries_of("\n".join(BUILD_OUTPUT.splitlines()[:7]))
+    try:
+        old.commands("allegro-lr")
+    except SystemExit as e:
+        assert "allegro-lr" in str(e)
+    else:
+        raise AssertionError("no binary, no command")
+
+
+def test_the_loss_resilient_table_counts_the_seeds_that_stopped_low() -> None:
+    def point(theirs: bool, backend: str, seed: int, thr: float) -> ap.Point:
+        return ap.Point("allegro-lr", theirs, "1bdp", 0.5, seed, thr, thr, thr, 20.0, 0.5, 1.0, backend)
+
+    runs = [
+        point(True, "emu", 1, 19.0),
+        point(True, "emu", 2, 3.0),
+        point(False, "emu", 1, 19.5),
+        point(False, "emu", 2, 19.5),
+        point(False, "sim", 1, 2.0),
+        point(False, "sim", 2, 19.8),
+    ]
+    text = ap.render({p.key(): p for p in runs})
+    row = next(line for line in text.splitlines() if line.startswith("| 50 %"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1:4] == ["11.0 (3.0–19.0)", "19.5 (19.5–19.5)", "10.9 (2.0–19.8)"]
+    assert cells[4:] == ["1 of 2 (seed 2)", "0 of 2", "1 of 2 (seed 1)"]

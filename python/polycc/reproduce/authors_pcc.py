@@ -6,9 +6,12 @@ The NSDI'15 Allegro (`modong/pcc`, a UDT fork) and PCC-Uspace's Vivace, built by
 (`stack = "external"`) on the same emulated link as polycc's `pcc-allegro` and `pcc-vivace` on
 polycc's own UDP sender (`stack = "udp"`), one flow alone per run: 20 Mbit/s, 30 ms, a 1-BDP and
 an 8-packet drop-tail buffer, random loss 0, 1 and 3 % on the data direction, `RUN_SECONDS` per
-run and `SEEDS` seeds (the link's loss draws; the authors' programs draw their own). Both sides
+run and `SEEDS` seeds (the link's loss draws; the authors' programs draw their own). Allegro is
+also run with the paper's loss-resilient utility (§4.4.2, T·(1 − L); `allegro-lr`) under heavy
+forward loss, 30 and 50 %, on the 1-BDP buffer with `LR_SEEDS` seeds, whose start-ups either
+fill the link or stop at a few Mbit/s (REPRODUCTION.md, PCC claim 1h). Both sides
 are measured the same way, by the emulator on the link: throughput (wire bytes of the flow's
-data delivered) and the mean queueing delay of its packets. About 20 minutes of real time.
+data delivered) and the mean queueing delay of its packets. About 30 minutes of real time.
 Needs root, the testbed and the built binaries.
 
     sudo nice -n -15 .venv/bin/python -m polycc.reproduce.authors_pcc [--doc] [--reuse]
@@ -49,8 +52,26 @@ BUFFERS = ("1bdp", "8pkt")
 LOSSES = (0.0, 0.01, 0.03)
 #: Skipped at each run's start when averaging the time series (the starts differ by design).
 WARMUP_S = 2.0
-#: polycc's controller for each of the authors' programs.
-OURS = {"allegro": "pcc-allegro", "vivace": "pcc-vivace"}
+#: The loss-resilient runs: heavy forward loss (Allegro §4.4.2 runs 10–50 %; at 10 % neither
+#: start-up stops low in the simulator) on the 1-BDP buffer. What differs between seeds is
+#: whether the start-up stops low, one or two in ten in the simulator: hence twenty seeds.
+LR_LOSSES = (0.3, 0.5)
+LR_SEEDS = tuple(range(1, 21))
+#: A run "stopped low" when it delivered less than this share of the link (the bimodal 1h
+#: outcome: full runs deliver > 90 %, stopped ones < 30 %).
+LOW_SHARE = 0.5
+#: polycc's controller for each of the authors' programs, as the tables name it and as the
+#: scenario's `cca`.
+OURS: dict[str, str] = {
+    "allegro": "pcc-allegro",
+    "allegro-lr": "pcc-allegro, utility = loss-resilient",
+    "vivace": "pcc-vivace",
+}
+OURS_CCA: dict[str, Any] = {
+    "allegro": "pcc-allegro",
+    "allegro-lr": {"name": "pcc-allegro", "utility": "loss-resilient"},
+    "vivace": "pcc-vivace",
+}
 
 
 @dataclass(frozen=True)
@@ -63,16 +84,38 @@ class Binaries:
     allegro_receiver_lib: str
     vivace_sender: str
     vivace_receiver: str
+    #: The loss-resilient build (empty from a build script's output saved before it had one).
+    allegro_lr_sender: str = ""
+    allegro_lr_sender_lib: str = ""
+    allegro_lr_receiver: str = ""
+    allegro_lr_receiver_lib: str = ""
 
     def commands(self, algo: str) -> tuple[str, str]:
         """(sender, receiver) command templates. Allegro's `appclient SERVER PORT` sends without
-        end with its `cc.h` (the NSDI'15 utility); Vivace's `pccclient send SERVER PORT Vivace`
-        uses Vivace's rate control and default utility; each runs until the emulator kills it."""
-        if algo == "allegro":
+        end with its `cc.h` (the NSDI'15 utility, or the loss-resilient one in `allegro-lr`'s
+        build); Vivace's `pccclient send SERVER PORT Vivace` uses Vivace's rate control and
+        default utility; each runs until the emulator kills it."""
+        if algo in ("allegro", "allegro-lr"):
+            sender, sender_lib, receiver, receiver_lib = (
+                (
+                    self.allegro_sender,
+                    self.allegro_sender_lib,
+                    self.allegro_receiver,
+                    self.allegro_receiver_lib,
+                )
+                if algo == "allegro"
+                else (
+                    self.allegro_lr_sender,
+                    self.allegro_lr_sender_lib,
+                    self.allegro_lr_receiver,
+                    self.allegro_lr_receiver_lib,
+                )
+            )
+            if not sender:
+                raise SystemExit(f"{algo}: the build script's output names no binary for it; rebuild")
             return (
-                f"LD_LIBRARY_PATH={self.allegro_sender_lib} "
-                f"exec {self.allegro_sender} {{receiver_ip}} {{port}}",
-                f"LD_LIBRARY_PATH={self.allegro_receiver_lib} exec {self.allegro_receiver} {{port}}",
+                f"LD_LIBRARY_PATH={sender_lib} exec {sender} {{receiver_ip}} {{port}}",
+                f"LD_LIBRARY_PATH={receiver_lib} exec {receiver} {{port}}",
             )
         return (
             f"exec {self.vivace_sender} send {{receiver_ip}} {{port}} Vivace",
@@ -105,7 +148,7 @@ def scenario_doc(
         sender, receiver = bins.commands(algo)
         flow.update(stack="external", sender=sender, receiver=receiver)
     else:
-        flow.update(stack="udp", cca=OURS[algo])
+        flow.update(stack="udp", cca=OURS_CCA[algo])
     return {
         "name": f"authors-{algo}-{'theirs' if theirs else 'ours'}",
         "duration": f"{RUN_SECONDS}s",
@@ -181,15 +224,23 @@ def run_point(
     )
 
 
+def conditions(algo: str) -> tuple[tuple[str, ...], tuple[float, ...], tuple[int, ...]]:
+    """The buffers, losses and seeds `algo` runs at."""
+    if algo == "allegro-lr":
+        return ("1bdp",), LR_LOSSES, LR_SEEDS
+    return BUFFERS, LOSSES, SEEDS
+
+
 def grid(algos: Sequence[str]) -> list[Key]:
     """Every run, theirs and ours in the testbed next to each other so that the host's load
     (other work on this machine) falls on both alike, and ours in the simulator."""
     return [
         (a, theirs, b, loss, s, backend)
         for a in algos
-        for b in BUFFERS
-        for loss in LOSSES
-        for s in SEEDS
+        for buffers, losses, seeds in [conditions(a)]
+        for b in buffers
+        for loss in losses
+        for s in seeds
         for theirs, backend in ((True, "emu"), (False, "emu"), (False, "sim"))
     ]
 
@@ -240,8 +291,9 @@ def table(points: dict[Key, Point], algo: str) -> str:
             "ours",
         ]
     )
-    for b in BUFFERS:
-        for loss in LOSSES:
+    buffers, losses, _ = conditions(algo)
+    for b in buffers:
+        for loss in losses:
 
             def runs(theirs: bool, backend: str, b: str = b, loss: float = loss) -> list[Point]:
                 return [
@@ -271,6 +323,48 @@ def table(points: dict[Key, Point], algo: str) -> str:
     return t.markdown()
 
 
+def lr_table(points: dict[Key, Point]) -> str:
+    """The loss-resilient runs: throughput per side and how many seeds stopped low."""
+    t = Table(
+        [
+            "forward loss",
+            "theirs: throughput (Mbit/s)",
+            f"ours (`{OURS['allegro-lr']}`): throughput",
+            "ours in the simulator",
+            f"seeds below {100 * LOW_SHARE:.0f} % of the link: theirs",
+            "ours",
+            "ours in the simulator",
+        ]
+    )
+    _, losses, _ = conditions("allegro-lr")
+    for loss in losses:
+        sides = [
+            sorted(
+                (
+                    p
+                    for p in points.values()
+                    if (p.algo, p.theirs, p.loss, p.backend) == ("allegro-lr", th, loss, be)
+                ),
+                key=lambda p: p.seed,
+            )
+            for th, be in ((True, "emu"), (False, "emu"), (False, "sim"))
+        ]
+        if not sides[0] or not sides[1]:
+            continue
+
+        def low(runs: list[Point]) -> str:
+            seeds = [p.seed for p in runs if p.throughput_mbps < LOW_SHARE * RATE_MBPS]
+            named = f" (seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))})" if seeds else ""
+            return f"{len(seeds)} of {len(runs)}{named}"
+
+        t.add(
+            f"{100 * loss:.0f} %",
+            *[_cell(p.throughput_mbps for p in runs) for runs in sides],
+            *[low(runs) for runs in sides],
+        )
+    return t.markdown()
+
+
 def render(points: dict[Key, Point], notes: str = "") -> str:
     loads = [p.load1 for p in points.values() if p.backend == "emu"]
     lines = [
@@ -297,6 +391,16 @@ def render(points: dict[Key, Point], notes: str = "") -> str:
         "",
         table(points, "allegro"),
     ]
+    if any(p.algo == "allegro-lr" for p in points.values()):
+        lines += [
+            "",
+            "### PCC Allegro with the loss-resilient utility (§4.4.2, T·(1 − L)) under heavy forward loss",
+            "",
+            f"The 1-BDP buffer; seeds {LR_SEEDS[0]}–{LR_SEEDS[-1]}. The authors' code with that utility in",
+            "its NSDI'15 one's place (`scripts/build-authors-pcc.sh allegro-lr`).",
+            "",
+            lr_table(points),
+        ]
     if any(p.algo == "vivace" for p in points.values()):
         lines += ["", "### PCC Vivace: PCC-Uspace vs polycc `pcc-vivace`", "", table(points, "vivace")]
     if notes:
@@ -310,7 +414,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repo", type=Path, default=Path.cwd(), help="repository root [default: .]")
     parser.add_argument("--cache", type=Path, default=Path("results/authors-pcc/cache.jsonl"))
     parser.add_argument("--reuse", action="store_true", help="render from the cache without running")
-    parser.add_argument("--algos", default="allegro,vivace", help="allegro, vivace or both [default: both]")
+    parser.add_argument(
+        "--algos", default=",".join(OURS), help=f"some of {', '.join(OURS)}, comma-separated [default: all]"
+    )
     parser.add_argument("--binaries", type=Path, help="the build script's output, saved (skips the build)")
     args = parser.parse_args(argv)
     algos = [a for a in args.algos.split(",") if a]

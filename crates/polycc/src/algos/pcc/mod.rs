@@ -18,7 +18,8 @@
 //! `utility` (a name in [`UtilityRegistry::standard`]), the utilities' parameters `alpha`, `d`,
 //! `threshold_mbps` (`proteus-h`'s switch-over rate; master requires it, here its absence makes
 //! `proteus-h` behave as `proteus-p`), and `seed` (by default derived from the flow's own seed in
-//! the [`CcContext`], so that flows differ); `pcc-allegro` takes `eps_min`, `eps_max`, `mi_rtts_min` and `mi_rtts_max` (T_m), the
+//! the [`CcContext`], so that flows differ); `pcc-allegro` takes `eps_min`, `eps_max`, `mi_rtts_min` and `mi_rtts_max` (T_m),
+//! `first_mi_weight` and `start_rate_mbps`, the
 //! others `probing_step`. To use a utility of your own, register it in a
 //! [`UtilityRegistry`] and register a controller name whose builder calls [`build_allegro_with`]
 //! or [`build_vivace_with`].
@@ -105,6 +106,9 @@ fn default_mi_rtts_min() -> f64 {
 fn default_mi_rtts_max() -> f64 {
     allegro::MI_RTTS_HI
 }
+fn default_first_mi_weight() -> f64 {
+    allegro::FIRST_MI_WEIGHT
+}
 fn default_probing_step() -> f64 {
     vivace::PROBING_STEP
 }
@@ -126,6 +130,8 @@ struct AllegroParams {
     mi_rtts_min: f64,
     #[serde(default = "default_mi_rtts_max")]
     mi_rtts_max: f64,
+    #[serde(default = "default_first_mi_weight")]
+    first_mi_weight: f64,
     start_rate_mbps: Option<f64>,
     seed: Option<u64>,
 }
@@ -222,6 +228,15 @@ impl ParamTable for AllegroParams {
             "Allegro §3.1",
         )
         .bounds(Bound::Param("mi_rtts_min"), Bound::At(10.0)),
+        // Above 1 the first doubling would need more than the first MI's utility; at 0 any
+        // second MI would win.
+        ParamSpec::new(
+            "first_mi_weight",
+            Kind::Number,
+            "weight of the first start-up MI's utility against the second's (1: the paper's rule)",
+            "NSDI'15 code, `cc.h` `onMonitorEnds` (modong/pcc)",
+        )
+        .range(0.01, 1.0),
         // Up to 10 Tbit/s, the controller's own rate ceiling (`allegro::MAX_RATE_BPS`).
         ParamSpec::new(
             "start_rate_mbps",
@@ -296,6 +311,7 @@ pub fn build_allegro_with(
         eps_max: q.eps_max,
         mi_rtts_min: q.mi_rtts_min,
         mi_rtts_max: q.mi_rtts_max,
+        first_mi_weight: q.first_mi_weight,
         seed: q.seed.unwrap_or_else(|| flow_seed(ctx)),
     };
     let ctl = match q.start_rate_mbps {
