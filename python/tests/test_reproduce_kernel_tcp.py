@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from polycc import ScenarioError
-from polycc.reproduce.kernel_tcp import KERNEL_REJECTS, kernel_tcp, kernel_tcp_flows, kernel_tcp_or_default
+from polycc.reproduce.kernel_tcp import (
+    KERNEL_REJECTS,
+    kernel_flow_keys,
+    kernel_tcp,
+    kernel_tcp_flows,
+    kernel_tcp_or_default,
+)
 from polycc.scenario import Scenario
 
 PAPERS = Path(__file__).resolve().parents[2] / "scenarios" / "papers"
@@ -16,7 +22,11 @@ PAPERS = Path(__file__).resolve().parents[2] / "scenarios" / "papers"
 
 def test_polycc_names_map_to_the_kernels() -> None:
     assert kernel_tcp("newreno", "1") == {"flows.1.cca": "reno", "flows.1.stack": "linux"}
-    assert kernel_tcp_or_default("illinois", "0") == {"flows.0.cca": "illinois"}
+    # A kernel module the Linux model lacks runs as polycc's port over the model's TCP; the
+    # paper's own protocol stays on the default stack.
+    assert kernel_tcp_or_default("illinois", "0") == {"flows.0.cca": "illinois", "flows.0.stack": "tcp"}
+    assert kernel_flow_keys("hybla") == {"cca": "hybla", "stack": "tcp"}
+    assert kernel_tcp_or_default("pcc-allegro", "0") == {"flows.0.cca": "pcc-allegro"}
     with pytest.raises(KeyError):
         kernel_tcp("vegas")
 

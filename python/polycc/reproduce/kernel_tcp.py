@@ -3,10 +3,12 @@ reproduction whose paper compared against Linux TCP uses that stack for its base
 
 They run on the simulator's model of the kernel's stack (`stack = "linux"`, README "The Linux stack
 in the simulator", validated against the kernel in VALIDATION.md) instead of the default QUIC-like
-stack: initial window 10, delayed and compressed ACKs, RACK, PRR, no pacing but BBR's. Only the
-kernel controllers the model has (`LINUX_CCA`) can move there; a paper's TCP without a model
-(Illinois, Hybla) or one the paper implemented itself (Allegro's paced NewReno) stays on the
-default stack, and each section says which flows run where.
+stack: initial window 10, delayed and compressed ACKs, RACK, PRR, no pacing but BBR's. The
+kernel controllers the model has (`LINUX_CCA`) run there as the kernel's own; the kernel modules it
+lacks but polycc ports from the kernel's source (`KERNEL_PORTS`: Illinois, Hybla) run as polycc's
+controller over the same model (`stack = "tcp"`, as the eBPF shim runs them over the real
+kernel's TCP). A TCP the paper implemented itself (Allegro's paced NewReno) stays on the default
+stack, and each section says which flows run where.
 """
 
 from __future__ import annotations
@@ -21,6 +23,12 @@ LINUX_STACK = "linux"
 #: (README's table: `cubic`, `bbr` v1, `reno`, which polycc calls `newreno`).
 LINUX_CCA: dict[str, str] = {"cubic": "cubic", "newreno": "reno", "bbr": "bbr"}
 
+#: The simulator's value of `flows[].stack` for polycc's controller over the kernel's TCP.
+SHIM_STACK = "tcp"
+#: Linux kernel modules the Linux model has no controller of its own for, which polycc implements
+#: after the kernel's source (`tcp_illinois.c`, `tcp_hybla.c`; their module documentation).
+KERNEL_PORTS = ("illinois", "hybla")
+
 
 def kernel_tcp(cca: str, flows: str = "*") -> dict[str, str]:
     """Scenario overrides that run `flows` ("*", or one index) as the kernel's TCP with the
@@ -30,6 +38,8 @@ def kernel_tcp(cca: str, flows: str = "*") -> dict[str, str]:
 
 #: How a section's preamble names the stack those baselines run on.
 LINUX_MODEL = "the simulator's model of the Linux kernel's TCP (`stack = \"linux\"`)"
+#: How a section's preamble names the stack the kernel modules polycc ports run on.
+PORTS_ON_MODEL = "polycc's port of the kernel module over that model's TCP (`stack = \"tcp\"`)"
 
 
 #: Flow keys the kernel's TCP cannot honour, which the simulator rejects on `stack = "linux"`
@@ -41,8 +51,13 @@ KERNEL_REJECTS = ("intent", "intent_schedule", "send_jitter", "ack", "pacing")
 
 def kernel_flow_keys(cca: str) -> dict[str, Any]:
     """A flow's keys that run it as the kernel's TCP with the kernel's controller for polycc's
-    `cca`, or as polycc's `cca` on the default stack where the Linux model lacks it."""
-    return {"cca": LINUX_CCA[cca], "stack": LINUX_STACK} if cca in LINUX_CCA else {"cca": cca}
+    `cca`, polycc's port of a kernel module over that TCP, or polycc's `cca` on the default
+    stack."""
+    if cca in LINUX_CCA:
+        return {"cca": LINUX_CCA[cca], "stack": LINUX_STACK}
+    if cca in KERNEL_PORTS:
+        return {"cca": cca, "stack": SHIM_STACK}
+    return {"cca": cca}
 
 
 def kernel_tcp_flows(
@@ -62,6 +77,11 @@ def kernel_tcp_flows(
 
 
 def kernel_tcp_or_default(cca: str, flows: str = "*") -> dict[str, str]:
-    """`kernel_tcp` for a baseline the Linux model has; any other controller (the paper's own
-    protocol, a TCP the model lacks) as polycc's, on the default stack."""
-    return kernel_tcp(cca, flows) if cca in LINUX_CCA else {f"flows.{flows}.cca": cca}
+    """`kernel_tcp` for a baseline the Linux model has; a kernel module polycc ports
+    (`KERNEL_PORTS`) as polycc's controller over that model's TCP; any other controller (the
+    paper's own protocol) as polycc's, on the default stack."""
+    if cca in LINUX_CCA:
+        return kernel_tcp(cca, flows)
+    if cca in KERNEL_PORTS:
+        return {f"flows.{flows}.cca": cca, f"flows.{flows}.stack": SHIM_STACK}
+    return {f"flows.{flows}.cca": cca}

@@ -20,7 +20,7 @@ from polycc.reproduce.common import (
     ratio,
     safe_div,
 )
-from polycc.reproduce.kernel_tcp import LINUX_MODEL, kernel_tcp_or_default
+from polycc.reproduce.kernel_tcp import LINUX_MODEL, PORTS_ON_MODEL, kernel_tcp_or_default
 from polycc.reproduce.pcc.shared import (
     ALLEGRO,
     RATIO_FACTOR,
@@ -172,7 +172,7 @@ def run(ctx: Context) -> Section:
         f"seed {CHANGING_SEED}, written into the scenario file; the scenario seeds vary the random "
         f"losses and the CCAs' own randomness); {duration} s (paper: 500 s). Optimal "
         f"is the mean capacity, {optimal:.1f} Mbit/s. CUBIC runs on {LINUX_MODEL}, as the paper's "
-        "kernel CUBIC; Illinois, which that model lacks, on the default stack.",
+        f"kernel CUBIC; Illinois, which that model lacks, as {PORTS_ON_MODEL}.",
         [ctx.rel(ctx.scenario(SCENARIO))],
         "changing-network",
         table,

@@ -16,7 +16,7 @@ from polycc.reproduce.common import (
     pct_exact,
     ratio,
 )
-from polycc.reproduce.kernel_tcp import LINUX_MODEL, kernel_tcp_or_default
+from polycc.reproduce.kernel_tcp import LINUX_MODEL, PORTS_ON_MODEL, kernel_tcp_or_default
 from polycc.reproduce.pcc.shared import (
     ALLEGRO,
     BOUND_POINTS,
@@ -113,9 +113,9 @@ def run(ctx: Context) -> Section:
         f"({megabytes(big)}); {duration} per run (paper: 100 s)."
         + (
             f" CUBIC runs on {LINUX_MODEL}, as the paper's kernel CUBIC; Hybla and Illinois, which "
-            "that model lacks, on the default stack."
+            f"that model lacks, each as {PORTS_ON_MODEL}."
             if "cubic" in ccas
-            else " Hybla, which the Linux model lacks, runs on the default stack."
+            else f" Hybla, which the Linux model lacks, runs as {PORTS_ON_MODEL}."
         ),
         [ctx.rel(ctx.scenario(SCENARIO))],
         "satellite",
