@@ -96,20 +96,10 @@ class Binaries:
         build); Vivace's `pccclient send SERVER PORT Vivace` uses Vivace's rate control and
         default utility; each runs until the emulator kills it."""
         if algo in ("allegro", "allegro-lr"):
+            # The two builds' fields differ only in their prefix (`allegro_`, `allegro_lr_`).
             sender, sender_lib, receiver, receiver_lib = (
-                (
-                    self.allegro_sender,
-                    self.allegro_sender_lib,
-                    self.allegro_receiver,
-                    self.allegro_receiver_lib,
-                )
-                if algo == "allegro"
-                else (
-                    self.allegro_lr_sender,
-                    self.allegro_lr_sender_lib,
-                    self.allegro_lr_receiver,
-                    self.allegro_lr_receiver_lib,
-                )
+                getattr(self, f"{algo.replace('-', '_')}_{part}")
+                for part in ("sender", "sender_lib", "receiver", "receiver_lib")
             )
             if not sender:
                 raise SystemExit(f"{algo}: the build script's output names no binary for it; rebuild")
