@@ -79,9 +79,5 @@ def kernel_tcp_flows(
 def kernel_tcp_or_default(cca: str, flows: str = "*") -> dict[str, str]:
     """`kernel_tcp` for a baseline the Linux model has; a kernel module polycc ports
     (`KERNEL_PORTS`) as polycc's controller over that model's TCP; any other controller (the
-    paper's own protocol) as polycc's, on the default stack."""
-    if cca in LINUX_CCA:
-        return kernel_tcp(cca, flows)
-    if cca in KERNEL_PORTS:
-        return {f"flows.{flows}.cca": cca, f"flows.{flows}.stack": SHIM_STACK}
-    return {f"flows.{flows}.cca": cca}
+    paper's own protocol) as polycc's, on the default stack: `kernel_flow_keys` as overrides."""
+    return {f"flows.{flows}.{k}": v for k, v in kernel_flow_keys(cca).items()}
