@@ -64,7 +64,8 @@ pub fn check(model: &Model, kernel_ccas: &[String]) -> Result<(), EmuError> {
         if matches!(f.traffic, Traffic::Page(_)) {
             return Err(refuse(
                 at("traffic.kind"),
-                "page (a browser loading pages level by level) is modelled in the simulator                  only; use --backend sim"
+                "page (a browser loading pages level by level) is modelled in the simulator \
+                 only; use --backend sim"
                     .into(),
             ));
         }

@@ -235,3 +235,36 @@ traffic = {{ kind = "video" }}
     assert!(text.contains("flows (v).traffic.kind"), "{text}");
     assert!(text.contains("--backend sim"), "{text}");
 }
+
+#[test]
+fn simulator_only_traffic_is_refused_in_one_clean_sentence() {
+    // Needs no privileges: refused before anything is made.
+    let refused = |traffic: &str| {
+        let m = model(&format!(
+            r#"
+name = "apps"
+[[links]]
+id = "l"
+rate = "10Mbps"
+[[flows]]
+id = "a"
+rtt = "40ms"
+traffic = {traffic}
+"#
+        ));
+        polycc_emu::run(&m, &polycc::Registry::standard(), &Default::default())
+            .expect_err("refused")
+            .to_string()
+    };
+    for traffic in [
+        r#"{ kind = "page", pages = [["100KB"]], interval = "1s" }"#,
+        r#"{ kind = "dash", bitrates = ["1Mbps"] }"#,
+    ] {
+        let text = refused(traffic);
+        assert!(text.contains("flows (a).traffic.kind"), "{text}");
+        assert!(text.contains("modelled in the simulator only"), "{text}");
+        assert!(text.contains("use --backend sim"), "{text}");
+        // A line break in the message's source must not leave a run of spaces in it.
+        assert!(!text.contains("  "), "{text}");
+    }
+}
