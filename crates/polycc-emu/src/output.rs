@@ -260,7 +260,7 @@ pub fn build(
                 .flow_wire
                 .get(f)
                 .map_or(0, |w| w.iter().take(bins).sum());
-            flow_summary(fm, shared, &net.flows[f], received, wire, end)
+            flow_summary(fm, shared, &net.flow_totals()[f], received, wire, end)
         })
         .collect();
     let ran: Vec<f64> = flow_summaries
@@ -284,16 +284,17 @@ pub fn build(
             queue_delay_ms: mean_p95(&t.sojourn, t.sojourn_ns_sum, t.sojourn_count),
         })
         .collect();
-    let sent: u64 = net.flows.iter().map(|c| c.data_bytes).sum();
-    let delivered: u64 = net.flows.iter().map(|c| c.delivered_wire).sum();
-    let dropped: u64 = net.flows.iter().map(|c| c.data_bytes_dropped).sum();
+    let counters = net.flow_totals();
+    let sent: u64 = counters.iter().map(|c| c.data_bytes).sum();
+    let delivered: u64 = counters.iter().map(|c| c.delivered_wire).sum();
+    let dropped: u64 = counters.iter().map(|c| c.data_bytes_dropped).sum();
     let summary = Summary {
         name: model.scenario.name.clone(),
         seed: model.scenario.seed,
         duration_s: run_time.as_secs_f64(),
         wall_s,
         events: net.delivered,
-        delivered_packets: net.flows.iter().map(|c| c.delivered_packets).sum(),
+        delivered_packets: counters.iter().map(|c| c.delivered_packets).sum(),
         flows: flow_summaries,
         links,
         jain_index: jain_index(&ran),
