@@ -209,58 +209,41 @@ fn unresponsive_sources_keep_their_rate_and_see_the_path_delay() {
     }
 }
 
-#[test]
-fn video_off_quic_is_refused_naming_the_key() {
-    // Needs no privileges: refused before anything is made.
-    let refused = |flow: &str| {
-        let m = model(&format!(
-            r#"
-name = "video"
-[[links]]
-id = "l"
-rate = "10Mbps"
-[[flows]]
-id = "v"
-rtt = "40ms"
-traffic = {{ kind = "video" }}
-{flow}
-"#
-        ));
-        polycc_emu::run(&m, &polycc::Registry::standard(), &Default::default())
-            .expect_err("refused")
-            .to_string()
-    };
-    // Video frames travel as QUIC datagrams: on polycc's UDP sender they are not emulated.
-    let text = refused("cca = \"gcc\"\nstack = \"udp\"");
-    assert!(text.contains("flows (v).traffic.kind"), "{text}");
-    assert!(text.contains("--backend sim"), "{text}");
-}
-
-#[test]
-fn simulator_only_traffic_is_refused_in_one_clean_sentence() {
-    // Needs no privileges: refused before anything is made.
-    let refused = |traffic: &str| {
-        let m = model(&format!(
-            r#"
-name = "apps"
+/// The emulator's refusal of a one-link scenario whose only flow, `a`, has the TOML `flow`.
+/// Needs no privileges: a scenario is refused before anything is made.
+fn refusal(flow: &str) -> String {
+    let m = model(&format!(
+        r#"
+name = "refused"
 [[links]]
 id = "l"
 rate = "10Mbps"
 [[flows]]
 id = "a"
 rtt = "40ms"
-traffic = {traffic}
+{flow}
 "#
-        ));
-        polycc_emu::run(&m, &polycc::Registry::standard(), &Default::default())
-            .expect_err("refused")
-            .to_string()
-    };
+    ));
+    polycc_emu::run(&m, &polycc::Registry::standard(), &Default::default())
+        .expect_err("refused")
+        .to_string()
+}
+
+#[test]
+fn video_off_quic_is_refused_naming_the_key() {
+    // Video frames travel as QUIC datagrams: on polycc's UDP sender they are not emulated.
+    let text = refusal("traffic = { kind = \"video\" }\ncca = \"gcc\"\nstack = \"udp\"");
+    assert!(text.contains("flows (a).traffic.kind"), "{text}");
+    assert!(text.contains("--backend sim"), "{text}");
+}
+
+#[test]
+fn simulator_only_traffic_is_refused_in_one_clean_sentence() {
     for traffic in [
         r#"{ kind = "page", pages = [["100KB"]], interval = "1s" }"#,
         r#"{ kind = "dash", bitrates = ["1Mbps"] }"#,
     ] {
-        let text = refused(traffic);
+        let text = refusal(&format!("traffic = {traffic}"));
         assert!(text.contains("flows (a).traffic.kind"), "{text}");
         assert!(text.contains("modelled in the simulator only"), "{text}");
         assert!(text.contains("use --backend sim"), "{text}");
