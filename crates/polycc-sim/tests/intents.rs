@@ -63,7 +63,11 @@ fn bad_intents_name_the_key_and_the_allowed_values() {
     ));
     assert_mentions(
         &e,
-        &["flows[0].intent_schedule[0].at", "after the flow's start"],
+        &[
+            "flows[0].intent_schedule[0].at",
+            "after the flow's start",
+            "`intent` key",
+        ],
     );
     let e = error_of(&format!(
         "{BASE}intent_schedule = [{{ at = \"2s\", intent = {{ class = \"bulk\" }} }}, {{ at = \"1s\", intent = {{ class = \"bulk\" }} }}]\n"

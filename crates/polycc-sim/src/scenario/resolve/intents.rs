@@ -30,7 +30,11 @@ pub(super) fn resolve_intents(
         if t <= f.start.value || f.stop.as_ref().is_some_and(|s| t >= s.value) {
             return Err(origin.err(
                 format!("{here}.at"),
-                "must be after the flow's start and before its stop",
+                format!(
+                    "{} is not after the flow's start ({}) and before its stop; the intent the \
+                     flow starts with is its `intent` key",
+                    ch.at, f.start
+                ),
             ));
         }
         if schedule.last().is_some_and(|(p, _)| t <= *p) {
