@@ -45,3 +45,25 @@ def test_every_pairing_is_a_scenario_the_simulator_runs_with_the_flows_it_names(
         assert (first, rival) == ("bbr-s", pairing)
     # BBR-S's telemetry reaches the time series the section reads.
     assert "cc_rtt_mdev_ms" in result.flows.columns
+
+
+def test_bytes_in_flight_are_whole_packets_on_the_kernel_as_in_the_simulator() -> None:
+    import pandas as pd
+
+    start, end = bk.WINDOW
+    t = [start + 0.1 * i for i in range(int((end - start) * 10))]
+    packets = 40 * 1500.0
+
+    def run(kernel: bool) -> pd.DataFrame:
+        rows = []
+        for flow in ("bbr-s", "other"):
+            row = {"t_s": t, "flow": flow, "goodput_mbps": 10.0, "inflight_bytes": packets}
+            if kernel:
+                # The kernel counts payload; the testbed adds the wire count beside it.
+                row |= {"inflight_bytes": 40 * 1448.0, "cc_inflight_wire_bytes": packets}
+            rows.append(pd.DataFrame(row))
+        return pd.concat(rows)
+
+    kernel, simulated = bk.measure([run(kernel=True)]), bk.measure([run(kernel=False)])
+    assert kernel.inflight == simulated.inflight
+    assert set(kernel.inflight) == {packets}

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from polycc.reproduce import polycc_kernel as pk
+from polycc.reproduce.kernel_tcp import WIRE_INFLIGHT
 from polycc.reproduce.polycc import HALVING_AT_S, NEW_BDP_BYTES
 
 
@@ -24,7 +25,7 @@ def halving_run(settle_s: float, level: float, queue_ms: float, *, kernel: bool)
     inflight = np.where(t < HALVING_AT_S + settle_s, 2.0, level) * NEW_BDP_BYTES
     flows = pd.DataFrame({"t_s": t, "flow": "sender", "inflight_bytes": inflight, "goodput_mbps": 9.5})
     if kernel:
-        flows[pk.WIRE_INFLIGHT] = inflight
+        flows[WIRE_INFLIGHT] = inflight
         flows["inflight_bytes"] = inflight / 1500 * 1448
     links = pd.DataFrame({"t_s": t, "link": "bottleneck", "queue_delay_ms": queue_ms})
     return SimpleNamespace(flows=flows, links=links)
@@ -72,7 +73,7 @@ def test_the_findings_say_when_both_end_at_the_band_s_edge(monkeypatch: pytest.M
         run = halving_run(3.0, 1.11, 150.0, kernel=kernel)
         if kernel:
             after = run.flows["t_s"] >= 12.0
-            run.flows.loc[after, pk.WIRE_INFLIGHT] = 1.095 * NEW_BDP_BYTES
+            run.flows.loc[after, WIRE_INFLIGHT] = 1.095 * NEW_BDP_BYTES
         return run
 
     monkeypatch.setattr(pk, "run_file", fake_run)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from polycc.reproduce.common import Table, fmt, pct, prose, update_document
-from polycc.reproduce.kernel_tcp import LINUX_STACK, kernel_tcp
+from polycc.reproduce.kernel_tcp import LINUX_STACK, inflight_on_the_wire, kernel_tcp
 from polycc.reproduce.pcc.proteus_bbr_s import (
     ALT_THRESHOLD_MS,
     BBR_S_THRESHOLD_MS,
@@ -171,7 +171,8 @@ def measure(runs: list[pd.DataFrame]) -> Pairing:
         shares.append(mine / (mine + other) if mine + other > 0 else math.nan)
         goodputs.append((mine, other))
         rows = ts[(ts["flow"] == "bbr-s") & (ts["t_s"] >= start) & (ts["t_s"] < end)]
-        inflight.extend(float(x) for x in rows["inflight_bytes"].dropna())
+        # Whole packets on both sides: the kernel's own count is payload.
+        inflight.extend(float(x) for x in rows[inflight_on_the_wire(rows)].dropna())
         if "cc_rtt_mdev_ms" in ts.columns:
             forced.append(forced_probe_rtts(ts, start, end))
             mdev.extend(float(m) for m in rtt_mdev_ms(ts, start, end))

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from polycc.reproduce.common import Table, fmt, median, prose
-from polycc.reproduce.kernel_tcp import LINUX_STACK
+from polycc.reproduce.kernel_tcp import LINUX_STACK, inflight_on_the_wire
 from polycc.reproduce.polycc import (
     BAND,
     BASE_RTT_S,
@@ -45,8 +45,6 @@ SEEDS = (1, 2, 3, 4, 5)
 QUEUE_WINDOW_S = (HALVING_AT_S, HALVING_AT_S + 5.0)
 #: Final levels (over the new BDP) this close count as the same.
 LEVEL_AGREES = 0.02
-#: A kernel TCP flow's bytes in flight counted as IP packets (the testbed's column).
-WIRE_INFLIGHT = "cc_inflight_wire_bytes"
 #: The rows: label, stack (None: the simulator's default), backend.
 ROWS: tuple[tuple[str, str | None, str], ...] = (
     ("kernel BBR (testbed)", LINUX_STACK, "emu"),
@@ -70,9 +68,8 @@ class Halving:
 
 def measure(r: RunResult) -> Halving:
     f = r.flows[r.flows["flow"] == "sender"]
-    # Bytes in flight as IP packets, the new BDP's unit and the simulator's: the kernel's own
-    # count is payload (1448 of each 1500 bytes here), its wire count a column of its own.
-    column = WIRE_INFLIGHT if WIRE_INFLIGHT in f.columns else "inflight_bytes"
+    # Bytes in flight as IP packets, the new BDP's unit and the simulator's.
+    column = inflight_on_the_wire(f)
     t, x = f["t_s"].to_numpy(dtype=float), f[column].to_numpy(dtype=float)
     level = float(f[f["t_s"] >= t[-1] - FINAL_S][column].mean())
     q = r.links[(r.links["t_s"] >= QUEUE_WINDOW_S[0]) & (r.links["t_s"] < QUEUE_WINDOW_S[1])]
