@@ -112,12 +112,15 @@ impl Counters {
     }
 }
 
-/// When each transfer of a sized or web flow was requested (on the sending host, as in the
-/// simulator) and when the receiving application had all of it, in order.
+/// When each transfer of a sized, web or DASH flow was requested (on the sending host, as in
+/// the simulator) and when the receiving application had all of it, in order.
 #[derive(Clone, Debug, Default)]
 pub struct TransferLog {
     pub requested: Vec<Time>,
     pub completed: Vec<Time>,
+    /// Where each transfer requested ends in the flow's bytes, counted from the first
+    /// transfer's first byte (transfers of different sizes: a DASH player's chunks).
+    pub ends: Vec<u64>,
 }
 
 impl TransferLog {
@@ -156,6 +159,8 @@ pub struct FlowShared {
     /// A video flow's source: the simulator's encoder and per-frame records, written by the
     /// sender (frames made, first sent) and the receiver (shards arrived, decodable, complete).
     pub video: Mutex<Option<polycc_sim::engine::video::VideoSource>>,
+    /// A DASH flow's player at the end of the run.
+    pub streaming: Mutex<Option<polycc_sim::output::StreamingSummary>>,
 }
 
 /// Locks a mutex whose holders never panic while holding it (a poisoned one still holds valid
@@ -185,9 +190,29 @@ impl FlowShared {
         lock(&self.ended).get_or_insert(t);
     }
 
-    /// The application asked for a transfer at `t`.
-    pub fn request(&self, t: Time) {
-        lock(&self.transfers).requested.push(t);
+    /// The application asked for a transfer of `bytes` at `t`.
+    pub fn request(&self, t: Time, bytes: u64) {
+        let mut log = lock(&self.transfers);
+        log.requested.push(t);
+        let end = log.ends.last().copied().unwrap_or(0) + bytes;
+        log.ends.push(end);
+    }
+
+    /// The receiving application has the first `received` bytes of the flow's transfers:
+    /// records, at `now`, each transfer this completes; returns how many it did.
+    pub fn complete_bytes(&self, received: u64, now: Time) -> u64 {
+        let mut log = lock(&self.transfers);
+        let before = log.completed.len();
+        let full = log.ends.partition_point(|end| *end <= received);
+        for _ in before..full {
+            log.completed.push(now);
+        }
+        full.saturating_sub(before) as u64
+    }
+
+    /// When the receiving application last had a transfer in full.
+    pub fn last_completed(&self) -> Option<Time> {
+        lock(&self.transfers).completed.last().copied()
     }
 
     /// The receiving application has `received` units (bytes or segments) of the flow's
@@ -201,5 +226,32 @@ impl FlowShared {
             log.completed.push(now);
         }
         full.saturating_sub(before)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transfers_of_different_sizes_complete_when_their_last_byte_is_in() {
+        let f = FlowShared::default();
+        let at = |ms: u64| Time(ms * 1_000_000);
+        f.request(at(0), 100);
+        f.request(at(5), 300);
+        assert_eq!(f.complete_bytes(99, at(10)), 0);
+        assert_eq!(f.complete_bytes(100, at(11)), 1);
+        assert_eq!(f.last_completed(), Some(at(11)));
+        assert_eq!(f.complete_bytes(399, at(12)), 0);
+        // More than was asked for completes nothing beyond the transfers requested.
+        assert_eq!(f.complete_bytes(1_000, at(13)), 1);
+        assert_eq!(f.complete_bytes(1_000, at(14)), 0);
+        let log = lock(&f.transfers);
+        assert_eq!(log.ends, vec![100, 400]);
+        let fct = log.completion_times_s();
+        assert!(
+            (fct[0] - 0.011).abs() < 1e-12 && (fct[1] - 0.008).abs() < 1e-12,
+            "{fct:?}"
+        );
     }
 }

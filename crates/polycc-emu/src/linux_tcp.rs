@@ -5,15 +5,18 @@
 //! Each runs on its own thread, joined to its namespace; they share a [`FlowShared`] with the
 //! run's sampler, which reads the client's `TCP_INFO` every few milliseconds.
 
-use crate::app::{connection_per_transfer, on_period, Schedule};
+use crate::app::{asks_for_transfers, connection_per_transfer, on_period, Schedule};
 use crate::clock::Clock;
 use crate::error::EmuError;
 use crate::flow_state::{lock, Counters, FlowShared};
 use crate::tcp_info::TcpInfo;
 use nix::sys::socket::{self, sockopt, AddressFamily, SockFlag, SockType, SockaddrIn};
 use polycc::units::{Duration, Time};
+use polycc::Intent;
 use polycc_sim::scenario::linux_stack::ON_OFF_NOTSENT_LOWAT;
 use polycc_sim::scenario::Traffic;
+use polycc_tcp::{AgentThread, Sockets};
+use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddrV4, TcpListener, TcpStream};
@@ -40,8 +43,12 @@ pub struct Client<'a> {
     pub start: Time,
     /// When it must stop sending (its `stop`, or the end of the run).
     pub stop_at: Time,
-    /// When the application asks for transfers (sized and web flows).
+    /// When the application asks for transfers (sized, web and DASH flows).
     pub schedule: Schedule,
+    /// Where a DASH player's intents go (each chunk's bitrate, as in the simulator): the shim's
+    /// agent and the flow's server port, for a `stack = "tcp"` flow whose scenario states no
+    /// intent.
+    pub player_intents: Option<(&'a AgentThread, u16)>,
 }
 
 /// Runs the client (on a thread already in the sending namespace) from its start time until its
@@ -62,9 +69,10 @@ pub fn run_client(
         return;
     }
     let mut counters = Counters::default();
-    let result = match c.traffic.transfer_bytes() {
-        None => bulk(&mut c, flow, socket, clock, stop, &mut counters),
-        Some(bytes) => transfers(c, bytes, flow, socket, clock, stop, &mut counters),
+    let result = if asks_for_transfers(c.traffic) {
+        transfers(c, flow, socket, clock, stop, &mut counters)
+    } else {
+        bulk(&mut c, flow, socket, clock, stop, &mut counters)
     };
     if let Err(e) = result {
         flow.fail(e);
@@ -122,7 +130,6 @@ fn bulk(
 
 fn transfers(
     mut c: Client,
-    bytes: u64,
     flow: &FlowShared,
     socket: &SocketSlot,
     clock: &Clock,
@@ -133,22 +140,34 @@ fn transfers(
     let sized = matches!(c.traffic, Traffic::Sized { .. });
     let chunk = vec![0x5au8; WRITE_CHUNK];
     let mut stream: Option<TcpStream> = None;
-    let mut queued = 0u64;
+    // Sizes of the transfers requested and not begun.
+    let mut queued = VecDeque::new();
     // Bytes of the current transfer still to write; Some(0) once written, until the server's
     // cue.
     let mut left: Option<u64> = None;
+    let mut posted: Option<Intent> = None;
     let mut result = Ok(());
     while !done(&c, clock, stop) {
         while let Some(t) = c.schedule.pop_due(clock.now()) {
-            flow.request(t);
-            queued += 1;
-        }
-        if left.is_none() && queued > 0 {
-            if stream.is_none() {
-                stream = Some(open(&c, flow, socket, clock)?);
+            let (bytes, intent) = c.schedule.transfer(t);
+            flow.request(t, bytes);
+            queued.push_back(bytes);
+            if let (Some((agent, port)), Some(intent)) = (c.player_intents, intent) {
+                if posted != Some(intent) {
+                    // The agent keeps it for the flow's sockets to come; one that died is
+                    // reported when the run stops it.
+                    let _ = agent.set_intent(Sockets::ToPort(port), intent);
+                    posted = Some(intent);
+                }
             }
-            queued -= 1;
-            left = Some(bytes);
+        }
+        if left.is_none() {
+            if let Some(bytes) = queued.pop_front() {
+                if stream.is_none() {
+                    stream = Some(open(&c, flow, socket, clock)?);
+                }
+                left = Some(bytes);
+            }
         }
         let (Some(s), Some(n)) = (stream.as_mut(), left) else {
             let next = c.schedule.next().map_or(c.stop_at, |t| t.min(c.stop_at));
@@ -163,6 +182,10 @@ fn transfers(
             await_cue(s).map(|cued| {
                 if cued {
                     left = None;
+                    // The server recorded the time before it cued.
+                    if let Some(at) = flow.last_completed() {
+                        c.schedule.completed(at);
+                    }
                 }
             })
         };
@@ -182,6 +205,7 @@ fn transfers(
         }
     }
     flow.set_ended(clock.now().min(c.stop_at));
+    *lock(&flow.streaming) = c.schedule.streaming(c.stop_at);
     if let Some(s) = stream {
         close(s, socket, counters, true);
     }
@@ -276,11 +300,11 @@ fn connect(server: SocketAddrV4, cca: &str) -> Result<TcpStream, String> {
 
 /// Runs the server (on a thread already in the receiving namespace) until the run stops: accepts
 /// the flow's connections one after another (one, unless a web flow opens one per transfer),
-/// reads what arrives, and, for sized and web flows, records each transfer complete when its
-/// last byte is read and cues the client.
+/// reads what arrives, and, for sized, web and DASH flows, records each transfer complete when
+/// its last byte is read and cues the client.
 pub fn run_server(
     listener: &TcpListener,
-    transfer: Option<u64>,
+    cues: bool,
     flow: &FlowShared,
     clock: &Clock,
     stop: &AtomicBool,
@@ -302,10 +326,12 @@ pub fn run_server(
                 Ok(0) => break,
                 Ok(n) => {
                     let total = flow.add_received(n as u64);
-                    let Some(bytes) = transfer else { continue };
+                    if !cues {
+                        continue;
+                    }
                     // One cue per transfer now in full (at most one: the client sends the next
                     // only after the cue).
-                    for _ in 0..flow.complete_through(total, bytes, clock.now()) {
+                    for _ in 0..flow.complete_bytes(total, clock.now()) {
                         if stream.write_all(&[TRANSFER_DONE]).is_err() {
                             break;
                         }

@@ -8,6 +8,7 @@
 //! program's flow (`stack = "external"`) reports nothing: its goodput is the payload the
 //! emulator delivered, its loss what the emulator dropped, its controller columns null.
 
+use crate::app::asks_for_transfers;
 use crate::error::EmuError;
 use crate::flow_state::{lock, FlowShared, Sample};
 use crate::testbed::Finished;
@@ -326,14 +327,17 @@ fn transfers_table(model: &Model, flows: &[FlowShared], end: Time) -> Table {
     use polycc_sim::engine::transfers::{transfers_table_of, TransferRow};
     let logs: Vec<_> = flows.iter().map(|f| lock(&f.transfers).clone()).collect();
     transfers_table_of(model.flows.iter().zip(&logs).filter_map(|(fm, log)| {
-        let bytes = fm.traffic.transfer_bytes()?;
+        if !asks_for_transfers(&fm.traffic) {
+            return None;
+        }
         let rows = log
             .requested
             .iter()
             .enumerate()
             .filter(move |&(_, &requested)| requested < end)
             .map(move |(i, &requested)| TransferRow {
-                bytes,
+                // Each transfer's size from where it ends in the flow's bytes.
+                bytes: log.ends[i] - i.checked_sub(1).map_or(0, |j| log.ends[j]),
                 requested,
                 started: None,
                 connected: None,
@@ -370,7 +374,14 @@ fn flow_summary(
     let ran = lock(&f.started).is_some();
     let transfers = lock(&f.transfers).clone();
     let fct = transfers.completion_times_s();
-    let fct_dist = polycc_sim::output::Percentiles::of_samples(&fct);
+    // Completion times summarise sized and web transfers, as in the simulator (a DASH
+    // player's chunks are in `transfers.parquet` and its own figures).
+    let fct_dist = match fm.traffic {
+        Traffic::Sized { .. } | Traffic::Web { .. } => {
+            polycc_sim::output::Percentiles::of_samples(&fct)
+        }
+        _ => None,
+    };
     // A sized flow ends when its transfer is in, as in the simulator.
     let ended = match fm.traffic {
         Traffic::Sized { .. } => transfers.completed.first().copied(),
@@ -441,7 +452,7 @@ fn flow_summary(
         frames_sent: video.as_ref().map(|v| v.sent),
         frames_lost: video.as_ref().map(|v| v.lost),
         competing_detected_fraction: video.as_ref().and_then(|v| v.competing),
-        streaming: None,
+        streaming: lock(&f.streaming).clone(),
         browsing: None,
     }
 }

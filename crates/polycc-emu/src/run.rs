@@ -13,7 +13,7 @@
 //!   ([`crate::external`]);
 //! - CBR and Poisson sources, on any stack: unresponsive UDP datagrams.
 
-use crate::app::{connection_per_transfer, Schedule};
+use crate::app::{asks_for_transfers, connection_per_transfer, Schedule};
 use crate::classify::server_port;
 use crate::clock::Clock;
 use crate::error::EmuError;
@@ -155,7 +155,14 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
             let start = Time::ZERO + f.start;
             let stop_at = f.stop.map_or(end, |t| (Time::ZERO + t).min(end));
             let client_addr = if f.reverse { RIGHT_ADDR } else { LEFT_ADDR };
-            let schedule = Schedule::new(&f.traffic, start, model.scenario.seed, i, WIRE_BYTES);
+            let schedule = Schedule::new(
+                &f.traffic,
+                start,
+                model.scenario.seed,
+                i,
+                WIRE_BYTES,
+                model.return_delay(f),
+            );
             let certificate = certificates.next().flatten();
             match (&listeners[i], carrier(f)) {
                 (Listener::Program, _) => {
@@ -185,9 +192,9 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                     }));
                 }
                 (Listener::Tcp(listener), _) => {
-                    let transfer = f.traffic.transfer_bytes();
+                    let cues = asks_for_transfers(&f.traffic);
                     endpoints.push(in_ns(s, server_ns, flow, move || {
-                        linux_tcp::run_server(listener, transfer, flow, &clock, stop)
+                        linux_tcp::run_server(listener, cues, flow, &clock, stop)
                     }));
                     let client = Client {
                         cca: if f.stack == Stack::Tcp {
@@ -200,6 +207,10 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                         start,
                         stop_at,
                         schedule,
+                        player_intents: agent
+                            .as_ref()
+                            .filter(|_| f.stack == Stack::Tcp && f.states_no_intent())
+                            .map(|a| (a, server.port())),
                     };
                     endpoints.push(in_ns(s, client_ns, flow, move || {
                         linux_tcp::run_client(client, flow, slot, &clock, stop)
@@ -207,7 +218,7 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                 }
                 (Listener::Udp(sock), Carrier::Unresponsive) => {
                     let cfg = ServerConfig {
-                        unresponsive_return: Some(return_delay(model, f)),
+                        unresponsive_return: Some(model.return_delay(f)),
                         ack_every: f.ack_every,
                         max_ack_delay: f.max_ack_delay,
                         report_arrivals: false,
@@ -230,7 +241,6 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                     let sock = sock
                         .try_clone()
                         .map_err(|e| EmuError::system(format!("flow {} socket", f.id), e))?;
-                    let transfer = f.traffic.transfer_bytes();
                     // The receiver reports arrivals when the controller takes them (as for UDP).
                     let probe = new_ccs[i](0, Time::ZERO, None).map_err(EmuError::Internal)?;
                     let report_arrivals = probe.wants_feedback();
@@ -247,7 +257,7 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                             sock,
                             tls,
                             crate::quic::server::Receives {
-                                transfer,
+                                transfers: asks_for_transfers(&f.traffic),
                                 report_arrivals,
                                 video: video.is_some(),
                             },
@@ -264,7 +274,8 @@ pub fn run(model: &Model, registry: &Registry, options: &Options) -> Result<RunO
                         cert_pem,
                         start,
                         stop_at,
-                        transfer_bytes: transfer,
+                        transfers: asks_for_transfers(&f.traffic),
+                        player_intents: f.states_no_intent(),
                         per_transfer: connection_per_transfer(&f.traffic),
                         sized: matches!(f.traffic, Traffic::Sized { .. }),
                         on_off: matches!(f.traffic, Traffic::OnOff { .. }),
@@ -390,17 +401,6 @@ fn udp_socket(addr: std::net::Ipv4Addr, flow: &FlowShared) -> Option<UdpSocket> 
     UdpSocket::bind(SocketAddrV4::new(addr, 0))
         .map_err(|e| flow.fail(format!("UDP client socket: {e}")))
         .ok()
-}
-
-/// The base delay of a flow's return path (its half of `rtt` and the links' delays), which the
-/// simulator adds to an unresponsive packet's one-way delay for its RTT.
-fn return_delay(model: &Model, f: &FlowModel) -> Duration {
-    let links: Duration = f
-        .path
-        .iter()
-        .map(|&l| model.links[l].delay)
-        .fold(Duration::ZERO, |a, b| a + b);
-    f.rtt - Duration(f.rtt.0 / 2) + links
 }
 
 /// Flow `i`'s server socket, bound in its receiving namespace.

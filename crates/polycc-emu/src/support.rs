@@ -53,11 +53,14 @@ pub fn check(model: &Model, kernel_ccas: &[String]) -> Result<(), EmuError> {
                     .into(),
             ));
         }
-        if matches!(f.traffic, Traffic::Dash(_)) {
+        if matches!(f.traffic, Traffic::Dash(_))
+            && !matches!(f.stack, Stack::Linux | Stack::Tcp | Stack::Quic)
+        {
             return Err(refuse(
                 at("traffic.kind"),
-                "dash (a video player fetching chunks) is modelled in the simulator only; the \
-                 testbed has no player yet: use --backend sim"
+                "dash (a video player fetching chunks) runs over the kernel's TCP or real QUIC \
+                 in the emulator (stack = \"linux\", \"tcp\" or \"quic\"); use one, or \
+                 --backend sim"
                     .into(),
             ));
         }

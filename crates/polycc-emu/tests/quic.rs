@@ -778,3 +778,47 @@ fn auto_over_quic_turns_to_bbr_v1_on_a_lossy_link() {
     // BBR v3 alone holds about 40 % of the link here (the simulator's 8.3 of 20 Mbit/s).
     assert!(u >= 0.6, "utilisation {u}");
 }
+
+#[test]
+fn a_dash_player_over_quic_sets_its_flows_intent_and_fetches_as_in_the_simulator() {
+    let Some(_one) = emulator_available("a_dash_player_over_quic") else {
+        return;
+    };
+    // No intent in the scenario: the player's, its chunk's bitrate (the ladder's top, which
+    // it always fetches), is Janus's target from its first request on, as in the simulator.
+    let s = bottleneck_20("quic-dash", "4s").flow(
+        Flow::new("player", "janus", "40ms").stack("quic").traffic(
+            r#"{ kind = "dash", bitrates = ["2Mbps", "4Mbps"], chunk = "1s", buffer = "4s", startup = "2s", abr = "highest" }"#,
+        ),
+    );
+    let (emu, sim) = (run(&s), simulate(&s));
+    let mut chunks = Vec::new();
+    for (name, out) in [("testbed", &emu), ("simulator", &sim)] {
+        let target: Vec<f64> = numbers(&out.flows, "cc_target_rate_mbps")
+            .iter()
+            .copied()
+            .filter(|v| !v.is_nan())
+            .collect();
+        // R' never above the intent's 4 Mbit/s, and at it most of the time (Algorithm 1 may
+        // lower it while a slow start's RTT grows).
+        let at = target.iter().filter(|&&v| v == 4.0).count();
+        assert!(
+            target.len() >= 10 && target.iter().all(|&v| v <= 4.0) && at * 2 >= target.len(),
+            "{name}: {target:?}"
+        );
+        let p = out.summary.flows[0].streaming.clone().expect("a player");
+        eprintln!("{name}: {p:?}");
+        // Janus holds the flow near its target, so a 1-s chunk takes about a second: the
+        // buffer stays near the two chunks playback starts with, never empty.
+        assert_eq!(
+            (p.rebuffers, p.chunk_bitrate_mbps),
+            (0, Some(4.0)),
+            "{name}: {p:?}"
+        );
+        chunks.push(p.chunks);
+    }
+    assert!(
+        chunks[1] >= 3 && chunks[0].abs_diff(chunks[1]) <= 1,
+        "chunks (testbed, simulator) {chunks:?}"
+    );
+}

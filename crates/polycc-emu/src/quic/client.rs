@@ -26,6 +26,7 @@ use polycc_quic::{ControllerHandle, Handles, Polycc, TimingEvents};
 use polycc_sim::scenario::VideoModel;
 use rand::SeedableRng;
 use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -54,8 +55,11 @@ pub struct QuicClient<'a> {
     pub cert_pem: String,
     pub start: Time,
     pub stop_at: Time,
-    /// Sized and web flows: bytes of each transfer.
-    pub transfer_bytes: Option<u64>,
+    /// Sized, web and DASH flows: transfers, sized by the schedule (bulk otherwise).
+    pub transfers: bool,
+    /// A DASH flow whose scenario states no intent: the player's (each chunk's bitrate) is the
+    /// controller's, as in the simulator.
+    pub player_intents: bool,
     /// A web flow that opens a connection per transfer.
     pub per_transfer: bool,
     /// A sized flow: one transfer, then done.
@@ -223,9 +227,10 @@ async fn application(client: &Client, st: &State<'_>, schedule: Schedule) -> Res
     if let Some((model, seed)) = st.c.video {
         return video(client, st, model, seed).await;
     }
-    match st.c.transfer_bytes {
-        None => bulk(client, st, schedule).await,
-        Some(bytes) => transfers(client, st, bytes, schedule).await,
+    if st.c.transfers {
+        transfers(client, st, schedule).await
+    } else {
+        bulk(client, st, schedule).await
     }
 }
 
@@ -444,32 +449,35 @@ fn h_cwnd(st: &State) -> u64 {
     st.current.borrow().as_ref().map_or(0, |h| h.stats().cwnd)
 }
 
-/// A sized or web flow: each requested transfer on its stream, in turn, on one connection or a
-/// connection each.
-async fn transfers(
-    client: &Client,
-    st: &State<'_>,
-    bytes: u64,
-    mut schedule: Schedule,
-) -> Result<(), String> {
+/// A sized, web or DASH flow: each requested transfer on its stream, in turn, on one
+/// connection or a connection each.
+async fn transfers(client: &Client, st: &State<'_>, mut schedule: Schedule) -> Result<(), String> {
     let data = Bytes::from(pattern(SEGMENT, 0x5EED));
-    let mut schedule_queued = 0u64;
+    // Sizes of the transfers requested and not begun.
+    let mut queued = VecDeque::new();
     let mut conn: Option<Connection> = None;
     let ended = over(st);
     tokio::pin!(ended);
     loop {
         while let Some(t) = schedule.pop_due(st.clock.now()) {
-            st.flow.request(t);
-            schedule_queued += 1;
+            let (bytes, intent) = schedule.transfer(t);
+            st.flow.request(t, bytes);
+            queued.push_back(bytes);
+            if let Some(i) = intent.filter(|i| st.c.player_intents && st.intent.get() != Some(*i)) {
+                // For this connection now, and for those it opens later.
+                st.intent.set(Some(i));
+                if let Some(h) = st.current.borrow().as_ref() {
+                    h.set_intent(&i);
+                }
+            }
         }
-        if schedule_queued == 0 {
+        let Some(bytes) = queued.pop_front() else {
             let next = schedule.next().unwrap_or(Time(u64::MAX)).min(st.c.stop_at);
             tokio::select! {
                 _ = &mut ended => break,
                 _ = sleep_until(st.clock, next) => continue,
             }
-        }
-        schedule_queued -= 1;
+        };
         let one = async {
             if conn.is_none() {
                 conn = Some(connect(client, st).await?);
@@ -483,6 +491,10 @@ async fn transfers(
             r = one => r?,
             _ = &mut ended => break,
         }
+        // The verdict came after the receiver recorded the transfer in full.
+        if let Some(at) = st.flow.last_completed() {
+            schedule.completed(at);
+        }
         if st.c.per_transfer {
             if let Some(c) = conn.take() {
                 c.close(0u32.into());
@@ -493,6 +505,7 @@ async fn transfers(
         }
     }
     st.flow.set_ended(st.clock.now().min(st.c.stop_at));
+    *lock(&st.flow.streaming) = schedule.streaming(st.c.stop_at);
     if let Some(c) = conn {
         c.close(0u32.into());
     }

@@ -27,8 +27,9 @@ const POLL: std::time::Duration = std::time::Duration::from_millis(20);
 struct Served<'a> {
     flow: &'a FlowShared,
     clock: &'a Clock,
-    /// Sized and web flows: bytes of each transfer.
-    transfer: Option<u64>,
+    /// Sized, web and DASH flows: each stream is a transfer the sender logged
+    /// (`FlowShared::request`); bulk flows have one stream without end.
+    transfers: bool,
     /// Report arrivals to the sender (its controller wants feedback).
     report_arrivals: bool,
     /// A video flow: its frames come as datagrams (`super::video`).
@@ -42,8 +43,8 @@ struct Served<'a> {
 /// What a flow's server receives.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Receives {
-    /// Sized and web flows: bytes of each transfer.
-    pub transfer: Option<u64>,
+    /// Sized, web and DASH flows: each stream is a transfer.
+    pub transfers: bool,
     /// Report arrivals to the sender (its controller wants feedback).
     pub report_arrivals: bool,
     /// A video flow: frames as datagrams.
@@ -57,7 +58,7 @@ pub fn run_server(
     sock: UdpSocket,
     tls: rustls::Server,
     Receives {
-        transfer,
+        transfers,
         report_arrivals,
         video,
     }: Receives,
@@ -72,7 +73,7 @@ pub fn run_server(
     let served = Served {
         flow,
         clock,
-        transfer,
+        transfers,
         report_arrivals,
         video,
         media: MediaChannel::default(),
@@ -201,7 +202,7 @@ async fn transfers(mut conn: Connection, s: &Served<'_>) -> Result<(), String> {
         let mut rx = Receiver::new();
         let mut counted = 0;
         let mut recorded = false;
-        let bulk = s.transfer.is_none();
+        let bulk = !s.transfers;
         // From the sender's end on: the tail of the stream, as it drains.
         let mut publishing = false;
         loop {
@@ -227,10 +228,9 @@ async fn transfers(mut conn: Connection, s: &Served<'_>) -> Result<(), String> {
                     }
                     if rx.is_done() && !recorded {
                         recorded = true;
-                        if let Some(bytes) = s.transfer {
+                        if s.transfers {
                             s.completed.set(s.completed.get() + counted);
-                            s.flow
-                                .complete_through(s.completed.get(), bytes, s.clock.now());
+                            s.flow.complete_bytes(s.completed.get(), s.clock.now());
                         }
                     }
                 }

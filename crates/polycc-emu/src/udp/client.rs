@@ -199,7 +199,7 @@ pub fn run_client(
                 periods += 1;
                 segs.paused = !on_period(periods);
             } else {
-                flow.request(t);
+                flow.request(t, transfer_bytes.unwrap_or(0));
                 queued += 1;
             }
         }

@@ -353,11 +353,7 @@ impl Simulator {
             Route::new(route(&data_links, !fm.reverse, false, fwd_owd)).ok_or_else(no_links)?;
         let ack_route =
             Route::new(route(&ack_links, !fm.reverse, true, rev_owd)).ok_or_else(no_links)?;
-        let link_delay: Duration = fm
-            .path
-            .iter()
-            .map(|&li| links[li].delay)
-            .fold(Duration::ZERO, |a, b| a + b);
+        let back = model.return_delay(fm);
         let sender = if fm.traffic.is_unresponsive() {
             None
         } else {
@@ -399,7 +395,7 @@ impl Simulator {
             receiver: Receiver::new(fm.ack_every, fm.max_ack_delay, keep_log).with_acks(
                 fm.host.acks,
                 sc.mss,
-                rev_owd + link_delay,
+                back,
             ),
             app: App::new(
                 fm.traffic.clone(),
@@ -408,7 +404,7 @@ impl Simulator {
             ),
             data_route,
             ack_route,
-            reverse_owd: rev_owd + link_delay,
+            reverse_owd: back,
             started: None,
             ended: None,
             stopped: false,
@@ -720,17 +716,10 @@ impl Simulator {
                 // The request left the player a one-way delay ago; it picked the bitrate then.
                 let asked = Time(now.0.saturating_sub(fl.reverse_owd.0));
                 if let Some(p) = fl.app.player.as_mut() {
-                    let (bytes, bitrate) = p.request(asked);
-                    // Without an intent of the scenario's, the player's is the chunk it fetches:
-                    // a bandwidth guarantee at its bitrate, never below the ladder's lowest.
-                    if fl.model.intent.is_none() && fl.model.intent_schedule.is_empty() {
-                        let intent = Intent::BandwidthGuarantee {
-                            target_rate: bitrate,
-                            min_rate: p.lowest(),
-                        };
-                        if fl.intent != Some(intent) {
-                            fl.apply_intent(now, intent);
-                        }
+                    let (bytes, intent) = p.request(asked);
+                    // Without an intent of the scenario's, the player's is the chunk it fetches.
+                    if fl.model.states_no_intent() && fl.intent != Some(intent) {
+                        fl.apply_intent(now, intent);
                     }
                     self.request_transfer(f, bytes)?;
                 }

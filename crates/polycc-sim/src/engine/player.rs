@@ -7,8 +7,10 @@
 
 use crate::engine::bola::Bola;
 use crate::engine::bola_rule::BolaRule;
+use crate::output::StreamingSummary;
 use crate::scenario::dash::{Abr, DashModel};
-use polycc::units::{Duration, Rate, Time};
+use polycc::units::{Duration, Time};
+use polycc::Intent;
 
 /// What the player saw, for the summary.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -35,6 +37,21 @@ impl PlayerStats {
             self.rebuffer_s / total
         } else {
             0.0
+        }
+    }
+}
+
+impl From<PlayerStats> for StreamingSummary {
+    fn from(s: PlayerStats) -> Self {
+        StreamingSummary {
+            startup_s: s.startup_s,
+            rebuffers: s.rebuffers,
+            rebuffer_s: s.rebuffer_s,
+            rebuffer_ratio: s.rebuffer_ratio(),
+            played_s: s.played_s,
+            chunks: s.chunks,
+            chunk_bitrate_mbps: s.mean_bitrate_mbps,
+            bitrate_switches: s.switches,
         }
     }
 }
@@ -152,20 +169,21 @@ impl Player {
     }
 
     /// The player asks for the next chunk at `now`, at the level decided for it; returns the
-    /// chunk's bytes and bitrate.
-    pub fn request(&mut self, now: Time) -> (u64, Rate) {
+    /// chunk's bytes and the player's intent for its flow while the chunk comes: a bandwidth
+    /// guarantee at the chunk's bitrate, never below the ladder's lowest (what the flow's
+    /// controller takes when the scenario states no intent of its own).
+    pub fn request(&mut self, now: Time) -> (u64, Intent) {
         self.advance(now);
         let level = self.next_level;
         self.asked_at = now;
         self.first_request.get_or_insert(now);
         self.pending = Some(level);
         self.requested += 1;
-        (self.model.chunk_bytes(level), self.model.bitrates[level])
-    }
-
-    /// The lowest bitrate of the ladder.
-    pub fn lowest(&self) -> Rate {
-        self.model.bitrates[0]
+        let intent = Intent::BandwidthGuarantee {
+            target_rate: self.model.bitrates[level],
+            min_rate: self.model.bitrates[0],
+        };
+        (self.model.chunk_bytes(level), intent)
     }
 
     /// The chunk on its way arrived in full at `now`: returns how long the player waits before
@@ -235,6 +253,7 @@ impl Player {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use polycc::units::Rate;
 
     fn model(chunks: Option<u64>) -> DashModel {
         DashModel {
@@ -255,7 +274,16 @@ mod tests {
     fn a_late_chunk_stalls_playback_from_the_empty_buffer_to_its_arrival() {
         let mut p = Player::new(model(None));
         assert_eq!(p.first(at(0.0)), Some(Duration::ZERO));
-        assert_eq!(p.request(at(0.0)), (2_000_000, Rate::from_mbps(4)));
+        assert_eq!(
+            p.request(at(0.0)),
+            (
+                2_000_000,
+                Intent::BandwidthGuarantee {
+                    target_rate: Rate::from_mbps(4),
+                    min_rate: Rate::from_mbps(4)
+                }
+            )
+        );
         // In at 1 s: playback starts; the 12 s buffer has room, so the next is asked at once.
         assert_eq!(p.on_chunk(at(1.0)), Some(Duration::ZERO));
         p.request(at(1.0));

@@ -5,8 +5,7 @@ use super::link::LinkDir;
 use super::video::VideoSource;
 use super::Flow;
 use crate::output::{
-    jain_index, Column, FlowSummary, LinkSummary, MeanP95, Percentiles, StrColumn,
-    StreamingSummary, Summary, Table,
+    jain_index, Column, FlowSummary, LinkSummary, MeanP95, Percentiles, StrColumn, Summary, Table,
 };
 use crate::scenario::{Model, Traffic};
 use polycc::units::{Duration, Time};
@@ -750,19 +749,7 @@ impl Recorder {
                 frames_sent: video.as_ref().map(|v| v.sent),
                 frames_lost: video.as_ref().map(|v| v.lost),
                 competing_detected_fraction: video.as_ref().and_then(|v| v.competing),
-                streaming: fl.app.player.as_ref().map(|p| {
-                    let s = p.stats(end);
-                    StreamingSummary {
-                        startup_s: s.startup_s,
-                        rebuffers: s.rebuffers,
-                        rebuffer_s: s.rebuffer_s,
-                        rebuffer_ratio: s.rebuffer_ratio(),
-                        played_s: s.played_s,
-                        chunks: s.chunks,
-                        chunk_bitrate_mbps: s.mean_bitrate_mbps,
-                        bitrate_switches: s.switches,
-                    }
-                }),
+                streaming: fl.app.player.as_ref().map(|p| p.stats(end).into()),
                 browsing: fl.app.loader.as_ref().map(|l| l.summary()),
             });
         }

@@ -277,6 +277,14 @@ pub struct FlowModel {
     pub external: Option<external::ExternalCommands>,
 }
 
+impl FlowModel {
+    /// Whether the scenario gives the flow no intent, at its start or later: an application
+    /// that states its own (a DASH player's chunk bitrate) then sets it.
+    pub fn states_no_intent(&self) -> bool {
+        self.intent.is_none() && self.intent_schedule.is_empty()
+    }
+}
+
 /// A validated scenario.
 #[derive(Clone, Debug)]
 pub struct Model {
@@ -290,6 +298,17 @@ pub struct Model {
 impl Model {
     pub fn packet_bytes(&self) -> u64 {
         self.scenario.mss + self.scenario.header_bytes
+    }
+
+    /// The base delay from flow `f`'s receiver back to its sender: the return half of its `rtt`
+    /// and its links' delays (what an ACK, a DASH player's request or a browser's takes).
+    pub fn return_delay(&self, f: &FlowModel) -> Duration {
+        let links = f
+            .path
+            .iter()
+            .map(|&l| self.links[l].delay)
+            .fold(Duration::ZERO, |a, b| a + b);
+        f.rtt - Duration(f.rtt.0 / 2) + links
     }
 }
 
