@@ -7,7 +7,7 @@ One run writes:
     DIR/timeseries.parquet   per-flow time series, long format (one row per flow per bin)
     DIR/links.parquet        per-link time series, long format (one row per link per bin)
     DIR/frames.parquet       video flows only: one row per frame (delay, size, decodable, ...)
-    DIR/transfers.parquet    sized and web flows only: one row per transfer (request, completion, fct)
+    DIR/transfers.parquet    sized, web, dash and page flows: one row per transfer (request, completion, fct)
     DIR/*.png                goodput, RTT, cwnd per flow; capacity, queue delay/occupancy per link
     DIR/report.html          summary tables and plots, with relative links only
 

@@ -33,7 +33,8 @@ FIGURE = "Table 3"
 P1080, P1440 = "p1080", "p1440"
 
 
-def _player(r: RunResult, flow: str) -> dict[str, float]:
+def player(r: RunResult, flow: str) -> dict[str, float]:
+    """A DASH flow's player figures from a run's summary."""
     f = next(x for x in r.summary["flows"] if x["id"] == flow)
     start = f.get("startup_s")
     return {
@@ -58,8 +59,8 @@ def exp_rebuffering(ctx: Context) -> Section:
             "youtube-cubic", SCENARIO, kernel_tcp_flows(file.doc["flows"], "cubic"), seeds=seeds
         ),
     }
-    stats = {k: [_player(r, P1440) for r in rs] for k, rs in runs.items()}
-    low = [_player(r, P1080) for r in runs["janus"]]
+    stats = {k: [player(r, P1440) for r in rs] for k, rs in runs.items()}
+    low = [player(r, P1080) for r in runs["janus"]]
     table = Table(
         [
             "CCA",
@@ -73,7 +74,7 @@ def exp_rebuffering(ctx: Context) -> Section:
     )
     for k, label in (("janus", "Janus"), ("cubic", "CUBIC (Linux model)")):
         s = stats[k]
-        lo = [_player(r, P1080) for r in runs[k]]
+        lo = [player(r, P1080) for r in runs[k]]
         ev, dur, st = TABLE_3[k]
         table.add(
             label,
