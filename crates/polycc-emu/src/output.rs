@@ -374,14 +374,11 @@ fn flow_summary(
     let ran = lock(&f.started).is_some();
     let transfers = lock(&f.transfers).clone();
     let fct = transfers.completion_times_s();
-    // Completion times summarise sized and web transfers, as in the simulator (a DASH
-    // player's chunks are in `transfers.parquet` and its own figures).
-    let fct_dist = match fm.traffic {
-        Traffic::Sized { .. } | Traffic::Web { .. } => {
-            polycc_sim::output::Percentiles::of_samples(&fct)
-        }
-        _ => None,
-    };
+    let fct_dist = fm
+        .traffic
+        .reports_completion_times()
+        .then(|| polycc_sim::output::Percentiles::of_samples(&fct))
+        .flatten();
     // A sized flow ends when its transfer is in, as in the simulator.
     let ended = match fm.traffic {
         Traffic::Sized { .. } => transfers.completed.first().copied(),

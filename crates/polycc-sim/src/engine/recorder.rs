@@ -7,7 +7,7 @@ use super::Flow;
 use crate::output::{
     jain_index, Column, FlowSummary, LinkSummary, MeanP95, Percentiles, StrColumn, Summary, Table,
 };
-use crate::scenario::{Model, Traffic};
+use crate::scenario::Model;
 use polycc::units::{Duration, Time};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -706,10 +706,12 @@ impl Recorder {
                 .iter()
                 .filter_map(|t| t.completed.map(|c| (c - t.requested).as_secs_f64()))
                 .collect();
-            let fct_dist_s = match fl.app.traffic {
-                Traffic::Sized { .. } | Traffic::Web { .. } => Percentiles::of_samples(&done),
-                _ => None,
-            };
+            let fct_dist_s = fl
+                .app
+                .traffic
+                .reports_completion_times()
+                .then(|| Percentiles::of_samples(&done))
+                .flatten();
             let fct_s = fct_dist_s.as_ref().map(|p| p.mean);
             let video = fl.video.as_ref().map(|v| video_summary(v, end));
             let target_rate_mbps = mean_target_mbps(&fl.target_log, start, start + active);

@@ -218,6 +218,12 @@ impl Traffic {
         }
     }
 
+    /// Whether a flow's summary reports its transfers' completion times (`fct_s`): sized and web
+    /// transfers; a DASH player's chunks and a browser's levels have figures of their own.
+    pub fn reports_completion_times(&self) -> bool {
+        matches!(self, Traffic::Sized { .. } | Traffic::Web { .. })
+    }
+
     /// Unresponsive sources bypass congestion control.
     pub fn is_unresponsive(&self) -> bool {
         matches!(self, Traffic::Cbr { .. } | Traffic::Poisson { .. })
