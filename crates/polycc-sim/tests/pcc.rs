@@ -235,7 +235,8 @@ fn proteus_s_yields_to_cubic_and_shares_fairly_with_itself() {
     // and then climbs by gradient steps: it has not converged within 30 s, but it is getting
     // there (see the PCC report: convergence, not the equilibrium, is what differs). How far
     // it gets by 25-30 s and how fast it starts vary with the flows' random trial orders
-    // (15 seeds: a share of 25-72 % at 25-30 s, 1.2-14 Mbit/s at 5-10 s), so five are averaged.
+    // (15 seeds: a share of 22-59 % at 25-30 s; 25-72 % before each stack counted its own
+    // bytes, `tests/counted_bytes.rs`), so five are averaged, and none may starve.
     let (mut early, mut late, mut shares) = (0.0, 0.0, Vec::new());
     for seed in 1..=5 {
         let out = run(&format!(
@@ -256,7 +257,7 @@ fn proteus_s_yields_to_cubic_and_shares_fairly_with_itself() {
     assert!(late >= 2.0 * early, "latecomer {early} -> {late}");
     assert!(mean_share >= 0.35, "latecomer shares {shares:?}");
     assert!(
-        shares.iter().all(|&x| x >= 0.25),
+        shares.iter().all(|&x| x >= 0.2),
         "latecomer shares {shares:?}"
     );
 }

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from polycc.reproduce.common import Table, fmt, pct, prose, update_document
-from polycc.reproduce.kernel_tcp import LINUX_STACK, inflight_on_the_wire, kernel_tcp
+from polycc.reproduce.common import Table, fmt, inflight_on_the_wire, pct, prose, update_document
+from polycc.reproduce.kernel_tcp import LINUX_STACK, kernel_tcp
 from polycc.reproduce.pcc.proteus_bbr_s import (
     ALT_THRESHOLD_MS,
     BBR_S_THRESHOLD_MS,

@@ -304,6 +304,20 @@ SHARE_POINTS = 10.0
 #: 96.5 % of the link rate), where the papers' throughput was what their senders counted.
 BOUND_POINTS = 4.0
 
+#: The column of a run's bytes in flight counted as whole IP packets, the unit the links carry
+#: and a BDP is counted in (README, "Flows"). Each stack's own `inflight_bytes` counts what its
+#: real stack counts: the kernel's TCP payload (1448 of each 1500 bytes here), QUIC's UDP
+#: payload (1472), polycc's UDP sender the whole packet.
+WIRE_INFLIGHT = "cc_inflight_wire_bytes"
+
+
+def inflight_on_the_wire(flows: pd.DataFrame) -> str:
+    """The column of `flows` (a run's time series) holding bytes in flight as whole packets on
+    the wire: `WIRE_INFLIGHT` where the run wrote it (the simulator always; the testbed for
+    kernel and QUIC sockets), else `inflight_bytes` (polycc's UDP sender counts whole packets)."""
+    return WIRE_INFLIGHT if WIRE_INFLIGHT in flows.columns else "inflight_bytes"
+
+
 #: The interval's confidence, and the bootstrap's resamples (percentile method, fixed RNG seed so
 #: the document regenerates identically from the same runs).
 CONFIDENCE = 0.95

@@ -17,7 +17,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import pandas as pd
+    pass
 
 #: The simulator's value of `flows[].stack` for the Linux kernel's TCP.
 LINUX_STACK = "linux"
@@ -37,18 +37,6 @@ def kernel_tcp(cca: str, flows: str = "*") -> dict[str, str]:
     """Scenario overrides that run `flows` ("*", or one index) as the kernel's TCP with the
     kernel's controller for polycc's `cca` (KeyError for one the Linux model lacks)."""
     return {f"flows.{flows}.cca": LINUX_CCA[cca], f"flows.{flows}.stack": LINUX_STACK}
-
-
-#: The testbed's column of a kernel socket's bytes in flight counted as whole IP packets (README,
-#: "Flows"): the kernel's own `inflight_bytes` counts payload (1448 of each 1500 bytes here).
-WIRE_INFLIGHT = "cc_inflight_wire_bytes"
-
-
-def inflight_on_the_wire(flows: pd.DataFrame) -> str:
-    """The column of `flows` (a run's time series) holding bytes in flight in the simulator's
-    unit, whole packets on the wire: the testbed's wire count for a kernel socket, else
-    `inflight_bytes`."""
-    return WIRE_INFLIGHT if WIRE_INFLIGHT in flows.columns else "inflight_bytes"
 
 
 #: How a section's preamble names the stack those baselines run on.

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from polycc.reproduce.common import Table, fmt, median, prose
-from polycc.reproduce.kernel_tcp import LINUX_STACK, inflight_on_the_wire
+from polycc.reproduce.common import Table, fmt, inflight_on_the_wire, median, prose
+from polycc.reproduce.kernel_tcp import LINUX_STACK
 from polycc.reproduce.polycc import (
     BAND,
     BASE_RTT_S,

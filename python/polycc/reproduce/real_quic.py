@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from polycc.reproduce.common import Table, fmt, pct, safe_div, span
+from polycc.reproduce.common import Table, fmt, inflight_on_the_wire, pct, safe_div, span
 from polycc.reproduce.janus import MMF_WINDOW, mmf_deviation, mmf_shares, mmf_targets, switching_outcome
 from polycc.reproduce.polycc import POLY_BBR_COPA, POLY_BBR_CUBIC, convergence_time, rtt_variance_point
 from polycc.reproduce.real_stacks import section_main, sim_and_testbed
@@ -101,11 +101,6 @@ def _ratio(v: float) -> str:
     return "–" if math.isnan(v) else f"{v:.2f}×"
 
 
-#: The column of bytes in flight on the wire (what the BDP is counted in), by side: the
-#: simulator counts packets on the wire; s2n counts UDP payloads, and the testbed adds the
-#: headers in `cc_inflight_wire_bytes`.
-INFLIGHT_ON_THE_WIRE = {"sim": "inflight_bytes", "real": "cc_inflight_wire_bytes"}
-
 #: The controllers PolyCC's claims compare.
 LABELS = {"poly": "PolyCC", "bbr": "BBR v1"}
 
@@ -123,7 +118,7 @@ def polycc_claims(papers: Path, seed: int) -> list[Claim]:
         runs = sim_and_testbed(halving, {"flows.0.cca": cca, "seed": seed})
         for side, r in zip(("sim", "real"), runs, strict=True):
             f = r.flows[r.flows["flow"] == "sender"]
-            inflight = f[INFLIGHT_ON_THE_WIRE[side]].to_numpy()
+            inflight = f[inflight_on_the_wire(f)].to_numpy()
             conv[(label, side)] = convergence_time(f["t_s"].to_numpy(), inflight)
 
     def ratio_at(d: int, side: str) -> float:

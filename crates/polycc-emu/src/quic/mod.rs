@@ -42,6 +42,8 @@ use polycc::units::Time;
 use polycc_quic::s2n_quic::provider::io::tokio::{Builder as IoBuilder, Provider as Io};
 use polycc_quic::s2n_quic::provider::limits::Limits;
 use polycc_quic::Snapshot;
+// The bytes each datagram carries on the wire beyond its UDP payload (the testbed is IPv4).
+use polycc_sim::scenario::host::IPV4_UDP_HEADER_BYTES;
 
 /// The datagram size (IP packet, bytes) s2n-quic starts paths at: the emulator's devices carry
 /// [`crate::tunnel::MTU`]-byte packets, so the path needs no discovery from RFC 9000's 1200.
@@ -85,10 +87,6 @@ fn limits() -> Result<Limits, String> {
 async fn sleep_until(clock: &Clock, t: Time) {
     tokio::time::sleep_until(tokio::time::Instant::from_std(clock.instant(t))).await;
 }
-
-/// The bytes each datagram carries on the wire beyond its UDP payload: the IPv4 header
-/// (RFC 791, no options) and the UDP header (RFC 768). The testbed's addresses are IPv4.
-const IPV4_UDP_HEADER_BYTES: u64 = 20 + 8;
 
 /// A controller's published state in the flows table's terms: the controller's own telemetry
 /// (`cc_state`, `cc_*`) and, where the controller does not report them under these names,

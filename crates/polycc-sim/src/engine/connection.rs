@@ -2,7 +2,7 @@
 //! emulator: the flow's controller spec with a seed of its own for each connection, the host's
 //! initial window, and the flow's current intent.
 
-use crate::scenario::{FlowModel, Model, Traffic};
+use crate::scenario::{FlowModel, Model};
 use polycc::units::Time;
 use polycc::{CcContext, CongestionControl, Intent, Registry};
 
@@ -17,10 +17,7 @@ pub fn new_controller(
     now: Time,
     intent: Option<&Intent>,
 ) -> Result<Box<dyn CongestionControl>, String> {
-    let packet = match &fm.traffic {
-        Traffic::Video(v) => v.packet,
-        _ => model.packet_bytes(),
-    };
+    let packet = model.counted_packet_bytes(fm);
     let mut ctx = CcContext {
         now,
         seed: connection_seed(model.scenario.seed, index, connection),

@@ -367,6 +367,7 @@ impl Simulator {
                 cc,
                 mss,
                 sc.header_bytes,
+                fm.host.counts.uncounted(sc.header_bytes),
                 fm.max_ack_delay,
                 fm.pacing,
                 fm.rwnd,

@@ -616,6 +616,8 @@ impl Recorder {
                 Some(s) => {
                     tb.set("cwnd_bytes", active.then_some(s.cwnd() as f64));
                     tb.set("inflight_bytes", Some(s.in_flight() as f64));
+                    let wire = s.in_flight_on_the_wire() as f64;
+                    tb.set_prefixed("cc_", "inflight_wire_bytes", Some(wire));
                     tb.set(
                         "pacing_rate_mbps",
                         if active {

@@ -48,10 +48,12 @@ pub enum Poll {
 
 pub struct Sender {
     transport: polycc_transport::Sender<u64>,
-    /// Payload bytes of a full segment; controllers count in whole packets on the wire
-    /// (`mss + header`), the unit of `in_flight`, as QUIC's max_datagram_size does.
+    /// Payload bytes of a full segment; a packet is `mss + header` bytes on the wire.
     mss: u64,
     header: u64,
+    /// Bytes of each packet the stack does not count (`HostModel::counts`): the controller's
+    /// bytes (window, in flight, acknowledged) are the packet's less these.
+    uncounted: u64,
     // Cursor into the receiver's arrival runs (`PnRanges`): runs before `ack_range` are fully
     // processed, and in `ack_range` packet numbers below `ack_next_pn` are.
     ack_range: usize,
@@ -113,12 +115,13 @@ impl Sender {
         cc: Box<dyn CongestionControl>,
         mss: u64,
         header: u64,
+        uncounted: u64,
         max_ack_delay: Duration,
         pacing_fallback: bool,
         rwnd: Option<u64>,
     ) -> Self {
         let config = Config {
-            max_datagram: mss + header,
+            max_datagram: mss + header - uncounted,
             max_ack_delay,
             pacing_fallback,
             rwnd: rwnd.unwrap_or(DEFAULT_RWND),
@@ -127,6 +130,7 @@ impl Sender {
             transport: polycc_transport::Sender::new(cc, config),
             mss,
             header,
+            uncounted,
             ack_range: 0,
             ack_next_pn: 0,
             ack_ranges: Vec::new(),
@@ -153,6 +157,14 @@ impl Sender {
 
     pub fn in_flight(&self) -> Bytes {
         self.transport.in_flight()
+    }
+
+    /// Bytes in flight counted as whole packets of the full size on the wire: the unit the
+    /// links carry, and what the emulator reports for the real stacks (`inflight_wire_bytes`),
+    /// whichever bytes this stack counts.
+    pub fn in_flight_on_the_wire(&self) -> Bytes {
+        let wire = self.mss + self.header;
+        self.in_flight() * wire / (wire - self.uncounted).max(1)
     }
 
     pub fn cwnd(&self) -> Bytes {
@@ -321,7 +333,8 @@ impl Sender {
         } else {
             self.payload_of(seg)
         } + self.header;
-        match self.transport.poll_send(now, wire) {
+        let counted = wire - self.uncounted;
+        match self.transport.poll_send(now, counted) {
             SendPermit::Now => {}
             SendPermit::At(t) => return Poll::Wait(t),
             SendPermit::Blocked => return Poll::Blocked,
@@ -335,7 +348,7 @@ impl Sender {
         let pn = self.transport.next_pn();
         let sent = Outgoing {
             pn,
-            bytes: wire,
+            bytes: counted,
             ack_eliciting: true,
             retransmission,
             payload: seg,
@@ -492,7 +505,7 @@ mod tests {
         let cc = Registry::standard()
             .build(&CcSpec::named("newreno"), &CcContext::new(WIRE))
             .expect("newreno is registered");
-        let mut s = Sender::new(cc, WIRE - 52, 52, Duration::from_millis(25), false, None);
+        let mut s = Sender::new(cc, WIRE - 52, 52, 0, Duration::from_millis(25), false, None);
         let t = Transfer {
             first: 0,
             end: u64::MAX,

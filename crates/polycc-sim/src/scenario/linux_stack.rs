@@ -33,6 +33,7 @@
 //! The hosts around the controller ([`host`]) behave as the kernel's TCP does where it matters
 //! to the numbers, each behaviour an option of the sender or receiver model:
 //! - initial window of [`TCP_INIT_CWND`] packets (RFC 9002's is 14 720 bytes);
+//! - bytes counted as TCP's payload (`mss`, the kernel's `mss_cache`), not whole packets;
 //! - the receiver's delayed ACKs (`engine::delayed_ack`), with one ACK per segment while a
 //!   segment opens its receive window further, which the window's autotuning decides
 //!   (`engine::receive_window`: `tcp_grow_window`, DRS), and SACK compression after three
@@ -53,7 +54,7 @@
 //! receive window as a limit on the sender (DRS keeps it above what the
 //! congestion window fills) and the window updates a slow reader's reads send.
 
-use super::host::{HostModel, ReceiverAcks};
+use super::host::{CountedBytes, HostModel, ReceiverAcks};
 use polycc::algos::cubic::{LINUX_BETA, LINUX_MIN_GROWTH_BEFORE_LOSS};
 use polycc::registry::{CcSpec, Params};
 use polycc_transport::{LossRules, Pacer};
@@ -93,6 +94,7 @@ pub fn host(cca: &str) -> HostModel {
         pacer: Pacer::LinuxTso,
         handshake: true,
         unsent_at_pause: ON_OFF_NOTSENT_LOWAT,
+        counts: CountedBytes::TcpPayload,
     }
 }
 

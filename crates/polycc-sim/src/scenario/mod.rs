@@ -306,6 +306,20 @@ impl Model {
         self.scenario.mss + self.scenario.header_bytes
     }
 
+    /// A full data packet of flow `f` on the wire (a video flow's datagrams are its own size).
+    pub fn wire_packet_bytes(&self, f: &FlowModel) -> u64 {
+        match &f.traffic {
+            Traffic::Video(v) => v.packet,
+            _ => self.packet_bytes(),
+        }
+    }
+
+    /// A full data packet of flow `f` as its stack counts it (`HostModel::counts`): the
+    /// controller's maximum datagram size.
+    pub fn counted_packet_bytes(&self, f: &FlowModel) -> u64 {
+        self.wire_packet_bytes(f) - f.host.counts.uncounted(self.scenario.header_bytes)
+    }
+
     /// The base delay from flow `f`'s receiver back to its sender: the return half of its `rtt`
     /// and its links' delays (what an ACK, a DASH player's request or a browser's takes).
     pub fn return_delay(&self, f: &FlowModel) -> Duration {

@@ -3,7 +3,7 @@
 
 use super::{intents, traffic};
 use crate::scenario::external::{self, ExternalCommands};
-use crate::scenario::host::HostModel;
+use crate::scenario::host::{CountedBytes, HostModel};
 use crate::scenario::quantity::Size;
 use crate::scenario::spec::{AckPolicy, DelayedAck, FlowSpec, JitterDistribution, Scenario, Stack};
 use crate::scenario::{
@@ -144,6 +144,11 @@ fn resolve_flow(cx: &Context, i: usize, f: &FlowSpec) -> Result<FlowModel, Scena
             linux_stack::host(linux_stack::SHIM)
         } else if linux {
             linux_stack::host(f.cca.name())
+        } else if f.stack == Stack::Udp {
+            HostModel {
+                counts: CountedBytes::Packet,
+                ..HostModel::default()
+            }
         } else {
             HostModel::default()
         },
