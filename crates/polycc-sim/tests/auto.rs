@@ -457,3 +457,57 @@ fn on_a_long_path_random_loss_below_one_percent_turns_to_bbr_v1() {
     // Issue 21's aim: within 10 % of the best single member. Before: 10.12 Mbit/s.
     assert!(g > 2.0 * gc && g > 0.9 * gb, "{g} vs {gc}, {gb}");
 }
+
+/// A scavenger `cca` (intent `scavenger`; none: the primary alone) beside a CUBIC primary on
+/// 20 Mbit/s, 40 ms, a 2-BDP buffer; `traffic` is the primary's (empty: bulk). The suite's
+/// `suite-scavenger` is the on/off case.
+fn beside_primary(cca: Option<&str>, primary: &str, traffic: &str) -> RunOutput {
+    let scavenger = cca.map_or(String::new(), |c| {
+        format!(
+            "[[flows]]\nid = \"s\"\ncca = \"{c}\"\nrtt = \"40ms\"\nintent = {{ class = \"scavenger\" }}\n"
+        )
+    });
+    let primary =
+        format!("[[flows]]\nid = \"p\"\ncca = \"{primary}\"\nrtt = \"40ms\"\n{traffic}\n");
+    run(&scenario(
+        20,
+        "20Mbps",
+        "2bdp",
+        "",
+        &format!("{scavenger}{primary}"),
+    ))
+}
+
+fn goodput(out: &RunOutput, id: &str) -> f64 {
+    let f = out.summary.flows.iter().find(|f| f.id == id).expect("flow");
+    f.goodput_mbps
+}
+
+#[test]
+fn a_scavenger_intent_fills_the_gaps_a_primary_leaves_and_yields_when_it_returns() {
+    let on_off = r#"traffic = { kind = "on_off", on = "2s", off = "2s", periods = "fixed" }"#;
+    let alone = goodput(&beside_primary(None, "cubic", on_off), "p");
+    let ledbat = beside_primary(Some("ledbat++"), "cubic", on_off);
+    let auto = beside_primary(Some("auto"), "cubic", on_off);
+    let (s_auto, s_ledbat) = (goodput(&auto, "s"), goodput(&ledbat, "s"));
+    let (p_auto, p_ledbat) = (goodput(&auto, "p"), goodput(&ledbat, "p"));
+    eprintln!(
+        "on/off primary alone {alone:.2}; beside LEDBAT++ {p_ledbat:.2} (scavenger {s_ledbat:.2}); \
+         beside auto {p_auto:.2} (scavenger {s_auto:.2})"
+    );
+    // The scavenger role (README: cc_member 7) from the first ACK to the end.
+    let members = series(&auto, "s", "cc_member");
+    assert!(!members.is_empty() && members.iter().all(|&(_, m)| m == 7.0));
+    // Half the run is idle: LEDBAT++ climbs into each gap by at most a packet a round trip.
+    assert!(s_auto > 3.0 * s_ledbat, "{s_auto} vs LEDBAT++ {s_ledbat}");
+    // ... while the primary keeps what Proteus asks of a scavenger's primary (Fig. 10: 90 %),
+    // less the first round trips of each of its periods.
+    assert!(p_auto > 0.88 * alone, "{p_auto} of {alone}");
+    // Beside bulk CUBIC and bulk BBR v1 it stays out of the way.
+    for primary in ["cubic", "bbr"] {
+        let out = beside_primary(Some("auto"), primary, "");
+        let s = goodput(&out, "s");
+        eprintln!("beside bulk {primary}: scavenger {s:.2} Mbit/s");
+        assert!(s < 2.0, "{primary}: {s}");
+    }
+}

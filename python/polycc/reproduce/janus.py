@@ -33,6 +33,7 @@ from polycc.reproduce.common import (
     ratio,
     safe_div,
     seconds,
+    span,
 )
 from polycc.reproduce.janus_criteria import (
     BOUND_POINTS,
@@ -499,6 +500,7 @@ def _exp_mmf(ctx: Context) -> Section:
         ]
     )
     dev: dict[tuple[str, float], list[float]] = {}
+    dev_j: dict[float, list[float]] = {}  # Janus with the knob, per capacity
     settle: dict[tuple[str, float], list[float]] = {}
     first_share: dict[tuple[str, float], list[float]] = {}
     first = next(iter(targets))  # the flow that starts first (r10)
@@ -508,6 +510,11 @@ def _exp_mmf(ctx: Context) -> Section:
         ref = mmf_shares(cap, targets) if label == "janus" else {f: cap / len(targets) for f in targets}
         got = {f: median([_mean(r, f, "throughput_mbps", *window) for r in runs]) for f in targets}
         dev[(label, cap)] = [mmf_deviation(r, ref, window) for r in runs]
+        if label == "janus":
+            runs_j = ctx.run_seeds(
+                f"mmf-{label}-{cap:g}-jitter", scen, {"flows.*.cca": cca, **JITTER}, seeds=n
+            )
+            dev_j[cap] = [mmf_deviation(r, ref, window) for r in runs_j]
         settle[(label, cap)] = [_settle_time(r, list(targets), 30.0, 60.0, 0.2) for r in runs]
         first_share[(label, cap)] = [_mean(r, first, "throughput_mbps", *window) / cap for r in runs]
         table.add(
@@ -519,7 +526,7 @@ def _exp_mmf(ctx: Context) -> Section:
         )
     fig = "Figs. 11–12"
     why_mmf = prose(
-        """
+        f"""
         The max-min argument (§6.1) rests on the conservative CCA sharing fairly. Each switch to
         the conservative stage hands Vegas the buffer-clearing window P_avg·D_p as both cwnd and
         ssthresh, so Vegas continues in congestion avoidance from the flow's share; with the
@@ -528,36 +535,54 @@ def _exp_mmf(ctx: Context) -> Section:
         off their shares. What remains is by design: rate control lets a satisfied flow run
         anywhere from R up to (1 + eps)·R (§4.4), and among the unsatisfied flows Vegas holds
         2–4 packets each in the queue, so flows with equal RTTs may settle apart within that
-        band while each stays conservative above (1 − gamma)·R'.
+        band while each stays conservative above (1 − gamma)·R'. Where in the band an exact run
+        freezes is a knife-edge: counting QUIC's UDP payload instead of whole packets, 2 % less
+        (issue 19), moved this run across the 10 % bound. With {SEND_JITTER_KNOB} each seed freezes at
+        another point of it: the largest deviation {span(dev_j[big], pct)} over the seeds (2a-jitter).
         """
     )
+    claim_2a = (
+        f"on {num(big)} Mbit/s every Janus flow gets its max-min fair share (largest deviation, "
+        f"{num(window[0])}–{num(window[1])} s)"
+    )
     reps = [
+        judge_over_seeds("2a", fig, claim_2a, "closely matches", dev[("janus", big)], CRIT_2A, pct, why_mmf),
         judge_over_seeds(
-            "2a",
+            "2a" + JITTER_SUFFIX,
             fig,
-            f"on {num(big)} Mbit/s every Janus flow gets its max-min fair share (largest deviation, "
-            f"{num(window[0])}–{num(window[1])} s)",
+            claim_2a,
             "closely matches",
-            dev[("janus", big)],
+            dev_j[big],
             CRIT_2A,
             pct,
-            why_mmf,
+            knob=SEND_JITTER_KNOB,
         ),
     ]
     if ("janus", small) in dev:
-        reps.append(
+        claim_2b = f"on {num(small)} Mbit/s every Janus flow gets its max-min fair share (largest deviation)"
+        reps += [
             judge_over_seeds(
                 "2b",
                 fig,
-                f"on {num(small)} Mbit/s every Janus flow gets its max-min fair share (largest deviation)",
+                claim_2b,
                 "closely matches",
                 dev[("janus", small)],
                 CRIT_2B,
                 pct,
                 f"As 2a; here the three unsatisfied flows share the {num(small - min(targets.values()))} "
                 f"Mbit/s the {num(min(targets.values()))} Mbit/s flow leaves.",
-            )
-        )
+            ),
+            judge_over_seeds(
+                "2b" + JITTER_SUFFIX,
+                fig,
+                claim_2b,
+                "closely matches",
+                dev_j[small],
+                CRIT_2B,
+                pct,
+                knob=SEND_JITTER_KNOB,
+            ),
+        ]
     if ("cubic", big) in settle:
         j, c, p = (settle[(k, big)] for k in ("janus", "cubic", "pcc-tp"))
         # Janus' settling time minus the faster of CUBIC's and PCC-tp's; a run that never settles

@@ -358,14 +358,9 @@ impl Simulator {
             None
         } else {
             let cc = self.new_cc(fm, self.flows.len(), 0, fm.intent.as_ref())?;
-            // A video flow's datagrams are P bytes on the wire.
-            let mss = match &fm.traffic {
-                Traffic::Video(v) => v.packet - sc.header_bytes,
-                _ => sc.mss,
-            };
             let mut s = Sender::new(
                 cc,
-                mss,
+                model.wire_packet_bytes(fm) - sc.header_bytes,
                 sc.header_bytes,
                 fm.host.counts.uncounted(sc.header_bytes),
                 fm.max_ack_delay,

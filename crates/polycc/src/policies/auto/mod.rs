@@ -15,7 +15,7 @@
 //! (a competitor that ignores loss) runs BBR v1, which ignores it too. Roles served by the same
 //! controller share its instance. An application intent, when given,
 //! picks a specialist instead: Janus for a bandwidth guarantee, Copa for delay-sensitive
-//! traffic, LEDBAT++ for a scavenger.
+//! traffic, Copa held in its default mode for a scavenger ([`SCAVENGER_DELTA`]).
 //!
 //! A change hands the flow to a fresh instance of the chosen controller with the running one's
 //! window, threshold, RTT state and bytes in flight ([`crate::policies::handover`]), as Linux's
@@ -46,7 +46,16 @@ use serde::{Deserialize, Serialize};
 /// Registry and scenario name.
 pub const NAME: &str = "auto";
 /// One-line description shown in the registry listing.
-pub const SUMMARY: &str = "auto policy: picks per flow, online, Copa on a clean path, CUBIC on a long one, BBR v1 under random loss or against loss-blind competitors, CUBIC against buffer-filling competitors or ACK aggregation, or the intent's specialist (Janus, Copa, LEDBAT++); telemetry says why";
+pub const SUMMARY: &str = "auto policy: picks per flow, online, Copa on a clean path, CUBIC on a long one, BBR v1 under random loss or against loss-blind competitors, CUBIC against buffer-filling competitors or ACK aggregation, or the intent's specialist (Janus, Copa, Copa in default mode for a scavenger); telemetry says why";
+
+/// δ of the scavenger member, Copa kept in its default mode (`competitive = false`): one packet
+/// queued per flow, half of the 2 of Copa's default δ = 0.5 (NSDI'18). Default-mode Copa cedes
+/// to buffer-filling and to BBR traffic (the starvation Copa's competitive mode was added to
+/// avoid), and its velocity fills a link a primary leaves idle within a few round trips, where
+/// LEDBAT++'s additive increase (GAIN ≤ 1 packet a round trip) takes tens; the larger δ asks
+/// less of a primary in the round trips before it yields. Chosen on the suite's tuning half
+/// (`suite-scavenger`; SUITE.md, "A scavenger that fills the gaps").
+pub const SCAVENGER_DELTA: f64 = 1.0;
 
 /// Registers `auto` under [`NAME`].
 pub fn register(r: &mut Registry) {
@@ -180,7 +189,13 @@ fn default_delay_sensitive() -> CcSpec {
     CcSpec::named("copa")
 }
 fn default_scavenger() -> CcSpec {
-    CcSpec::named("ledbat++")
+    let mut params = Params::new();
+    params.insert("competitive".into(), false.into());
+    params.insert("delta".into(), SCAVENGER_DELTA.into());
+    CcSpec::Table {
+        name: "copa".into(),
+        params,
+    }
 }
 
 impl ParamTable for AutoParams {
