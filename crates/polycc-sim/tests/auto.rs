@@ -170,10 +170,14 @@ fn against_bbr_v1_on_a_shallow_buffer_auto_turns_to_bbr_v1_and_keeps_far_more_th
     assert!(s3 < 0.2 && s > 2.0 * s3 && s <= 0.6, "{s} vs {s3}");
 }
 
+/// Flow `id`'s summary.
+fn summary_of<'a>(out: &'a RunOutput, id: &str) -> &'a polycc_sim::output::FlowSummary {
+    out.summary.flows.iter().find(|f| f.id == id).expect("flow")
+}
+
 /// p95 RTT (ms) of flow `id` over the whole run.
 fn p95_rtt_ms(out: &RunOutput, id: &str) -> f64 {
-    let f = out.summary.flows.iter().find(|f| f.id == id).expect("flow");
-    f.rtt_ms.p95
+    summary_of(out, id).rtt_ms.p95
 }
 
 #[test]
@@ -478,19 +482,20 @@ fn beside_primary(cca: Option<&str>, primary: &str, traffic: &str) -> RunOutput 
     ))
 }
 
-fn goodput(out: &RunOutput, id: &str) -> f64 {
-    let f = out.summary.flows.iter().find(|f| f.id == id).expect("flow");
-    f.goodput_mbps
-}
-
 #[test]
 fn a_scavenger_intent_fills_the_gaps_a_primary_leaves_and_yields_when_it_returns() {
     let on_off = r#"traffic = { kind = "on_off", on = "2s", off = "2s", periods = "fixed" }"#;
-    let alone = goodput(&beside_primary(None, "cubic", on_off), "p");
+    let alone = summary_of(&beside_primary(None, "cubic", on_off), "p").goodput_mbps;
     let ledbat = beside_primary(Some("ledbat++"), "cubic", on_off);
     let auto = beside_primary(Some("auto"), "cubic", on_off);
-    let (s_auto, s_ledbat) = (goodput(&auto, "s"), goodput(&ledbat, "s"));
-    let (p_auto, p_ledbat) = (goodput(&auto, "p"), goodput(&ledbat, "p"));
+    let (s_auto, s_ledbat) = (
+        summary_of(&auto, "s").goodput_mbps,
+        summary_of(&ledbat, "s").goodput_mbps,
+    );
+    let (p_auto, p_ledbat) = (
+        summary_of(&auto, "p").goodput_mbps,
+        summary_of(&ledbat, "p").goodput_mbps,
+    );
     eprintln!(
         "on/off primary alone {alone:.2}; beside LEDBAT++ {p_ledbat:.2} (scavenger {s_ledbat:.2}); \
          beside auto {p_auto:.2} (scavenger {s_auto:.2})"
@@ -506,7 +511,7 @@ fn a_scavenger_intent_fills_the_gaps_a_primary_leaves_and_yields_when_it_returns
     // Beside bulk CUBIC and bulk BBR v1 it stays out of the way.
     for primary in ["cubic", "bbr"] {
         let out = beside_primary(Some("auto"), primary, "");
-        let s = goodput(&out, "s");
+        let s = summary_of(&out, "s").goodput_mbps;
         eprintln!("beside bulk {primary}: scavenger {s:.2} Mbit/s");
         assert!(s < 2.0, "{primary}: {s}");
     }
