@@ -462,24 +462,15 @@ fn on_a_long_path_random_loss_below_one_percent_turns_to_bbr_v1() {
     assert!(g > 2.0 * gc && g > 0.9 * gb, "{g} vs {gc}, {gb}");
 }
 
-/// A scavenger `cca` (intent `scavenger`; none: the primary alone) beside a CUBIC primary on
+/// A scavenger `cca` (intent `scavenger`; none: the primary alone) beside a `primary` flow on
 /// 20 Mbit/s, 40 ms, a 2-BDP buffer; `traffic` is the primary's (empty: bulk). The suite's
 /// `suite-scavenger` is the on/off case.
 fn beside_primary(cca: Option<&str>, primary: &str, traffic: &str) -> RunOutput {
     let scavenger = cca.map_or(String::new(), |c| {
-        format!(
-            "[[flows]]\nid = \"s\"\ncca = \"{c}\"\nrtt = \"40ms\"\nintent = {{ class = \"scavenger\" }}\n"
-        )
+        flow("s", c, "0s") + "intent = { class = \"scavenger\" }\n"
     });
-    let primary =
-        format!("[[flows]]\nid = \"p\"\ncca = \"{primary}\"\nrtt = \"40ms\"\n{traffic}\n");
-    run(&scenario(
-        20,
-        "20Mbps",
-        "2bdp",
-        "",
-        &format!("{scavenger}{primary}"),
-    ))
+    let primary = flow("p", primary, "0s") + traffic + "\n";
+    run(&scenario(20, "20Mbps", "2bdp", "", &(scavenger + &primary)))
 }
 
 #[test]
