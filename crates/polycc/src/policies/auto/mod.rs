@@ -518,6 +518,11 @@ impl CongestionControl for Auto {
         );
         t.push("window_loss_rate", w.map_or(f64::NAN, |w| w.loss_rate));
         t.push("bunched_share", w.map_or(f64::NAN, |w| w.bunched_share));
+        t.push(
+            "bunch_interval_ms",
+            w.and_then(|w| w.bunch_interval)
+                .map_or(f64::NAN, |i| i.as_millis_f64()),
+        );
         t.push("switches", self.switches as f64);
         // The running controller's own values, as room allows (a pool as a member may report
         // more than fits).

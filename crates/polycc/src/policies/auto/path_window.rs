@@ -15,7 +15,8 @@
 //!   congestion;
 //! - the largest delivery-rate sample that was not application-limited;
 //! - the share of the acknowledged bytes that came in bunched ACKs: ACKs that arrived sooner
-//!   after the previous one than the path could have delivered what they acknowledge. A link
+//!   after the previous one than the path could have delivered what they acknowledge, and how far
+//!   apart the bunches came (the window's length over the ACKs that began one). A link
 //!   that holds ACKs and releases them together (Wi-Fi block ACKs, a cellular scheduler) bunches
 //!   them; a receiver that acknowledges every k-th packet or on a timer (QUIC's ACK frequency,
 //!   delayed ACKs) sends fewer, larger ACKs, each after the k packets it covers crossed the
@@ -62,6 +63,12 @@ pub struct PathWindow {
     /// Of the bytes acknowledged, the share acknowledged by bunched ACKs ([`BUNCHED_SPACING`];
     /// 0 when none was acknowledged).
     pub bunched_share: f64,
+    /// The window's length over the number of ACKs that were not bunched, each of which began a
+    /// bunch (or came alone): how long the path held ACKs between releases on average. A link
+    /// that releases held ACKs every 10 ms shows 10 ms; one that delivers in millisecond slots
+    /// (LTE's transmission intervals, a mahimahi trace) about a millisecond. `None` when no
+    /// ACK began a bunch.
+    pub bunch_interval: Option<Duration>,
 }
 
 impl PathWindow {
@@ -90,6 +97,8 @@ pub struct PathWindows {
     latest: Option<(Duration, Duration)>,
     /// Bytes acknowledged by bunched ACKs.
     bunched: Bytes,
+    /// ACKs that were not bunched (each begins a bunch).
+    bunches: u32,
     /// When the previous ACK arrived (kept across windows).
     last_ack: Option<Time>,
     /// The largest delivery rate the flow measured (kept across windows).
@@ -109,11 +118,14 @@ impl PathWindows {
         if ack.rtt.has_sample {
             self.latest = Some((ack.rtt.latest, ack.rtt.min));
         }
-        if let (Some(prev), Some(top)) = (self.last_ack, self.top_rate) {
+        let bunched = self.last_ack.zip(self.top_rate).is_some_and(|(prev, top)| {
             let delivery = top.time_to_send(ack.acked_bytes);
-            if now.saturating_since(prev) < delivery.mul_f64(BUNCHED_SPACING) {
-                self.bunched = self.bunched.saturating_add(ack.acked_bytes);
-            }
+            now.saturating_since(prev) < delivery.mul_f64(BUNCHED_SPACING)
+        });
+        if bunched {
+            self.bunched = self.bunched.saturating_add(ack.acked_bytes);
+        } else {
+            self.bunches = self.bunches.saturating_add(1);
         }
         self.last_ack = Some(now);
         if let Some(rs) = ack.rate_sample.filter(|rs| !rs.is_app_limited) {
@@ -133,7 +145,7 @@ impl PathWindows {
         if now.saturating_since(start) < len {
             return None;
         }
-        let w = self.close(now, ack.rtt.min);
+        let w = self.close(now, now.saturating_since(start), ack.rtt.min);
         self.start = Some((now, ack.rtt.smoothed.max(MIN_WINDOW)));
         Some(w)
     }
@@ -148,7 +160,7 @@ impl PathWindows {
         }
     }
 
-    fn close(&mut self, now: Time, base: Duration) -> PathWindow {
+    fn close(&mut self, now: Time, length: Duration, base: Duration) -> PathWindow {
         let total = self.acked.saturating_add(self.lost);
         let w = PathWindow {
             at: now,
@@ -171,6 +183,8 @@ impl PathWindows {
             } else {
                 self.bunched as f64 / self.acked as f64
             },
+            bunch_interval: (self.bunches > 0)
+                .then(|| Duration::from_nanos(length.as_nanos() / u64::from(self.bunches))),
         };
         *self = PathWindows {
             latest: self.latest,
@@ -274,6 +288,8 @@ mod tests {
         p.on_ack(at(92), &ack_of(1000));
         let w = p.on_ack(at(100), &ack_of(10_000)).expect("closes");
         assert_eq!(w.bunched_share, 0.0);
+        // 16 ACKs, each alone, in 100 ms.
+        assert_eq!(w.bunch_interval, Some(Duration::from_micros(6_250)));
         // A link that holds ACKs for 10 ms and releases them together: 14 ACKs a batch, all but
         // the first bunched.
         for batch in 0..10 {
@@ -288,6 +304,11 @@ mod tests {
             (w.bunched_share - 130.0 / 141.0).abs() < 1e-9,
             "{}",
             w.bunched_share
+        );
+        // 11 bunches (the closing ACK came alone) in the 105 ms since: 9.5 ms apart.
+        assert_eq!(
+            w.bunch_interval,
+            Some(Duration::from_nanos(105_000_000 / 11))
         );
     }
 }

@@ -36,7 +36,8 @@
 //!   spread within one round trip exceeds [`AGGREGATION_SPREAD_SHARE`] of the base RTT (and
 //!   [`AGGREGATION_SPREAD_FLOOR`]) while the floor stays low (below the low-queue limit, or
 //!   below twice it and below the spread) and at least [`AGGREGATION_BUNCHED_SHARE`] of the
-//!   bytes came in bunched ACKs ([`super::path_window::BUNCHED_SPACING`]): delay that comes and
+//!   bytes came in bunched ACKs ([`super::path_window::BUNCHED_SPACING`]), bunches no further
+//!   apart than the spread allows ([`AGGREGATION_SPREAD_PER_INTERVAL`]): delay that comes and
 //!   goes without a queue, on ACKs a link held and released together, which starves BBR v1's
 //!   bandwidth samples (PolyCC §3.1) and keeps Copa in its competitive mode. A receiver that
 //!   acknowledges every 10th packet or after 25 ms (s2n-quic) spreads the samples as much, the
@@ -98,6 +99,16 @@ pub const AGGREGATION_SPREAD_FLOOR: Duration = Duration::from_millis(10);
 /// 50 Mbit/s); a receiver's decimated or per-packet ACKs on a constant-rate link none, the
 /// generated LTE and 3G traces 0.09 and 0 on average (SUITE.md). Half lies between.
 pub const AGGREGATION_BUNCHED_SHARE: f64 = 0.5;
+/// The largest RTT spread, over the mean interval between bunches of ACKs
+/// ([`super::path_window::PathWindow::bunch_interval`]), that aggregation explains. A link that
+/// holds ACKs for an interval and releases them together delays a packet's ACK by at most that
+/// interval, so its spread is about one interval (the tuning half's Wi-Fi path: 10.2-10.9 ms of
+/// spread on bunches 10 ms apart). A link that delivers in slots bunches its ACKs a millisecond or
+/// two apart, and the spread it shows comes from capacity dips and outages, a queue that builds
+/// and drains, which Copa serves (the public TMobile LTE trace: 25-112 ms of spread on bunches
+/// 1-2 ms apart, which sent the flow to CUBIC, 229 ms p95 RTT against Copa's 105; SUITE.md).
+/// Twice leaves room for the flow's own queue moving within the window.
+pub const AGGREGATION_SPREAD_PER_INTERVAL: f64 = 2.0;
 /// Least time in AckAggregation: the link layer's aggregation outlasts a flow's probes, while
 /// the running CUBIC's own queue soon hides the evidence (a floor above the low-queue limit, a
 /// spread at the aggregation interval). Without it the flow went back to Copa within a second,
@@ -481,6 +492,8 @@ impl Classifier {
                 w.bunched_share >= AGGREGATION_BUNCHED_SHARE
                     && w.spread.is_some_and(|s| {
                         s > limit
+                            && w.bunch_interval
+                                .is_some_and(|i| s <= i.mul_f64(AGGREGATION_SPREAD_PER_INTERVAL))
                             && (holding
                                 || w.queue_floor
                                     .is_some_and(|q| !w.is_queue(q.mul_f64(0.5)) && q < s))
@@ -657,8 +670,10 @@ mod tests {
                 f64::NAN
             },
             bandwidth: Some(Rate::from_mbps(mbps)),
-            // Bunched ACKs throughout: the spread decides (tests of decimated ACKs set 0).
+            // Bunched ACKs throughout, bunches as far apart as the spread: the spread decides
+            // (tests of decimated ACKs set 0, of slotted delivery a short interval).
             bunched_share: 1.0,
+            bunch_interval: Some(Duration::from_millis(spread_ms)),
         }
     }
 
@@ -1049,5 +1064,33 @@ mod tests {
         assert_eq!(changes.len(), 1, "{changes:?}");
         assert_eq!(changes[0].1, Regime::Clean);
         assert!(changes[0].0 < entered[0].0 + 10_500, "{changes:?}");
+    }
+
+    #[test]
+    fn spread_on_acks_bunched_in_millisecond_slots_is_no_aggregation() {
+        // A cellular link delivers in slots: ACKs bunched (0.7 of the bytes) 1.5 ms apart, and
+        // capacity dips spread the samples by 70 ms on a 40 ms path. The spread is a queue
+        // building and draining, far more than the link's hold.
+        let slotted = |t| PathWindow {
+            bunched_share: 0.7,
+            bunch_interval: Some(Duration::from_micros(1_500)),
+            ..window(t, 1, 70, 0.0, false, 20)
+        };
+        let mut c = Classifier::default();
+        assert_eq!(feed(&mut c, 0, 5, slotted), vec![]);
+        // The same spread on bunches 35 ms apart (twice the interval: the most aggregation
+        // explains) is aggregation; 34 ms apart is not.
+        for (interval_ms, aggregation) in [(35, true), (34, false)] {
+            let mut c = Classifier::default();
+            let changes = feed(&mut c, 0, 5, |t| PathWindow {
+                bunch_interval: Some(Duration::from_millis(interval_ms)),
+                ..window(t, 1, 70, 0.0, false, 20)
+            });
+            assert_eq!(
+                changes.first().map(|c| c.1) == Some(Regime::AckAggregation),
+                aggregation,
+                "{interval_ms} ms: {changes:?}"
+            );
+        }
     }
 }

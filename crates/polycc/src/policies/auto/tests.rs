@@ -151,6 +151,7 @@ fn the_competing_member_starts_from_the_rate_measured_at_the_competitors_rtt() {
         low_queue_loss_share: f64::NAN,
         bandwidth: Some(Rate::from_mbps(10)),
         bunched_share: 0.0,
+        bunch_interval: None,
     };
     a.classifier.on_window(&w);
     a.last_window = Some(w);
