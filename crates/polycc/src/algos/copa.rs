@@ -9,6 +9,14 @@
 //!   direction has held for 3 RTTs `v` doubles every RTT (capped at δ·cwnd); a change of
 //!   direction resets it to 1, as does (mvfst) an ACK that moves the window against a v > 1.
 //! - Slow start doubles the window per RTT until the rate first exceeds the target.
+//! - Optionally (`min_queue_ms`, not in the paper; 0 by default) a queue floor: δ is lowered so
+//!   that 1/δ packets at the window's rate over RTT_min (cwnd/RTT_min) last at least the floor,
+//!   in the target, the per-ACK step and the velocity cap alike. The flow then holds at least
+//!   that much queue, and its steps scale with it: 1/δ = 2 packets is less than a millisecond
+//!   above 24 Mbit/s, below what real hosts resolve (timer noise, ACKs that each cover many
+//!   packets), where Copa reads the noise as queue and holds its rate below the link's. The
+//!   rate is taken over RTT_min, not RTT_standing, so that a queue the flow drains does not
+//!   raise δ back and slow the drain.
 //! - Pacing at 2·cwnd/RTT_standing.
 //! - Competitive mode (§2.2, switching rule of the authors' genericCC): if the queue was not
 //!   nearly empty (RTT within 10 % of the recent RTT range above RTT_min) at least once over the
@@ -58,6 +66,8 @@ pub const NEARLY_EMPTY_FRACTION: f64 = 0.1;
 const MAX_INV_DELTA: f64 = 1000.0;
 /// Largest δ a scenario may give: a tenth of a packet queued per flow.
 const MAX_DELTA: f64 = 10.0;
+/// Largest `min_queue_ms` a scenario may give.
+const MAX_MIN_QUEUE_MS: f64 = 1_000.0;
 
 /// Largest packet a transport can send (an IP datagram without jumbograms): bounds the packet size
 /// learnt from sent packets.
@@ -75,6 +85,8 @@ struct CopaParams {
     delta: f64,
     #[serde(default = "default_competitive")]
     competitive: bool,
+    #[serde(default)]
+    min_queue_ms: f64,
 }
 
 fn default_delta() -> f64 {
@@ -100,6 +112,13 @@ impl ParamTable for CopaParams {
             "switch to competitive mode (δ adapted AIMD-style) while the queue never empties",
             "Copa §2.2; genericCC",
         ),
+        ParamSpec::new(
+            "min_queue_ms",
+            Kind::Number,
+            "queueing delay (ms) that counts as none: the flow holds at least this much queue, where 1/δ packets is less (0: the paper's rule)",
+            "not in the paper; RFC 9002 §6.1.2 kGranularity (1 ms) as a value",
+        )
+        .range(0.0, MAX_MIN_QUEUE_MS),
     ];
 }
 
@@ -115,6 +134,7 @@ pub fn build(
         CopaConfig {
             delta: params.delta,
             competitive: params.competitive,
+            min_queue: Duration::from_secs_f64(params.min_queue_ms / 1e3),
         },
     )))
 }
@@ -126,6 +146,8 @@ pub struct CopaConfig {
     pub delta: f64,
     /// Switch to competitive mode when the queue never empties.
     pub competitive: bool,
+    /// Queueing delay that counts as none (zero: the paper's rule).
+    pub min_queue: Duration,
 }
 
 impl Default for CopaConfig {
@@ -133,6 +155,7 @@ impl Default for CopaConfig {
         CopaConfig {
             delta: DELTA,
             competitive: true,
+            min_queue: Duration::ZERO,
         }
     }
 }
@@ -219,6 +242,18 @@ impl Copa {
 
     fn cwnd_pkts(&self) -> f64 {
         self.cwnd / self.mss as f64
+    }
+
+    /// The δ the rules use now: the one in force, lowered so that 1/δ packets at the window's
+    /// rate over the path's RTT (cwnd/RTT_min) last at least `min_queue`. Lowering δ also lowers
+    /// the velocity cap δ·cwnd, which keeps one RTT's change to about the window's size.
+    fn delta_now(&self, base: Duration) -> f64 {
+        let floor = self.cfg.min_queue.as_secs_f64();
+        if floor == 0.0 {
+            return self.delta;
+        }
+        let rate_pkts = self.cwnd_pkts() / base.as_secs_f64();
+        self.delta.min(1.0 / (rate_pkts * floor))
     }
 
     /// The δ in force (lower than the configured one in competitive mode).
@@ -312,8 +347,9 @@ impl Copa {
             self.velocity = 1.0;
         }
         // genericCC: v never exceeds δ·cwnd, so one RTT moves the window by at most about its
-        // own size.
-        self.velocity = self.velocity.min((self.delta * self.cwnd_pkts()).max(1.0));
+        // own size (v/δ packets); with the δ the steps use, lowered by `min_queue`.
+        let delta = self.min_rtt.get().map_or(self.delta, |m| self.delta_now(m));
+        self.velocity = self.velocity.min((delta * self.cwnd_pkts()).max(1.0));
         self.round_start_cwnd = self.cwnd;
     }
 }
@@ -345,10 +381,11 @@ impl CongestionControl for Copa {
         let dq = standing - min; // Duration subtraction saturates at zero
         self.last_queueing_delay = Some(dq);
         // λ ≤ λ_t ⇔ cwnd/RTT_standing ≤ 1/(δ·d_q) ⇔ cwnd ≤ RTT_standing/(δ·d_q) packets.
+        let delta = self.delta_now(min);
         let target_pkts = if dq.is_zero() {
             f64::INFINITY
         } else {
-            standing.as_secs_f64() / (self.delta * dq.as_secs_f64())
+            standing.as_secs_f64() / (delta * dq.as_secs_f64())
         };
         self.last_target_pkts = target_pkts;
         let increase = self.cwnd_pkts() <= target_pkts;
@@ -377,7 +414,7 @@ impl CongestionControl for Copa {
             self.rounds.start();
         }
         // v/(δ·cwnd) packets per packet acked, in bytes: v·acked_bytes/(δ·cwnd_pkts).
-        let step = self.velocity * ack.acked_bytes as f64 / (self.delta * self.cwnd_pkts());
+        let step = self.velocity * ack.acked_bytes as f64 / (delta * self.cwnd_pkts());
         if increase {
             self.cwnd += step;
         } else {
@@ -507,8 +544,8 @@ mod tests {
         Copa::new(
             &CcContext::new(MSS),
             CopaConfig {
-                delta: DELTA,
                 competitive,
+                ..CopaConfig::default()
             },
         )
     }
@@ -577,6 +614,60 @@ mod tests {
             (down - 1000.0 / (0.5 * before / 1000.0)).abs() < 1e-9,
             "{down}"
         );
+    }
+
+    #[test]
+    fn a_queue_floor_lowers_delta_at_high_rates_and_nothing_at_low_ones() {
+        // 400 packets over RTT_min 10 ms: 40 000 packets/s, so 1/δ = 2 packets last 50 µs; a
+        // 1-ms floor lowers δ to 1/(40 000 · 1 ms) = 0.025.
+        let floored = |pkts: u64| {
+            let mut cc = in_default_mode(pkts, false);
+            cc.cfg.min_queue = Duration::from_millis(1);
+            cc
+        };
+        let t0 = Time::ZERO;
+        let t1 = t0 + Duration::from_secs(1);
+        let run = |mut cc: Copa, min_ms: u64, standing_us: u64| {
+            cc.on_ack(
+                t0,
+                &ack(0, t0, MSS, MSS, Duration::from_millis(min_ms), snap(min_ms)),
+            );
+            let before = cc.cwnd;
+            let d = Duration::from_micros(standing_us);
+            cc.on_ack(t1, &ack(1, t0, MSS, MSS, d, snap(min_ms)));
+            (cc.cwnd - before, cc.last_target_pkts)
+        };
+        // A standing RTT of 10.5 ms: d_q = 0.5 ms. The paper's rule aims at
+        // 0.0105/(0.5 · 0.0005) = 42 packets and goes down; with the floor it aims at
+        // 0.0105/(0.025 · 0.0005) = 840 and goes up, by 1/(δ·cwnd) = 0.1 packet.
+        let (step, target) = run(in_default_mode(400, false), 10, 10_500);
+        assert!(
+            (target - 42.0).abs() < 1e-6 && step < 0.0,
+            "{target} {step}"
+        );
+        let (step, target) = run(floored(400), 10, 10_500);
+        assert!((target - 840.0).abs() < 1.0, "{target}");
+        assert!((step - 100.0).abs() < 0.1, "{step}");
+        // At d_q = 1.5 ms, above the floor, it goes down (target about 307 packets).
+        let (step, target) = run(floored(400), 10, 11_500);
+        assert!(target < 400.0 && step < 0.0, "{target} {step}");
+        // 20 packets over 100 ms (200 packets/s): 2 packets last 10 ms, beyond the floor; the
+        // paper's rule holds (22 packets at d_q = 10 ms, as above).
+        let (_, target) = run(floored(20), 100, 110_000);
+        assert!((target - 22.0).abs() < 1e-6, "{target}");
+        // The velocity cap follows: v ≤ δ·cwnd = 0.025 · 400 = 10, not 0.5 · 400 = 200.
+        let mut cc = floored(400);
+        cc.on_ack(
+            t0,
+            &ack(0, t0, MSS, MSS, Duration::from_millis(10), snap(10)),
+        );
+        // Growing for 5 RTTs with a large v: it doubles, then the cap applies.
+        cc.velocity = 1_000.0;
+        cc.direction = Some(Direction::Up);
+        cc.same_direction_rtts = 5;
+        cc.round_start_cwnd = cc.cwnd - 1_000.0;
+        cc.on_round_end();
+        assert!((cc.velocity - 10.0).abs() < 0.01, "{}", cc.velocity);
     }
 
     #[test]
