@@ -115,7 +115,7 @@ impl ParamTable for CopaParams {
         ParamSpec::new(
             "min_queue_ms",
             Kind::Number,
-            "queueing delay (ms) that counts as none: the flow holds at least this much queue, where 1/δ packets is less (0: the paper's rule)",
+            "queue floor (ms): δ is lowered so that 1/δ packets at cwnd/RTT_min last at least this long (0: the paper's rule)",
             "not in the paper; RFC 9002 §6.1.2 kGranularity (1 ms) as a value",
         )
         .range(0.0, MAX_MIN_QUEUE_MS),
@@ -146,7 +146,8 @@ pub struct CopaConfig {
     pub delta: f64,
     /// Switch to competitive mode when the queue never empties.
     pub competitive: bool,
-    /// Queueing delay that counts as none (zero: the paper's rule).
+    /// Queue floor: δ is lowered so that 1/δ packets at cwnd/RTT_min last at least this long
+    /// (zero: the paper's rule).
     pub min_queue: Duration,
 }
 

@@ -60,10 +60,10 @@ pub const SCAVENGER_DELTA: f64 = 1.0;
 /// The clean member's queue floor (Copa's `min_queue_ms`): RFC 9002 §6.1.2's timer granularity,
 /// kGranularity = 1 ms. Copa's paper rule queues 1/δ = 2 packets, less than a millisecond above
 /// 24 Mbit/s, which host timing noise and ACKs that each cover many packets (s2n-quic: every
-/// 10th) hide: over real QUIC at 100 Mbit/s and 5 ms `auto` held 75 Mbit/s of CUBIC's 95, and
-/// in the simulator 1 ms of ACK-path noise cost Copa 15 %. With the floor the flow holds a
-/// millisecond of queue there instead (93 Mbit/s over real QUIC); below 24 Mbit/s nothing
-/// changes. Chosen on the suite's tuning half (SUITE.md, "A millisecond of queue").
+/// 10th) hide: over real QUIC at 100 Mbit/s and 5 ms `auto` held 69-74 Mbit/s of CUBIC's 95,
+/// and in the simulator 1 ms of ACK-path noise cost Copa 15 %. With the floor the flow holds a
+/// millisecond of queue there instead (84-91 Mbit/s over real QUIC, 3 runs); below 24 Mbit/s
+/// nothing changes. Chosen on the suite's tuning half (SUITE.md, "A millisecond of queue").
 pub const CLEAN_MIN_QUEUE_MS: f64 = 1.0;
 
 /// Registers `auto` under [`NAME`].

@@ -105,8 +105,9 @@ pub const AGGREGATION_BUNCHED_SHARE: f64 = 0.5;
 /// interval, so its spread is about one interval (the tuning half's Wi-Fi path: 10.2-10.9 ms of
 /// spread on bunches 10 ms apart). A link that delivers in slots bunches its ACKs a millisecond or
 /// two apart, and the spread it shows comes from capacity dips and outages, a queue that builds
-/// and drains, which Copa serves (the public TMobile LTE trace: 25-112 ms of spread on bunches
-/// 1-2 ms apart, which sent the flow to CUBIC, 229 ms p95 RTT against Copa's 105; SUITE.md).
+/// and drains, which Copa serves (the public TMobile LTE trace: 25-323 ms of spread on bunches a
+/// median 3.7 ms apart, which sent the flow to CUBIC, 229 ms p95 RTT against Copa's 105;
+/// SUITE.md).
 /// Twice leaves room for the flow's own queue moving within the window.
 pub const AGGREGATION_SPREAD_PER_INTERVAL: f64 = 2.0;
 /// Least time in AckAggregation: the link layer's aggregation outlasts a flow's probes, while
