@@ -462,9 +462,9 @@ fn on_a_3g_trace_a_capacity_drop_is_no_competitor() {
 
 #[test]
 fn on_a_public_lte_trace_slotted_delivery_and_outages_are_no_ack_aggregation() {
-    // mahimahi's TMobile LTE trace delivers in millisecond slots (ACKs bunched 1-2 ms apart,
-    // 0.5-0.9 of the bytes) with outages of 30-80 ms that spread a window's samples by 25-140 ms
-    // on a 50 ms path. The aggregation test took that for a link holding ACKs and handed the
+    // mahimahi's TMobile LTE trace delivers in millisecond slots (0.5-0.9 of the bytes in
+    // bunched ACKs, bunches a median 3.7 ms apart) with delivery gaps of 30-300 ms that spread a
+    // window's samples by 25-323 ms on a 50 ms path. The aggregation test took that for a link holding ACKs and handed the
     // flow to CUBIC at 10.8 s (p95 RTT 229 ms against Copa's 105); a spread many times the
     // interval between bunches is a queue building and draining, not held ACKs.
     let Some(dir) = traces_dir() else {
