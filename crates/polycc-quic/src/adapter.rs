@@ -50,6 +50,7 @@
 //!   before a send's `on_sent` (a frame scheduler such as PIBES then paces that packet as the
 //!   frame's first).
 
+use crate::ack_delay::ack_delay_taken;
 use crate::clock::{from_std, Clock};
 use crate::handle::{ControllerHandle, Shared, Snapshot, PUBLISH_INTERVAL};
 use crate::ledger::{Acked, Ledger};
@@ -57,8 +58,8 @@ use crate::report::ReportedArrival;
 use polycc::estimators::delivery_rate::{DeliveryRateEstimator, PacketDeliveryState};
 use polycc::estimators::rtt::RttSnapshot;
 use polycc::{
-    AckEvent, Arrival, Bytes, CongestionControl, Feedback, Intent, LossEvent, PacketOutcome, Rate,
-    SentPacket, Telemetry, Time,
+    AckEvent, Arrival, Bytes, CongestionControl, Duration, Feedback, Intent, LossEvent,
+    PacketOutcome, Rate, SentPacket, Telemetry, Time,
 };
 use polycc_transport::{fallback_pacing_rate, Pacer, PacingClock};
 use s2n_quic::provider::congestion_controller::{RttEstimator, Timestamp};
@@ -172,6 +173,8 @@ pub struct Core {
     departure: Option<Time>,
     rtt: RttSnapshot,
     has_rtt: bool,
+    /// The ACK delay s2n subtracted from the last RTT sample, for the ACK that follows it.
+    ack_delay: Duration,
     ledger: Ledger,
     pass: Option<Pass>,
     lost_detail: Vec<PacketOutcome>,
@@ -223,6 +226,7 @@ impl Core {
             departure: None,
             rtt: RttSnapshot::default(),
             has_rtt: false,
+            ack_delay: Duration::ZERO,
             ledger: Ledger::new(),
             pass: None,
             lost_detail: Vec::new(),
@@ -503,7 +507,12 @@ impl Core {
     pub fn on_rtt_update(&mut self, ts: Timestamp, est: &RttEstimator) {
         self.settle();
         let now = self.now(ts);
+        let (had_rtt, before) = (self.has_rtt, self.rtt.smoothed);
         self.read_rtt(est);
+        if had_rtt {
+            self.ack_delay = ack_delay_taken(before, self.rtt.smoothed, self.rtt.latest)
+                .min(from_std(est.max_ack_delay()));
+        }
         self.poll_timer(now);
         self.mailbox(now);
     }
@@ -644,6 +653,7 @@ impl Core {
             min_rtt_sample: acked.last().map(|a| now.saturating_since(a.sent)),
             max_rtt_sample: acked.first().map(|a| now.saturating_since(a.sent)),
             kernel_mdev: None,
+            ack_delay: std::mem::take(&mut self.ack_delay),
             rtt: self.rtt,
             prior_in_flight,
             in_flight: self.in_flight,

@@ -18,6 +18,7 @@
 
 #![warn(missing_docs)]
 
+pub mod ack_delay;
 pub mod adapter;
 pub mod clock;
 pub mod controller;

@@ -441,6 +441,8 @@ impl Translator {
                 min_rtt_sample: sample,
                 max_rtt_sample: sample,
                 kernel_mdev: kernel_mdev(r),
+                // TCP carries no ACK delay; the kernel's delayed ACK stays in the sample.
+                ack_delay: Duration::ZERO,
                 rtt,
                 prior_in_flight,
                 in_flight: Bytes::from(r.in_flight) * mss,

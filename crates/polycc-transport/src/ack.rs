@@ -166,9 +166,11 @@ impl<P: Copy> Sender<P> {
                 .map_or(info.largest, |l| l.max(info.largest)),
         );
         let mut largest_sent_time = Time::ZERO;
+        // The reported delay is the largest packet's: it counts only when that one is new.
+        let mut ack_delay = Duration::ZERO;
         if let Some(sent) = n.largest_sent {
             let sample = now - sent;
-            let ack_delay = info.ack_delay.min(self.config.max_ack_delay);
+            ack_delay = info.ack_delay.min(self.config.max_ack_delay);
             self.rtt.update(now, sample, ack_delay);
             self.first_rtt_sample.get_or_insert(now);
             out.rtt_sample = Some(sample);
@@ -191,6 +193,7 @@ impl<P: Copy> Sender<P> {
             min_rtt_sample: n.min_rtt,
             max_rtt_sample: n.max_rtt,
             kernel_mdev: None,
+            ack_delay,
             rtt: self.rtt.snapshot(),
             prior_in_flight,
             in_flight: self.in_flight,

@@ -146,6 +146,7 @@ fn record(cc: &mut dyn CongestionControl) -> Trace {
             min_rtt_sample: Some(sample),
             max_rtt_sample: Some(sample),
             kernel_mdev: None,
+            ack_delay: Duration::ZERO,
             rtt: rtt.snapshot(),
             prior_in_flight,
             in_flight: in_flight_bytes,

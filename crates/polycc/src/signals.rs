@@ -65,6 +65,11 @@ pub struct AckEvent {
     /// per-ACK sample is the kernel's `rate_sample.rtt_us`, the latest packet's RTT, not the
     /// estimator's, so only this field carries the kernel's deviation.
     pub kernel_mdev: Option<Duration>,
+    /// How long the receiver held this ACK after the largest packet it acknowledges arrived,
+    /// as it reported (QUIC's ACK Delay field, RFC 9000 §19.3), capped at max_ack_delay (RFC
+    /// 9002 §5.3); zero where the transport reports none (TCP). Part of `min_rtt_sample` (the
+    /// largest packet's RTT) that no queue caused.
+    pub ack_delay: Duration,
     /// RTT estimator state after this ACK was applied (RFC 9002 §5).
     pub rtt: RttSnapshot,
     /// Bytes in flight before the ACK arrived.

@@ -54,6 +54,8 @@ enum Action {
         /// Offset into the in-flight queue of the first acked packet: models reordering.
         skip: usize,
         rtt_sample: Option<RttDraw>,
+        /// The receiver's reported hold of the ACK (up to 30 ms, above the usual 25-ms cap).
+        ack_delay: Duration,
         rate: Option<(Duration, bool)>,
         app_limited: bool,
     },
@@ -171,6 +173,11 @@ fn decode(raw: &RawAction) -> Action {
                     }
                 }
             }),
+            ack_delay: if y >> 40 & 1 == 1 {
+                Duration(mix(z, 2) % 30_000_000)
+            } else {
+                Duration::ZERO
+            },
             rate: (!chance(x, 14, 30)).then(|| (duration_1us_to_10s(mix(z, 1)), chance(x, 21, 20))),
             app_limited: mix(y, 11) % 100 < 15,
         },
@@ -304,6 +311,7 @@ impl Model {
                 packets,
                 skip,
                 rtt_sample,
+                ack_delay,
                 rate,
                 app_limited,
             } => {
@@ -325,7 +333,7 @@ impl Model {
                 self.delivered += acked_bytes;
                 let rtt_sample = rtt_sample.map(|d| self.draw_rtt(d));
                 if let Some(s) = rtt_sample {
-                    self.rtt.update(self.now, s, Duration::ZERO);
+                    self.rtt.update(self.now, s, ack_delay);
                 }
                 let rate_sample = rate.map(|(interval, is_app_limited)| RateSample {
                     delivered: acked_bytes,
@@ -354,6 +362,7 @@ impl Model {
                     min_rtt_sample: rtt_sample,
                     max_rtt_sample: rtt_sample,
                     kernel_mdev: None,
+                    ack_delay,
                     rtt: self.rtt.snapshot(),
                     prior_in_flight,
                     in_flight: self.in_flight_bytes,

@@ -2,7 +2,10 @@
 //! `1/(δ·d_q)`, where `d_q = RTT_standing − RTT_min` is the queueing delay the flow sees.
 //!
 //! - RTT_min is the minimum RTT over 10 s; RTT_standing the minimum over the last srtt/2 (both
-//!   Kathleen Nichols windowed filters, as mvfst's `Copa.cpp`).
+//!   Kathleen Nichols windowed filters, as mvfst's `Copa.cpp`). RTT_standing (and competitive
+//!   mode's recent range) takes each sample less the receiver's reported ACK delay, as RFC 9002
+//!   §5.3 adjusts smoothed_rtt: a QUIC receiver's ACK timer is no queue (the paper's TCP
+//!   receivers report none; the delay is zero there).
 //! - Per ACK: if `cwnd/RTT_standing ≤ 1/(δ·d_q)` the window grows by `v/(δ·cwnd)` packets per
 //!   packet acked, else it shrinks by as much (§2.1).
 //! - Velocity `v`: once per RTT the window is compared with its value an RTT earlier; after the
@@ -198,6 +201,8 @@ pub struct Copa {
     loss_epoch: Option<Time>,
     last_queueing_delay: Option<Duration>,
     last_target_pkts: f64,
+    /// The receiver's ACK delay taken off the last sample (telemetry).
+    last_ack_delay: Duration,
     clamp: Option<Bytes>,
 }
 
@@ -226,6 +231,7 @@ impl Copa {
             loss_epoch: None,
             last_queueing_delay: None,
             last_target_pkts: f64::NAN,
+            last_ack_delay: Duration::ZERO,
             clamp: None,
         }
     }
@@ -280,9 +286,23 @@ impl Copa {
     }
 
     /// Feeds one RTT sample to the filters.
-    fn absorb_rtt(&mut self, now: Time, sample: Duration) {
+    /// Takes one RTT sample and the receiver's reported hold of its ACK: RTT_min from the
+    /// sample as measured (RFC 9002 §5.2 does not adjust min_rtt either), the standing and
+    /// recent RTTs without the hold where that leaves the sample at or above RTT_min (§5.3).
+    /// A receiver that holds ACKs on a timer (s2n-quic: until 10 packets or 25 ms) adds up to
+    /// the timer to every sample of a window below that count, and Copa would take it for a
+    /// queue and hold its rate to 1/(δ·hold) (a scavenger at 1-2 Mbit/s of an idle 20 over
+    /// real QUIC; `tests/auto.rs`).
+    fn absorb_rtt(&mut self, now: Time, measured: Duration, ack_delay: Duration) {
+        self.min_rtt.update(now, measured);
+        let min = self.min_rtt.get().unwrap_or(measured);
+        self.last_ack_delay = if measured >= min + ack_delay {
+            ack_delay
+        } else {
+            Duration::ZERO
+        };
+        let sample = measured - self.last_ack_delay;
         let srtt = self.srtt.unwrap_or(sample);
-        self.min_rtt.update(now, sample);
         self.standing_rtt
             .set_window(srtt.mul_f64(STANDING_RTT_FRACTION).as_nanos());
         self.standing_rtt.update(now, sample);
@@ -370,7 +390,7 @@ impl CongestionControl for Copa {
             self.srtt = Some(ack.rtt.smoothed.max(Duration(1)));
         }
         if let Some(s) = ack.min_rtt_sample {
-            self.absorb_rtt(now, s.max(Duration(1)));
+            self.absorb_rtt(now, s.max(Duration(1)), ack.ack_delay);
         }
         self.update_mode();
         if self.rounds.on_ack(ack.largest_acked) {
@@ -478,6 +498,7 @@ impl CongestionControl for Copa {
         t.push("min_rtt_ms", ms(self.min_rtt.get()));
         t.push("standing_rtt_ms", ms(self.standing()));
         t.push("queueing_delay_ms", ms(self.last_queueing_delay));
+        t.push("ack_delay_ms", self.last_ack_delay.as_millis_f64());
         t.push(
             "target_cwnd_pkts",
             if self.last_target_pkts.is_finite() {
@@ -693,6 +714,27 @@ mod tests {
         let s = cc.standing().expect("standing").as_millis_f64();
         assert!(s >= 120.0, "standing {s}");
         assert_eq!(cc.min_rtt.get(), Some(Duration::from_millis(100)));
+    }
+
+    #[test]
+    fn the_receivers_ack_delay_is_taken_off_the_standing_rtt_not_the_min() {
+        let mut cc = in_default_mode(8, false);
+        let ms = |m: u64| Time::ZERO + Duration::from_millis(m);
+        let held = |pn: u64, at: u64, rtt: u64, delay: u64| AckEvent {
+            ack_delay: Duration::from_millis(delay),
+            ..ack(pn, ms(at), MSS, MSS, Duration::from_millis(rtt), snap(40))
+        };
+        cc.on_ack(ms(0), &held(0, 0, 40, 0));
+        // A receiver's timer held the ACK 20 ms: 60 ms measured, 40 of them path.
+        cc.on_ack(ms(30), &held(1, 30, 60, 20));
+        cc.on_ack(ms(60), &held(2, 60, 62, 20));
+        assert_eq!(cc.min_rtt.get(), Some(Duration::from_millis(40)));
+        assert_eq!(cc.standing(), Some(Duration::from_millis(42)));
+        assert_eq!(cc.telemetry().get("ack_delay_ms"), Some(20.0));
+        // A delay that would take the sample below RTT_min is not taken (RFC 9002 §5.3).
+        cc.on_ack(ms(120), &held(3, 120, 45, 20));
+        assert_eq!(cc.standing(), Some(Duration::from_millis(45)));
+        assert_eq!(cc.telemetry().get("ack_delay_ms"), Some(0.0));
     }
 
     #[test]

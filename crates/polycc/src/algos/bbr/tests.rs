@@ -112,6 +112,7 @@ impl Path {
                 sample
             }),
             kernel_mdev: None,
+            ack_delay: Duration::ZERO,
             rtt: snapshot(self.rtt),
             prior_in_flight: self.in_flight + MSS,
             in_flight: self.in_flight,

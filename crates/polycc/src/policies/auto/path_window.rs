@@ -50,7 +50,8 @@ pub struct PathWindow {
     pub at: Time,
     /// The transport's min RTT at the close.
     pub base: Duration,
-    /// The window's smallest RTT sample less the base RTT (`None` without a sample).
+    /// The window's smallest RTT sample, less the receiver's reported ACK delay, less the base
+    /// RTT (`None` without a sample).
     pub queue_floor: Option<Duration>,
     /// The window's largest RTT sample less its smallest (`None` without a sample).
     pub spread: Option<Duration>,
@@ -89,6 +90,8 @@ pub struct PathWindows {
     start: Option<(Time, Duration)>,
     min: Option<Duration>,
     max: Option<Duration>,
+    /// The smallest sample less the receiver's reported ACK delay: the queue floor's.
+    floor_min: Option<Duration>,
     acked: Bytes,
     lost: Bytes,
     lost_low_queue: Bytes,
@@ -111,6 +114,14 @@ impl PathWindows {
         self.acked = self.acked.saturating_add(ack.acked_bytes);
         if let Some(lo) = ack.min_rtt_sample {
             self.min = Some(self.min.map_or(lo, |m| m.min(lo)));
+            // A receiver's ACK timer is no queue (RFC 9002 §5.3's adjustment, kept at or above
+            // the base RTT); the spread keeps the samples as measured, holds and all.
+            let held = if lo >= ack.rtt.min + ack.ack_delay {
+                lo - ack.ack_delay
+            } else {
+                lo
+            };
+            self.floor_min = Some(self.floor_min.map_or(held, |m| m.min(held)));
         }
         if let Some(hi) = ack.max_rtt_sample.or(ack.min_rtt_sample) {
             self.max = Some(self.max.map_or(hi, |m| m.max(hi)));
@@ -165,7 +176,7 @@ impl PathWindows {
         let w = PathWindow {
             at: now,
             base,
-            queue_floor: self.min.map(|m| m - base),
+            queue_floor: self.floor_min.map(|m| m - base),
             spread: self.min.zip(self.max).map(|(lo, hi)| hi - lo),
             loss_rate: if total == 0 {
                 0.0
