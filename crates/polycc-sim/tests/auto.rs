@@ -119,9 +119,10 @@ fn against_cubic_on_a_deep_buffer_auto_turns_to_cubic_and_takes_its_fair_share()
         shares.push(share);
     }
     let share = shares.iter().sum::<f64>() / shares.len() as f64;
-    // Fair is 0.5: auto neither takes more than 20 % above it from CUBIC (issue 21's bound) nor
-    // yields more than that.
-    assert!((0.4..=0.6).contains(&share), "{share}: {shares:?}");
+    // Fair is 0.5: auto takes no more than 20 % above it from CUBIC (issue 21's bound) and
+    // yields at most a tenth of it (0.48 since the competing member joins in slow start; 0.40
+    // when it started in congestion avoidance at its share: auto/mod.rs `competing_start`).
+    assert!((0.45..=0.6).contains(&share), "{share}: {shares:?}");
 }
 
 #[test]
@@ -281,7 +282,7 @@ fn under_wifi_ack_batches_auto_turns_to_cubic_and_does_not_flap() {
 }
 
 #[test]
-fn against_two_cubic_flows_in_a_deep_buffer_auto_takes_at_least_half_its_share_and_no_more() {
+fn against_two_cubic_flows_in_a_deep_buffer_auto_takes_its_fair_share_and_no_more() {
     let flows = |cca: &str| {
         format!(
             "{}{}",
@@ -308,8 +309,12 @@ fn against_two_cubic_flows_in_a_deep_buffer_auto_takes_at_least_half_its_share_a
         .find(|(t, m)| *t > when && *m != 2.0)
         .map(|(t, _)| t);
     assert!(left.is_none_or(|t| t >= when + 19.9), "{left:?}");
+    // Within a tenth of the fair share, and no more than 20 % above it (issue 21's bound): the
+    // competing member joins in slow start and reaches the others' window before the queue
+    // overflows (1.01; 0.74 when it started in congestion avoidance at its share, and the
+    // overflow cut every flow by the same factor).
     assert!(
-        (0.5..=1.2).contains(&share) && share > 1.5 * copa,
+        (0.9..=1.2).contains(&share) && share > 1.5 * copa,
         "{share} vs {copa}"
     );
 }
@@ -532,22 +537,24 @@ fn on_a_long_path_random_loss_below_one_percent_turns_to_bbr_v1() {
 }
 
 /// A scavenger `cca` (intent `scavenger`; none: the primary alone) beside a `primary` flow on
-/// 20 Mbit/s, 40 ms, a 2-BDP buffer; `traffic` is the primary's (empty: bulk). The suite's
-/// `suite-scavenger` is the on/off case.
-fn beside_primary(cca: Option<&str>, primary: &str, traffic: &str) -> RunOutput {
+/// 20 Mbit/s, 40 ms, a 2-BDP buffer; `traffic` is the primary's (empty: bulk), `receiver` flow
+/// keys both flows take (empty: an ACK per packet). The suite's `suite-scavenger` is the on/off
+/// case.
+fn beside_primary(cca: Option<&str>, primary: &str, traffic: &str, receiver: &str) -> RunOutput {
     let scavenger = cca.map_or(String::new(), |c| {
-        flow("s", c, "0s") + "intent = { class = \"scavenger\" }\n"
+        flow("s", c, "0s") + "intent = { class = \"scavenger\" }\n" + receiver + "\n"
     });
-    let primary = flow("p", primary, "0s") + traffic + "\n";
+    let primary = flow("p", primary, "0s") + traffic + "\n" + receiver + "\n";
     run(&scenario(20, "20Mbps", "2bdp", "", &(scavenger + &primary)))
 }
 
+const ON_OFF: &str = r#"traffic = { kind = "on_off", on = "2s", off = "2s", periods = "fixed" }"#;
+
 #[test]
 fn a_scavenger_intent_fills_the_gaps_a_primary_leaves_and_yields_when_it_returns() {
-    let on_off = r#"traffic = { kind = "on_off", on = "2s", off = "2s", periods = "fixed" }"#;
-    let alone = summary_of(&beside_primary(None, "cubic", on_off), "p").goodput_mbps;
-    let ledbat = beside_primary(Some("ledbat++"), "cubic", on_off);
-    let auto = beside_primary(Some("auto"), "cubic", on_off);
+    let alone = summary_of(&beside_primary(None, "cubic", ON_OFF, ""), "p").goodput_mbps;
+    let ledbat = beside_primary(Some("ledbat++"), "cubic", ON_OFF, "");
+    let auto = beside_primary(Some("auto"), "cubic", ON_OFF, "");
     let (s_auto, s_ledbat) = (
         summary_of(&auto, "s").goodput_mbps,
         summary_of(&ledbat, "s").goodput_mbps,
@@ -563,16 +570,40 @@ fn a_scavenger_intent_fills_the_gaps_a_primary_leaves_and_yields_when_it_returns
     // The scavenger role (README: cc_member 7) from the first ACK to the end.
     let members = series(&auto, "s", "cc_member");
     assert!(!members.is_empty() && members.iter().all(|&(_, m)| m == 7.0));
-    // Half the run is idle: LEDBAT++ climbs into each gap by at most a packet a round trip.
+    // Half the run is idle: LEDBAT++ climbs into each gap by at most a packet a round trip;
+    // the scavenger resumes at the BDP it measured once the primary's queue is gone (9.26
+    // Mbit/s of the gaps' 9.65; 6.87 when Copa climbed back by its velocity and swung for the
+    // whole gap: auto/refill.rs).
     assert!(s_auto > 3.0 * s_ledbat, "{s_auto} vs LEDBAT++ {s_ledbat}");
-    // ... while the primary keeps what Proteus asks of a scavenger's primary (Fig. 10: 90 %),
-    // less the first round trips of each of its periods.
-    assert!(p_auto > 0.88 * alone, "{p_auto} of {alone}");
+    assert!(s_auto > 8.5, "{s_auto}");
+    // ... while the primary keeps what Proteus asks of a scavenger's primary (Fig. 10: 90 %).
+    assert!(p_auto > 0.9 * alone, "{p_auto} of {alone}");
     // Beside bulk CUBIC and bulk BBR v1 it stays out of the way.
     for primary in ["cubic", "bbr"] {
-        let out = beside_primary(Some("auto"), primary, "");
+        let out = beside_primary(Some("auto"), primary, "", "");
         let s = summary_of(&out, "s").goodput_mbps;
         eprintln!("beside bulk {primary}: scavenger {s:.2} Mbit/s");
         assert!(s < 2.0, "{primary}: {s}");
     }
+}
+
+#[test]
+fn behind_receivers_that_hold_acks_a_scavenger_still_fills_the_gaps() {
+    // s2n-quic's receiver: an ACK per 10 packets or after 25 ms. In the gaps the scavenger's
+    // window is below 10 packets for a while, so each ACK waits for the timer.
+    let held = r#"ack = { every = 10, max_delay = "25ms" }"#;
+    let alone = summary_of(&beside_primary(None, "cubic", ON_OFF, held), "p").goodput_mbps;
+    let out = beside_primary(Some("auto"), "cubic", ON_OFF, held);
+    let (s, p) = (
+        summary_of(&out, "s").goodput_mbps,
+        summary_of(&out, "p").goodput_mbps,
+    );
+    let delays = series(&out, "s", "cc_ack_delay_ms");
+    let largest = delays.iter().map(|&(_, d)| d).fold(0.0, f64::max);
+    eprintln!("held ACKs: scavenger {s:.2}, primary {p:.2} of {alone:.2}; largest ACK delay taken {largest:.1} ms");
+    // The receiver's reported hold is taken off the samples (RFC 9002 §5.3), up to its 25 ms.
+    assert!(largest > 5.0 && largest <= 25.0, "{largest}");
+    // Taken as a queue, the hold held the scavenger to 1/(δ·hold): 2.14 Mbit/s.
+    assert!(s > 6.0, "{s}");
+    assert!(p > 0.9 * alone, "{p} of {alone}");
 }

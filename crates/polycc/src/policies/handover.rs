@@ -63,6 +63,9 @@ pub struct Overrides {
     pub cwnd: Option<Bytes>,
     /// Slow-start threshold in bytes the successor takes instead of the predecessor's.
     pub ssthresh: Option<Bytes>,
+    /// The successor starts without a threshold (in slow start, as a new flow), whatever the
+    /// predecessor's; `ssthresh`, if given, wins.
+    pub slow_start: bool,
 }
 
 /// The state a successor adopts: `from`'s as seen through `view`, with `overrides` applied.
@@ -74,6 +77,9 @@ pub fn successor_state(
     let mut state = view.state_of(from);
     if let Some(c) = overrides.cwnd {
         state.cwnd = c;
+    }
+    if overrides.slow_start {
+        state.ssthresh = None;
     }
     if overrides.ssthresh.is_some() {
         state.ssthresh = overrides.ssthresh;
@@ -191,8 +197,26 @@ mod tests {
             Overrides {
                 cwnd: Some(20 * MSS),
                 ssthresh: Some(25 * MSS),
+                ..Overrides::default()
             },
         );
         assert_eq!((to.cwnd(), to.ssthresh()), (20 * MSS, Some(25 * MSS)));
+
+        // Slow start: the predecessor's threshold (30 MSS, below the window) is dropped.
+        let mut to = build("newreno");
+        let s = hand_over(
+            Time::ZERO,
+            &view,
+            from.as_ref(),
+            to.as_mut(),
+            Overrides {
+                cwnd: Some(50 * MSS),
+                slow_start: true,
+                ..Overrides::default()
+            },
+        );
+        assert_eq!(s.ssthresh, None);
+        assert_eq!(to.cwnd(), 50 * MSS);
+        assert!(to.in_slow_start(), "ssthresh {:?}", to.ssthresh());
     }
 }

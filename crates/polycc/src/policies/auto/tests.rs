@@ -156,11 +156,10 @@ fn the_competing_member_starts_from_the_rate_measured_at_the_competitors_rtt() {
     a.classifier.on_window(&w);
     a.last_window = Some(w);
     a.switch_to(w.at, Role::Competing);
-    // CUBIC starts in congestion avoidance from 10 Mbit/s × 140 ms.
+    // CUBIC starts in slow start from 10 Mbit/s × 140 ms, as a joining flow does.
     assert_eq!(a.active.name(), "cubic");
     assert_eq!(a.cwnd(), 175_000);
-    assert_eq!(a.ssthresh(), Some(175_000));
-    assert!(!a.in_slow_start());
+    assert!(a.in_slow_start());
     // A window already above that share is kept.
     let mut b = Auto::new(&p, &CcContext::new(MSS), &Registry::standard()).expect("builds");
     b.classifier.on_window(&w);

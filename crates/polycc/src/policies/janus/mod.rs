@@ -326,8 +326,12 @@ impl Janus {
     /// Hands the flow to a fresh instance of `to`'s CCA with the running one's state, optionally
     /// overriding the window and threshold (buffer clearing, rate control).
     fn hand_over(&mut self, now: Time, to: Stage, cwnd: Option<Bytes>, ssthresh: Option<Bytes>) {
-        let state =
-            handover::successor_state(&self.flow, self.active(), Overrides { cwnd, ssthresh });
+        let overrides = Overrides {
+            cwnd,
+            ssthresh,
+            ..Overrides::default()
+        };
+        let state = handover::successor_state(&self.flow, self.active(), overrides);
         let spec = match to {
             Stage::Conservative => &self.cfg.conservative,
             Stage::Aggressive => &self.cfg.aggressive,
