@@ -12,18 +12,18 @@
 //! the scavenger averaged 14 of the idle 20 Mbit/s. Resuming at the BDP with the velocity at 1
 //! leaves Copa its 1/δ packets to find.
 //!
-//! The arming keeps the jump to a primary's departure: a queue the scavenger did not make
-//! while its rate was low. A link whose capacity the scavenger alone measured at a lower value
-//! never arms it (no standing queue without a competitor); a primary that leaves idle gaps
-//! shorter than a window (BBR's PROBE_RTT) may fire it, and the scavenger yields again as the
-//! queue returns.
+//! The arming keeps the jump to a primary's departure: a queue the scavenger's own window above
+//! the BDP does not explain, while its rate was low. What else can arm it, and costs one jump
+//! each: a capacity fall on a link the scavenger has alone (its queue while it drains, the BDP
+//! it measured being the old one), and a primary that empties the queue for a window (BBR's
+//! PROBE_RTT); the scavenger vacates as soon as the queue stands again.
 
 use super::path_window::PathWindow;
 use crate::units::{Bytes, Rate};
 
-/// The scavenger's rate below this share of the largest it measured counts as yielded (a
-/// scavenger beside a primary holds a few packets; Copa alone on the link stays above 0.8 of it
-/// between its swings).
+/// The scavenger's rate below this share of the largest it measured counts as yielded: beside
+/// a primary it holds a few packets (0.2-0.3 of 19 Mbit/s on `suite-scavenger`), on its own
+/// Copa holds the link rate once settled.
 pub const YIELDED_SHARE: f64 = 0.5;
 
 /// Where the scavenger stands with respect to a primary.
@@ -88,5 +88,67 @@ impl Refill {
             }
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::{Duration, Time};
+
+    const MIN: Bytes = 2 * 1500;
+    /// 20 Mbit/s over 40 ms: 100 000 bytes.
+    const BDP: Bytes = 100_000;
+
+    fn top() -> Option<Rate> {
+        Some(Rate::from_mbps(20))
+    }
+
+    /// A window at `mbps` with a queue floor of `floor_ms` on a 40-ms path.
+    fn window(mbps: u64, floor_ms: u64) -> PathWindow {
+        PathWindow {
+            at: Time::ZERO,
+            base: Duration::from_millis(40),
+            queue_floor: Some(Duration::from_millis(floor_ms)),
+            spread: Some(Duration::from_millis(1)),
+            loss_rate: 0.0,
+            low_queue_loss_share: f64::NAN,
+            bandwidth: Some(Rate::from_mbps(mbps)),
+            bunched_share: 0.0,
+            bunch_interval: None,
+        }
+    }
+
+    #[test]
+    fn resumes_at_the_bdp_when_the_primary_leaves_and_vacates_when_it_returns() {
+        let mut r = Refill::default();
+        // Alone from the start, no queue: nothing to do.
+        assert_eq!(r.on_window(&window(19, 0), top(), BDP, MIN), None);
+        // A primary's queue while the scavenger is low: yielded, nothing moves yet.
+        assert_eq!(r.on_window(&window(1, 60), top(), 4_000, MIN), None);
+        assert_eq!(r.on_window(&window(1, 60), top(), 4_000, MIN), None);
+        // The queue gone, the rate still low: the primary left; resume at 20 Mbit/s × 40 ms.
+        assert_eq!(r.on_window(&window(1, 0), top(), 4_000, MIN), Some(BDP));
+        // Copa's climb 20 KB above the BDP explains 8 of 15 ms of queue: 7 ms is no primary.
+        assert_eq!(r.on_window(&window(19, 15), top(), BDP + 20_000, MIN), None);
+        // A queue beyond that: the primary is back; vacate.
+        assert_eq!(r.on_window(&window(10, 30), top(), BDP, MIN), Some(MIN));
+        // The window after the vacate finds the queue drained: not yet a departure.
+        assert_eq!(r.on_window(&window(1, 0), top(), MIN, MIN), None);
+        // The primary's queue shows, then goes: resume again.
+        assert_eq!(r.on_window(&window(1, 50), top(), MIN, MIN), None);
+        assert_eq!(r.on_window(&window(1, 1), top(), MIN, MIN), Some(BDP));
+    }
+
+    #[test]
+    fn a_queue_under_a_high_rate_does_not_arm_and_nothing_fires_without_a_rate() {
+        let mut r = Refill::default();
+        // The scavenger's own queue at the link rate (a capacity step it drains at speed).
+        assert_eq!(r.on_window(&window(15, 40), top(), BDP, MIN), None);
+        assert_eq!(r.on_window(&window(1, 0), top(), 4_000, MIN), None);
+        // Without a largest rate the BDP is unknown.
+        let mut r = Refill::default();
+        assert_eq!(r.on_window(&window(1, 60), None, 4_000, MIN), None);
+        assert_eq!(r.on_window(&window(1, 0), None, 4_000, MIN), None);
     }
 }
