@@ -35,6 +35,7 @@ use crate::algos::round::RoundTracker;
 use crate::cc::{
     Calibration, CcContext, CongestionControl, HandoverState, Telemetry, MIN_WINDOW_PACKETS,
 };
+use crate::estimators::rtt::without_ack_delay;
 use crate::estimators::windowed_filter::WindowedFilter;
 use crate::params::{self, Kind, ParamSpec, ParamTable, Schema};
 use crate::registry::{CcError, Params, Registry};
@@ -296,12 +297,8 @@ impl Copa {
     fn absorb_rtt(&mut self, now: Time, measured: Duration, ack_delay: Duration) {
         self.min_rtt.update(now, measured);
         let min = self.min_rtt.get().unwrap_or(measured);
-        self.last_ack_delay = if measured >= min + ack_delay {
-            ack_delay
-        } else {
-            Duration::ZERO
-        };
-        let sample = measured - self.last_ack_delay;
+        let sample = without_ack_delay(measured, min, ack_delay);
+        self.last_ack_delay = measured - sample;
         let srtt = self.srtt.unwrap_or(sample);
         self.standing_rtt
             .set_window(srtt.mul_f64(STANDING_RTT_FRACTION).as_nanos());

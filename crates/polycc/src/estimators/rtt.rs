@@ -29,6 +29,17 @@ impl Default for RttSnapshot {
     }
 }
 
+/// `sample` less the receiver's reported `ack_delay` when that keeps it at or above `min_rtt`,
+/// else `sample` as measured (RFC 9002 §5.3: a receiver's hold is no path delay, but a delay
+/// that would take the sample below the smallest ever seen is not trusted).
+pub fn without_ack_delay(sample: Duration, min_rtt: Duration, ack_delay: Duration) -> Duration {
+    if sample >= min_rtt + ack_delay {
+        sample - ack_delay
+    } else {
+        sample
+    }
+}
+
 /// One path's RTT estimator (RFC 9002 §5), fed one sample per ACK that newly acknowledges the
 /// largest packet number.
 #[derive(Clone, Debug)]
@@ -79,11 +90,7 @@ impl RttEstimator {
             self.min = latest;
             self.min_time = now;
         }
-        let adjusted = if latest >= self.min + ack_delay {
-            latest - ack_delay
-        } else {
-            latest
-        };
+        let adjusted = without_ack_delay(latest, self.min, ack_delay);
         let dev = self.smoothed.0.abs_diff(adjusted.0);
         // rttvar = 3/4 rttvar + 1/4 |srtt - adjusted|; srtt = 7/8 srtt + 1/8 adjusted.
         self.var = Duration((3 * self.var.0 + dev) / 4);

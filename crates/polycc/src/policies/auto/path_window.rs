@@ -23,6 +23,7 @@
 //!   bottleneck, so its ACKs are spread at least as the data was, however much RTT spread their
 //!   hold adds (the oldest packet of a 10-packet or 25-ms ACK waited for the others).
 
+use crate::estimators::rtt::without_ack_delay;
 use crate::policies::poly::signals::MIN_WINDOW;
 use crate::signals::{AckEvent, LossEvent};
 use crate::units::{Bytes, Duration, Rate, Time};
@@ -116,11 +117,7 @@ impl PathWindows {
             self.min = Some(self.min.map_or(lo, |m| m.min(lo)));
             // A receiver's ACK timer is no queue (RFC 9002 §5.3's adjustment, kept at or above
             // the base RTT); the spread keeps the samples as measured, holds and all.
-            let held = if lo >= ack.rtt.min + ack.ack_delay {
-                lo - ack.ack_delay
-            } else {
-                lo
-            };
+            let held = without_ack_delay(lo, ack.rtt.min, ack.ack_delay);
             self.floor_min = Some(self.floor_min.map_or(held, |m| m.min(held)));
         }
         if let Some(hi) = ack.max_rtt_sample.or(ack.min_rtt_sample) {
