@@ -475,6 +475,11 @@ fn sized_transfers_through_a_30_percent_loss_relay_end_verified_or_with_a_named_
     };
     let relay = Relay::start(s.addr, faults, 30).expect("the relay");
     let timeout = LOSSY_TIMEOUT_S.to_string();
+    // Whether the server's next line belongs to the next client: a client that gave up on its
+    // handshake may have left a connection the server completes and reports later, or none at
+    // all (the server's accept returns only on a completed handshake), so after one the lines
+    // can no longer be paired.
+    let mut paired = true;
     for cca in ["cubic", "bbr"] {
         let started = Instant::now();
         let (code, out, err) = client_to(
@@ -498,8 +503,10 @@ fn sized_transfers_through_a_30_percent_loss_relay_end_verified_or_with_a_named_
                 // The controller saw the losses.
                 let lost = r["controller"]["stats"]["lost_packets"].as_u64();
                 assert!(lost.is_some_and(|n| n > 10), "{cca}: {r}");
-                let line = s.next_line();
-                assert_eq!(line["verified"], true, "{line}");
+                if paired {
+                    let line = s.next_line();
+                    assert_eq!(line["verified"], true, "{line}");
+                }
             }
             1 => {
                 assert!(out.is_empty(), "{cca}: a partial report {out}");
@@ -509,6 +516,12 @@ fn sized_transfers_through_a_30_percent_loss_relay_end_verified_or_with_a_named_
                         || names_the_cause(&err),
                     "{cca}: {err}"
                 );
+                if err.contains("no handshake") {
+                    paired = false;
+                }
+                if !paired {
+                    continue;
+                }
                 let line = s.next_line();
                 if line["verified"] == true {
                     // Every byte arrived and checked out; only the verdict did not get back:

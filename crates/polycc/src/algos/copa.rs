@@ -286,7 +286,6 @@ impl Copa {
         self.standing_rtt.get()
     }
 
-    /// Feeds one RTT sample to the filters.
     /// Takes one RTT sample and the receiver's reported hold of its ACK: RTT_min from the
     /// sample as measured (RFC 9002 §5.2 does not adjust min_rtt either), the standing and
     /// recent RTTs without the hold where that leaves the sample at or above RTT_min (§5.3).
